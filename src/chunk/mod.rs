@@ -1,0 +1,88 @@
+//! Heading-aware chunking: one source document in, its sections out.
+//!
+//! Owns: front matter, section boundaries, heading paths, exact 1-based line ranges,
+//! blank-line splitting of long sections under a token budget (never inside a fenced
+//! code block), and the per-chunk field texts (body, summary, symbols, aliases).
+//! Must not import: `lexical`, `store`, `cli` (it is ingest, below the indexes).
+//! Markdown is parsed with `pulldown-cmark` (CommonMark); no regex splitter.
+
+/// What kind of source a document is, decided from its file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// `.md`, `.markdown`
+    Markdown,
+    /// `.mdx`: Markdown plus top-level `import`/`export` lines and JSX.
+    Mdx,
+    /// `.txt`, and records ingested from JSONL: no Markdown structure.
+    Text,
+}
+
+/// One document to chunk.
+#[derive(Debug, Clone)]
+pub struct SourceDoc {
+    /// Path relative to its root, `/`-separated (e.g. `ch15-04-rc.md`); for JSONL records, the `_id`.
+    pub rel_path: String,
+    /// Full text as read (may start with a BOM; may use LF, CRLF or lone CR line endings).
+    pub text: String,
+    pub kind: SourceKind,
+    /// A title given from outside (JSONL `title`); wins over front matter and H1.
+    pub title_hint: Option<String>,
+}
+
+/// What a chunk is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkKind {
+    /// A heading and what follows it up to the next heading (or a part of one, when cut).
+    Section,
+    /// Text before the first heading of a file (or a whole file without headings).
+    Preamble,
+}
+
+/// One chunk: a section (or a blank-line-delimited part of a long section).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Chunk {
+    /// Stable id: `rel_path#slug` where slug joins the heading path's slugs with `/`;
+    /// a repeated heading path in one file gets `-2`, `-3`…; a part after the first of a
+    /// cut section gets `~2`, `~3`…; a preamble has slug `_preamble`.
+    pub id: String,
+    pub kind: ChunkKind,
+    /// Same as `SourceDoc::rel_path`.
+    pub rel_path: String,
+    /// Document title: title hint, else front-matter `title`, else first H1, else file stem.
+    pub title: String,
+    /// All ancestor headings and this section's own heading, outermost first, as plain text.
+    /// Empty for a preamble.
+    pub heading_path: Vec<String>,
+    /// 1-based line of the first line of the chunk (the heading line for a section).
+    pub start_line: u32,
+    /// 1-based line of the last non-blank line of the chunk (>= start_line).
+    pub end_line: u32,
+    /// Exact source text of lines start_line..=end_line, line endings normalised to `\n`.
+    pub text: String,
+    /// Plain text of the chunk for the `body` field: prose, inline code, code blocks;
+    /// no heading text, no HTML/JSX tags, no front matter.
+    pub body: String,
+    /// Plain text of the first paragraph of the section (empty when none).
+    pub summary: String,
+    /// Inline code spans and identifier-like tokens of the prose (deduplicated, in order).
+    pub symbols: Vec<String>,
+    /// Front-matter `aliases` and `tags` of the document (same for every chunk of it).
+    pub aliases: Vec<String>,
+}
+
+/// Chunker settings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkerConfig {
+    /// Token budget of one chunk; tokens are estimated as `ceil(bytes / 4)` of the chunk text.
+    /// A section over budget is cut at blank lines outside fenced code; a fence over the
+    /// budget stays whole.
+    pub max_tokens: usize,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        ChunkerConfig { max_tokens: 512 }
+    }
+}
