@@ -1,8 +1,41 @@
 //! docfuse: a local documentation retriever.
 //!
-//! Layers (dependencies point down only):
-//! foundation (`error`, `config`, `hashing`) → ingest (`discover`, `chunk`, `analysis`) and
-//! storage (`store`) → indexes (`lexical`) → composition (`engine`, `eval`) → front end (`cli`).
+//! Point it at folders of Markdown, MDX or plain text; it cuts them into heading-aware
+//! chunks (sections), indexes their projected fields with tantivy, and ranks them with
+//! BM25F plus named, explainable score parts.
+//!
+//! Layers (dependencies point one way, down this list):
+//! 1. foundation: [`error`], [`config`], [`hashing`]
+//! 2. ingest and storage: [`discover`], [`chunk`], [`analysis`], [`projection`], [`store`]
+//! 3. indexes: [`lexical`]
+//! 4. composition: [`engine`], [`eval`]
+//! 5. front end: [`cli`]
+//!
+//! ```no_run
+//! use docfuse::config::IndexConfig;
+//! use docfuse::engine::{build, DocIndex, SearchOptions, Source};
+//! # fn main() -> docfuse::Result<()> {
+//! let dir = std::path::Path::new(".docfuse");
+//! build(dir, &Source::Roots(vec!["docs".into()]), &IndexConfig::default(), &mut |_, _| {})?;
+//! let index = DocIndex::open(dir)?;
+//! for hit in index.search("install from source", &SearchOptions::default())? {
+//!     println!("{}:{} {}", hit.chunk.path, hit.chunk.start_line, hit.chunk.heading_path.join(" › "));
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod analysis;
 pub mod chunk;
+pub mod cli;
+pub mod config;
+pub mod discover;
+pub mod engine;
+pub mod error;
+pub mod eval;
+pub mod hashing;
+pub mod lexical;
+pub mod projection;
+pub mod store;
+
+pub use error::{Error, Result};

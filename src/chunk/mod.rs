@@ -72,17 +72,22 @@ pub struct Chunk {
     pub aliases: Vec<String>,
 }
 
-/// Chunker settings.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ChunkerConfig {
-    /// Token budget of one chunk; tokens are estimated as `ceil(bytes / 4)` of the chunk text.
-    /// A section over budget is cut at blank lines outside fenced code; a fence over the
-    /// budget stays whole.
-    pub max_tokens: usize,
-}
+pub use crate::config::ChunkerConfig;
 
-impl Default for ChunkerConfig {
-    fn default() -> Self {
-        ChunkerConfig { max_tokens: 512 }
-    }
-}
+mod document;
+mod fields;
+mod frontmatter;
+mod ids;
+mod lines;
+mod markdown;
+mod source;
+mod split;
+
+pub use document::chunk_document;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_cut;

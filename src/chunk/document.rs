@@ -1,0 +1,207 @@
+//! `chunk_document`: plans the sections of a document (preamble, then one per top-level
+//! heading with its heading path), cuts them under the token budget and builds chunks.
+
+use super::fields::{collapse_ws, merge, prose_symbols, BlockFields};
+use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
+use super::markdown::{parse_blocks, Block};
+use super::source::Prepared;
+use super::split::{covered_lines, pack, units};
+use super::{Chunk, ChunkKind, ChunkerConfig, SourceDoc, SourceKind};
+
+/// Cuts one document into chunks, in source order. Never panics.
+pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
+    let prep = Prepared::new(doc);
+    match doc.kind {
+        SourceKind::Text => text_chunks(doc, &prep, cfg),
+        SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg),
+    }
+}
+
+/// A section before budget cutting: 0-based inclusive line range.
+struct Section {
+    heading_path: Vec<String>,
+    first: usize,
+    last: usize,
+}
+
+/// What every chunk of one document shares.
+struct DocInfo<'a> {
+    doc: &'a SourceDoc,
+    title: String,
+    aliases: Vec<String>,
+}
+
+fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec<Chunk> {
+    let blocks = parse_blocks(&prep.parse, &prep.table, &prep.blank);
+    let first_h1 = blocks
+        .iter()
+        .filter_map(|b| b.heading.as_ref())
+        .find(|h| h.level == 1 && !h.text.is_empty())
+        .map(|h| h.text.clone());
+    let title = pick_title(doc, prep.fm.title.clone().or(first_h1));
+    let info = DocInfo {
+        doc,
+        title,
+        aliases: prep.fm.aliases.clone(),
+    };
+    let covered = covered_lines(
+        prep.table.len(),
+        blocks.iter().map(|b| (b.first_line, b.last_line)),
+    );
+    let mut slugs = SlugAllocator::default();
+    let mut out = Vec::new();
+    let mut next_block = 0;
+    for section in plan_sections(&blocks, prep) {
+        let slug = slugs.unique(path_slug(&section.heading_path));
+        let section_units = units(section.first, section.last, &prep.blank, &covered);
+        for (k, &(a, b)) in pack(&section_units, &prep.table, cfg.max_tokens)
+            .iter()
+            .enumerate()
+        {
+            while blocks.get(next_block).is_some_and(|x| x.first_line < a) {
+                next_block += 1;
+            }
+            let start = next_block;
+            while blocks.get(next_block).is_some_and(|x| x.first_line <= b) {
+                next_block += 1;
+            }
+            let fields = merge(blocks[start..next_block].iter().map(|x| &x.fields));
+            let id = chunk_id(&doc.rel_path, &slug, k + 1);
+            out.push(make_chunk(
+                &info,
+                prep,
+                id,
+                &section.heading_path,
+                (a, b),
+                fields,
+            ));
+        }
+    }
+    out
+}
+
+/// Preamble (if it has a non-blank line) then one section per top-level heading.
+fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
+    let n = prep.table.len();
+    let heads: Vec<(usize, u8, &str)> = blocks
+        .iter()
+        .filter_map(|b| {
+            b.heading
+                .as_ref()
+                .map(|h| (b.first_line, h.level, h.text.as_str()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let preamble_end = heads.first().map_or(n, |h| h.0);
+    if let Some((first, last)) = non_blank_span(&prep.blank, prep.fm.lines, preamble_end) {
+        out.push(Section {
+            heading_path: Vec::new(),
+            first,
+            last,
+        });
+    }
+    let mut stack: Vec<(u8, &str)> = Vec::new();
+    for (i, &(line, level, text)) in heads.iter().enumerate() {
+        let end = heads.get(i + 1).map_or(n, |h| h.0).max(line + 1);
+        while stack.last().is_some_and(|&(l, _)| l >= level) {
+            stack.pop();
+        }
+        stack.push((level, text));
+        let last = non_blank_span(&prep.blank, line, end).map_or(line, |(_, last)| last.max(line));
+        let heading_path = stack.iter().map(|&(_, t)| t.to_string()).collect();
+        out.push(Section {
+            heading_path,
+            first: line,
+            last,
+        });
+    }
+    out
+}
+
+/// First and last non-blank line in `from..to`.
+fn non_blank_span(blank: &[bool], from: usize, to: usize) -> Option<(usize, usize)> {
+    let to = to.min(blank.len());
+    let first = (from..to).find(|&i| !blank[i])?;
+    let last = (first..to).rev().find(|&i| !blank[i])?;
+    Some((first, last))
+}
+
+/// Title hint, else `fallback` (front matter, then first H1), else the file stem.
+fn pick_title(doc: &SourceDoc, fallback: Option<String>) -> String {
+    doc.title_hint
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .or(fallback)
+        .unwrap_or_else(|| file_stem(&doc.rel_path))
+}
+
+/// A text document: one preamble, cut at any blank line under the budget.
+fn text_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec<Chunk> {
+    let Some((first, last)) = non_blank_span(&prep.blank, 0, prep.table.len()) else {
+        return Vec::new();
+    };
+    let info = DocInfo {
+        doc,
+        title: pick_title(doc, None),
+        aliases: Vec::new(),
+    };
+    let no_blocks = vec![false; prep.table.len()];
+    let all_units = units(first, last, &prep.blank, &no_blocks);
+    let slug = path_slug(&[]);
+    let mut out = Vec::new();
+    for (k, &(a, b)) in pack(&all_units, &prep.table, cfg.max_tokens)
+        .iter()
+        .enumerate()
+    {
+        let body = prep.table.join(prep.src, a, b);
+        let summary = all_units
+            .iter()
+            .find(|u| u.0 >= a)
+            .map(|&(ua, ub)| collapse_ws(&prep.table.join(prep.src, ua, ub)));
+        let symbols = prose_symbols(&body);
+        let fields = BlockFields {
+            body,
+            summary,
+            symbols,
+        };
+        let id = chunk_id(&doc.rel_path, &slug, k + 1);
+        out.push(make_chunk(&info, prep, id, &[], (a, b), fields));
+    }
+    out
+}
+
+fn make_chunk(
+    info: &DocInfo<'_>,
+    prep: &Prepared<'_>,
+    id: String,
+    heading_path: &[String],
+    (first, last): (usize, usize),
+    fields: BlockFields,
+) -> Chunk {
+    let kind = if heading_path.is_empty() {
+        ChunkKind::Preamble
+    } else {
+        ChunkKind::Section
+    };
+    Chunk {
+        id,
+        kind,
+        rel_path: info.doc.rel_path.clone(),
+        title: info.title.clone(),
+        heading_path: heading_path.to_vec(),
+        start_line: line_number(first),
+        end_line: line_number(last),
+        text: prep.table.join(prep.src, first, last),
+        body: fields.body,
+        summary: fields.summary.unwrap_or_default(),
+        symbols: fields.symbols,
+        aliases: info.aliases.clone(),
+    }
+}
+
+/// 1-based line number of a 0-based index (saturating).
+fn line_number(index: usize) -> u32 {
+    u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,363 @@
+//! Per-block field texts: `body` (plain text, no HTML), the first paragraph (`summary`)
+//! and `symbols` (inline code spans and identifier-like prose words), plus merging the
+//! fields of the blocks of one chunk.
+
+use std::collections::HashSet;
+
+/// Most symbols kept per chunk.
+pub(crate) const MAX_SYMBOLS: usize = 64;
+
+/// Finished fields of one top-level block.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct BlockFields {
+    pub body: String,
+    pub summary: Option<String>,
+    pub symbols: Vec<String>,
+}
+
+/// Accumulates the fields of one block from parser events.
+#[derive(Debug, Default)]
+pub(crate) struct FieldsBuilder {
+    body: String,
+    prose: String,
+    para: Option<String>,
+    summary: Option<String>,
+    symbols: SymbolSet,
+}
+
+impl FieldsBuilder {
+    /// Prose text (paragraphs, list items, table cells, link text…).
+    pub fn text(&mut self, t: &str) {
+        self.body.push_str(t);
+        self.prose.push_str(t);
+        if let Some(p) = self.para.as_mut() {
+            p.push_str(t);
+        }
+    }
+
+    /// Text that feeds symbols only (a heading's own text).
+    pub fn symbol_text(&mut self, t: &str) {
+        self.prose.push_str(t);
+    }
+
+    /// An inline code span; `in_body` is false for a heading's own code spans.
+    pub fn code_span(&mut self, code: &str, in_body: bool) {
+        if in_body {
+            self.body.push_str(code);
+            if let Some(p) = self.para.as_mut() {
+                p.push_str(code);
+            }
+        }
+        self.flush_prose();
+        self.symbols.push(code.trim());
+    }
+
+    /// Contents of a fenced or indented code block: body only.
+    pub fn code_block_text(&mut self, t: &str) {
+        self.body.push_str(t);
+    }
+
+    /// An HTML (or JSX) block fragment: tags dropped, text between them kept.
+    pub fn html_block(&mut self, html: &str) {
+        let text = strip_tags(html);
+        self.body.push_str(&text);
+        self.prose.push_str(&text);
+        self.prose.push(' ');
+    }
+
+    /// A soft or hard line break.
+    pub fn line_break(&mut self) {
+        self.body.push('\n');
+        self.prose.push(' ');
+        if let Some(p) = self.para.as_mut() {
+            p.push(' ');
+        }
+    }
+
+    /// A separator between cells, items, blocks…; `newline` chooses `\n` over a space.
+    pub fn separator(&mut self, newline: bool) {
+        self.body.push(if newline { '\n' } else { ' ' });
+        self.prose.push(' ');
+    }
+
+    /// A paragraph starts: captured as summary when none was found yet.
+    pub fn paragraph_start(&mut self) {
+        if self.summary.is_none() && self.para.is_none() {
+            self.para = Some(String::new());
+        }
+    }
+
+    /// A paragraph ends: an empty one (e.g. only inline HTML) is not a summary.
+    pub fn paragraph_end(&mut self) {
+        if let Some(p) = self.para.take() {
+            let p = collapse_ws(&p);
+            if !p.is_empty() {
+                self.summary = Some(p);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> BlockFields {
+        self.flush_prose();
+        BlockFields {
+            body: self.body,
+            summary: self.summary,
+            symbols: self.symbols.items,
+        }
+    }
+
+    fn flush_prose(&mut self) {
+        for word in self.prose.split_whitespace() {
+            if let Some(sym) = identifier_like(word) {
+                self.symbols.push(sym);
+            }
+        }
+        self.prose.clear();
+    }
+}
+
+/// Ordered set of symbols capped at [`MAX_SYMBOLS`].
+#[derive(Debug, Default)]
+pub(crate) struct SymbolSet {
+    items: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl SymbolSet {
+    pub fn push(&mut self, s: &str) {
+        if s.is_empty() || self.items.len() >= MAX_SYMBOLS || self.seen.contains(s) {
+            return;
+        }
+        self.seen.insert(s.to_string());
+        self.items.push(s.to_string());
+    }
+
+    pub fn into_vec(self) -> Vec<String> {
+        self.items
+    }
+}
+
+/// Fields of one chunk from the fields of its blocks, in order.
+pub(crate) fn merge<'a>(blocks: impl IntoIterator<Item = &'a BlockFields>) -> BlockFields {
+    let mut body = String::new();
+    let mut summary = None;
+    let mut symbols = SymbolSet::default();
+    for b in blocks {
+        body.push_str(&b.body);
+        body.push('\n');
+        if summary.is_none() {
+            summary.clone_from(&b.summary);
+        }
+        b.symbols.iter().for_each(|s| symbols.push(s));
+    }
+    BlockFields {
+        body: tidy_body(&body),
+        summary,
+        symbols: symbols.into_vec(),
+    }
+}
+
+/// Trims line ends, drops empty lines, normalises any `\r` to line breaks.
+pub(crate) fn tidy_body(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    for line in body.split(['\n', '\r']) {
+        let line = line.trim_end();
+        if !line.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Whitespace runs collapsed to one space, trimmed.
+pub(crate) fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Symbols of plain prose (used for text documents).
+pub(crate) fn prose_symbols(text: &str) -> Vec<String> {
+    let mut set = SymbolSet::default();
+    text.split_whitespace()
+        .filter_map(identifier_like)
+        .for_each(|s| set.push(s));
+    set.into_vec()
+}
+
+const EDGE_PUNCT: &[char] = &[
+    ',', '.', ';', ':', '"', '\'', '!', '?', '*', '[', ']', '{', '}',
+];
+
+/// The identifier inside a whitespace-delimited word, if it looks like one: contains
+/// `_` or `::`, or a lowercase letter followed later by an uppercase one, or ends `()`.
+pub(crate) fn identifier_like(word: &str) -> Option<&str> {
+    let w = trim_word(word);
+    if w.contains("://") || !w.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    let is_ident = w.contains('_') || w.contains("::") || inner_capital(w) || w.ends_with("()");
+    is_ident.then_some(w)
+}
+
+/// A lowercase letter followed later, within the same alphanumeric run, by an uppercase
+/// one (`HashMap`, `isEmpty`; not `Reference-Counted`).
+fn inner_capital(w: &str) -> bool {
+    w.split(|c: char| !c.is_alphanumeric()).any(|run| {
+        run.char_indices()
+            .find(|(_, c)| c.is_lowercase())
+            .is_some_and(|(i, _)| run[i..].chars().any(char::is_uppercase))
+    })
+}
+
+/// Strips surrounding punctuation, keeping a trailing `()` call marker.
+fn trim_word(word: &str) -> &str {
+    let mut w = word.trim_start_matches(|c| EDGE_PUNCT.contains(&c) || c == '(' || c == ')');
+    loop {
+        let t = w.trim_end_matches(|c| EDGE_PUNCT.contains(&c));
+        if t.ends_with("()") && t.len() > 2 {
+            return t;
+        }
+        match t.strip_suffix([')', '(']) {
+            Some(shorter) => w = shorter,
+            None => return t,
+        }
+    }
+}
+
+/// Text of an HTML/JSX fragment without tags, comments or `{…}` inside tags.
+pub(crate) fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(pos) = rest.find('<') {
+        out.push_str(&rest[..pos]);
+        let tail = &rest[pos..];
+        match tag_len(tail) {
+            Some(n) => rest = tail.get(n..).unwrap_or(""),
+            None => {
+                out.push('<');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Byte length of the tag or comment `s` starts with (`s` starts with `<`); a tag runs
+/// to the first `>` outside quotes and braces (to the end when unclosed).
+fn tag_len(s: &str) -> Option<usize> {
+    let next = s[1..].chars().next()?;
+    if s.starts_with("<!--") {
+        return Some(s.find("-->").map_or(s.len(), |i| i + 3));
+    }
+    if !(next.is_alphabetic() || matches!(next, '/' | '!' | '?' | '>')) {
+        return None;
+    }
+    let (mut quote, mut braces) = (None, 0usize);
+    for (i, c) in s.char_indices().skip(1) {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '{') => braces += 1,
+            (None, '}') => braces = braces.saturating_sub(1),
+            (None, '>') if braces == 0 => return Some(i + 1),
+            _ => {}
+        }
+    }
+    Some(s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifier_rules() {
+        let ids: Vec<&str> = "Use HashMap, or_insert() and Rc::strong_count. (see foo()). \
+             iPhone README Rust Reference-Counted _ e.g. https://x.org/a_b `x` plain() x::y: \"snake_case\""
+            .split_whitespace()
+            .filter_map(identifier_like)
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                "HashMap",
+                "or_insert()",
+                "Rc::strong_count",
+                "foo()",
+                "iPhone",
+                "plain()",
+                "x::y",
+                "snake_case"
+            ]
+        );
+    }
+
+    #[test]
+    fn strip_tags_keeps_text() {
+        assert_eq!(
+            strip_tags("<Note type=\"a>b\">Hi <b>there</b></Note>"),
+            "Hi there"
+        );
+        assert_eq!(strip_tags("<X a={x > 1}/>ok <!-- c --> 1 < 2"), "ok  1 < 2");
+        assert_eq!(strip_tags("<div\n"), "");
+        assert_eq!(strip_tags("<"), "<");
+        assert_eq!(strip_tags("a <é> b"), "a  b");
+    }
+
+    #[test]
+    fn builder_collects_fields() {
+        let mut b = FieldsBuilder::default();
+        b.paragraph_start();
+        b.text("Call ");
+        b.code_span(" Vec::new ", true);
+        b.text(" then or_");
+        b.text("insert.");
+        b.line_break();
+        b.text("Done");
+        b.paragraph_end();
+        b.separator(true);
+        b.paragraph_start();
+        b.text("second");
+        b.paragraph_end();
+        b.separator(true);
+        b.code_block_text("let snake_var = 1;\n");
+        let f = b.finish();
+        assert_eq!(
+            f.summary.as_deref(),
+            Some("Call Vec::new then or_insert. Done")
+        );
+        assert_eq!(f.symbols, vec!["Vec::new", "or_insert"]);
+        assert_eq!(
+            tidy_body(&f.body),
+            "Call  Vec::new  then or_insert.\nDone\nsecond\nlet snake_var = 1;"
+        );
+    }
+
+    #[test]
+    fn merge_dedups_and_caps() {
+        let a = BlockFields {
+            body: "a \n\n".into(),
+            summary: None,
+            symbols: vec!["x".into()],
+        };
+        let many: Vec<String> = (0..100)
+            .map(|i| format!("s{i}"))
+            .chain(["x".into()])
+            .collect();
+        let b = BlockFields {
+            body: "b".into(),
+            summary: Some("p".into()),
+            symbols: many,
+        };
+        let m = merge([&a, &b]);
+        assert_eq!(m.body, "a\nb");
+        assert_eq!(m.summary.as_deref(), Some("p"));
+        assert_eq!(m.symbols.len(), MAX_SYMBOLS);
+        assert_eq!(m.symbols[0], "x");
+        assert_eq!(m.symbols[1], "s0");
+    }
+}

@@ -1,0 +1,200 @@
+//! Front matter: a YAML (`---` … `---`/`...`) or TOML (`+++` … `+++`) block at the very
+//! start of a document. Its lines belong to no chunk; `title`, `aliases` and `tags` are
+//! read from it. Malformed content is ignored (its lines are still skipped).
+
+use super::lines::LineTable;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// What the front matter of a document says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct FrontMatter {
+    /// Number of lines the block spans from line 0 (0 when there is no front matter).
+    pub lines: usize,
+    pub title: Option<String>,
+    /// `aliases` then `tags`, trimmed, deduplicated, non-empty.
+    pub aliases: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Flavor {
+    Yaml,
+    Toml,
+}
+
+/// Finds and reads the front matter of `src` (BOM already stripped).
+pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
+    let flavor = match table.content(src, 0).trim_end() {
+        "---" => Flavor::Yaml,
+        "+++" => Flavor::Toml,
+        _ => return FrontMatter::default(),
+    };
+    let Some(close) = (1..table.len()).find(|&i| is_close(flavor, table.content(src, i))) else {
+        return FrontMatter::default();
+    };
+    let content = if close > 1 {
+        table.join(src, 1, close - 1)
+    } else {
+        String::new()
+    };
+    let (title, aliases) = parse_guarded(flavor, &content);
+    FrontMatter {
+        lines: close + 1,
+        title,
+        aliases,
+    }
+}
+
+fn is_close(flavor: Flavor, line: &str) -> bool {
+    let line = line.trim_end();
+    match flavor {
+        Flavor::Yaml => line == "---" || line == "...",
+        Flavor::Toml => line == "+++",
+    }
+}
+
+type Fields = (Option<String>, Vec<String>);
+
+/// Parses with the third-party parser, treating a parser panic as malformed content.
+fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
+    let run = || match flavor {
+        Flavor::Yaml => yaml_fields(content),
+        Flavor::Toml => toml_fields(content),
+    };
+    let (title, aliases) = std::panic::catch_unwind(run).unwrap_or_default();
+    let title = title
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    (title, clean_list(aliases))
+}
+
+fn clean_list(items: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if !item.is_empty() && !out.iter().any(|o| o == item) {
+            out.push(item.to_string());
+        }
+    }
+    out
+}
+
+fn yaml_fields(content: &str) -> Fields {
+    let Ok(docs) = YamlLoader::load_from_str(content) else {
+        return Fields::default();
+    };
+    let Some(Yaml::Hash(map)) = docs.first() else {
+        return Fields::default();
+    };
+    let get = |key: &str| map.get(&Yaml::String(key.to_string()));
+    let title = get("title").and_then(yaml_scalar);
+    let mut aliases = Vec::new();
+    for key in ["aliases", "tags"] {
+        match get(key) {
+            Some(Yaml::Array(items)) => aliases.extend(items.iter().filter_map(yaml_scalar)),
+            Some(other) => aliases.extend(yaml_scalar(other)),
+            None => {}
+        }
+    }
+    (title, aliases)
+}
+
+fn yaml_scalar(v: &Yaml) -> Option<String> {
+    match v {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn toml_fields(content: &str) -> Fields {
+    let Ok(table) = content.parse::<toml::Table>() else {
+        return Fields::default();
+    };
+    let title = table.get("title").and_then(toml_scalar);
+    let mut aliases = Vec::new();
+    for key in ["aliases", "tags"] {
+        match table.get(key) {
+            Some(toml::Value::Array(items)) => aliases.extend(items.iter().filter_map(toml_scalar)),
+            Some(other) => aliases.extend(toml_scalar(other)),
+            None => {}
+        }
+    }
+    (title, aliases)
+}
+
+fn toml_scalar(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fm(text: &str) -> FrontMatter {
+        extract(text, &LineTable::new(text))
+    }
+
+    #[test]
+    fn yaml_title_aliases_tags() {
+        let f = fm("---\ntitle: \" Install \"\naliases: [setup, setup]\ntags: cli\n---\n# H\n");
+        assert_eq!(f.lines, 5);
+        assert_eq!(f.title.as_deref(), Some("Install"));
+        assert_eq!(f.aliases, vec!["setup", "cli"]);
+    }
+
+    #[test]
+    fn yaml_closed_by_dots_and_crlf() {
+        let f = fm("---\r\ntitle: A\r\ntags:\r\n  - x\r\n  - 2\r\n...\r\nbody");
+        assert_eq!(f.lines, 6);
+        assert_eq!(f.title.as_deref(), Some("A"));
+        assert_eq!(f.aliases, vec!["x", "2"]);
+    }
+
+    #[test]
+    fn toml_front_matter() {
+        let f = fm("+++\ntitle = \"T\"\naliases = [\"a\", \"b\"]\ntags = \"c\"\n+++\ntext");
+        assert_eq!(f.lines, 5);
+        assert_eq!(f.title.as_deref(), Some("T"));
+        assert_eq!(f.aliases, vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn malformed_content_keeps_lines_drops_fields() {
+        let f = fm("---\ntitle: [unclosed\n: : :\n---\n");
+        assert_eq!(
+            f,
+            FrontMatter {
+                lines: 4,
+                title: None,
+                aliases: vec![]
+            }
+        );
+        let f = fm("+++\ntitle = = 3\n+++\n");
+        assert_eq!(
+            f,
+            FrontMatter {
+                lines: 3,
+                title: None,
+                aliases: vec![]
+            }
+        );
+        let f = fm("---\n- just\n- a list\n---\n");
+        assert_eq!(f.lines, 4);
+        assert_eq!(f.title, None);
+    }
+
+    #[test]
+    fn unclosed_or_late_is_not_front_matter() {
+        assert_eq!(fm("---\ntitle: x\n").lines, 0);
+        assert_eq!(fm("\n---\ntitle: x\n---\n").lines, 0);
+        assert_eq!(fm("").lines, 0);
+        assert_eq!(fm("---\n---").lines, 2);
+    }
+}

@@ -1,0 +1,247 @@
+//! Markdown structure: walks pulldown-cmark's offset iterator over the parse copy and
+//! returns the top-level blocks (line ranges, heading level and plain text, fields).
+//! Only top-level headings start sections; `#` lines inside fences or HTML blocks are
+//! not headings because the parser says so.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+use super::fields::{collapse_ws, BlockFields, FieldsBuilder};
+use super::lines::LineTable;
+
+/// A top-level heading: level 1–6 and plain text (inline code text kept, markup dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Heading {
+    pub level: u8,
+    pub text: String,
+}
+
+/// One top-level block of the document.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    /// 0-based first line.
+    pub first_line: usize,
+    /// 0-based last non-blank line (>= first_line).
+    pub last_line: usize,
+    pub heading: Option<Heading>,
+    pub fields: BlockFields,
+}
+
+/// Parser options: tables, footnotes, strikethrough; no heading attributes, no metadata
+/// blocks (front matter is blanked out before parsing).
+pub(crate) fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH
+}
+
+/// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`.
+pub(crate) fn parse_blocks(parse: &str, table: &LineTable, blank: &[bool]) -> Vec<Block> {
+    let mut walker = Walker {
+        table,
+        blank,
+        depth: 0,
+        in_heading: false,
+        in_code: false,
+        open: None,
+        blocks: Vec::new(),
+    };
+    for (event, range) in Parser::new_ext(parse, options()).into_offset_iter() {
+        walker.event(event, range);
+    }
+    walker.close();
+    walker.blocks
+}
+
+struct Open {
+    range: Range<usize>,
+    heading: Option<Heading>,
+    fields: FieldsBuilder,
+}
+
+struct Walker<'t> {
+    table: &'t LineTable,
+    blank: &'t [bool],
+    depth: usize,
+    in_heading: bool,
+    in_code: bool,
+    open: Option<Open>,
+    blocks: Vec<Block>,
+}
+
+impl Walker<'_> {
+    fn event(&mut self, event: Event<'_>, range: Range<usize>) {
+        if self.depth == 0 {
+            self.close();
+            self.open = Some(Open {
+                range,
+                heading: None,
+                fields: FieldsBuilder::default(),
+            });
+        }
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        match event {
+            Event::Start(tag) => {
+                self.depth += 1;
+                match tag {
+                    Tag::Heading { level, .. } if self.depth == 1 => {
+                        open.heading = Some(Heading {
+                            level: level as u8,
+                            text: String::new(),
+                        });
+                        self.in_heading = true;
+                    }
+                    Tag::CodeBlock(_) => self.in_code = true,
+                    Tag::Paragraph => open.fields.paragraph_start(),
+                    _ => {}
+                }
+            }
+            Event::End(end) => {
+                match end {
+                    TagEnd::Heading(_) if self.depth == 1 => self.in_heading = false,
+                    TagEnd::CodeBlock => self.in_code = false,
+                    TagEnd::Paragraph => open.fields.paragraph_end(),
+                    _ => {}
+                }
+                if let Some(newline) = separator_after(end) {
+                    open.fields.separator(newline);
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            leaf => leaf_event(open, leaf, self.in_heading, self.in_code),
+        }
+        if self.depth == 0 {
+            self.close();
+        }
+    }
+
+    /// Finishes the open block, if any.
+    fn close(&mut self) {
+        let Some(open) = self.open.take() else { return };
+        let first = self.table.line_of(open.range.start);
+        let end = open.range.end.max(open.range.start + 1) - 1;
+        let mut last = self.table.line_of(end).max(first);
+        while last > first && self.blank.get(last).copied().unwrap_or(true) {
+            last -= 1;
+        }
+        let heading = open.heading.map(|h| Heading {
+            level: h.level,
+            text: collapse_ws(&h.text),
+        });
+        self.blocks.push(Block {
+            first_line: first,
+            last_line: last,
+            heading,
+            fields: open.fields.finish(),
+        });
+    }
+}
+
+/// Feeds a non-tag event to the open block.
+fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool) {
+    let heading = open.heading.as_mut().filter(|_| in_heading);
+    let f = &mut open.fields;
+    match (event, heading) {
+        (Event::Text(t), Some(h)) => {
+            h.text.push_str(&t);
+            f.symbol_text(&t);
+        }
+        (Event::Code(c), Some(h)) => {
+            h.text.push_str(&c);
+            f.code_span(&c, false);
+        }
+        (Event::SoftBreak | Event::HardBreak, Some(h)) => h.text.push(' '),
+        (Event::Text(t), None) if in_code => f.code_block_text(&t),
+        (Event::Text(t) | Event::InlineMath(t) | Event::DisplayMath(t), None) => f.text(&t),
+        (Event::Code(c), None) => f.code_span(&c, true),
+        (Event::Html(h), None) => f.html_block(&h),
+        (Event::SoftBreak | Event::HardBreak, None) => f.line_break(),
+        _ => {}
+    }
+}
+
+/// The separator a closing tag adds to the body: `Some(true)` newline, `Some(false)` space.
+fn separator_after(end: TagEnd) -> Option<bool> {
+    match end {
+        TagEnd::TableCell => Some(false),
+        TagEnd::Paragraph
+        | TagEnd::Heading(_)
+        | TagEnd::BlockQuote(_)
+        | TagEnd::CodeBlock
+        | TagEnd::HtmlBlock
+        | TagEnd::List(_)
+        | TagEnd::Item
+        | TagEnd::FootnoteDefinition
+        | TagEnd::Table
+        | TagEnd::TableHead
+        | TagEnd::TableRow
+        | TagEnd::DefinitionList
+        | TagEnd::DefinitionListTitle
+        | TagEnd::DefinitionListDefinition
+        | TagEnd::MetadataBlock(_) => Some(true),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::lines::is_blank;
+
+    fn blocks(text: &str) -> Vec<Block> {
+        let t = LineTable::new(text);
+        let blank: Vec<bool> = (0..t.len()).map(|i| is_blank(t.content(text, i))).collect();
+        parse_blocks(text, &t, &blank)
+    }
+
+    fn summary(b: &Block) -> (usize, usize, Option<(u8, &str)>) {
+        (
+            b.first_line,
+            b.last_line,
+            b.heading.as_ref().map(|h| (h.level, h.text.as_str())),
+        )
+    }
+
+    #[test]
+    fn top_level_blocks_and_headings() {
+        let text =
+            "# *Hello* `Rc<T>`\n\npara\nmore\n\n```\n# not\n\n```\n\nSetext\n---\n\n> # quoted\n";
+        let all = blocks(text);
+        let got: Vec<_> = all.iter().map(summary).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 0, Some((1, "Hello Rc<T>"))),
+                (2, 3, None),
+                (5, 8, None),
+                (10, 11, Some((2, "Setext"))),
+                (13, 13, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn html_block_hides_hash_lines_and_tags() {
+        let b = blocks("<div>\n# not a heading\n</div>\n\n## Real\n");
+        assert_eq!(b.len(), 2);
+        assert!(b[0].heading.is_none());
+        assert_eq!((b[0].first_line, b[0].last_line), (0, 2));
+        assert_eq!(b[0].fields.body.trim(), "# not a heading");
+        assert_eq!(b[1].heading.as_ref().map(|h| h.text.as_str()), Some("Real"));
+    }
+
+    #[test]
+    fn list_range_excludes_trailing_blank_lines() {
+        let b = blocks("- a\n\n- b\n\n\npara\n");
+        assert_eq!((b[0].first_line, b[0].last_line), (0, 2));
+        assert_eq!((b[1].first_line, b[1].last_line), (5, 5));
+    }
+
+    #[test]
+    fn rule_is_its_own_block() {
+        let b = blocks("a\n\n***\n\nb\n");
+        let lines: Vec<_> = b.iter().map(|b| (b.first_line, b.last_line)).collect();
+        assert_eq!(lines, vec![(0, 0), (2, 2), (4, 4)]);
+    }
+}

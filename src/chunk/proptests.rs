@@ -1,0 +1,199 @@
+//! Property tests: arbitrary Markdown-ish documents never panic and always give ordered,
+//! non-overlapping chunks that cover every non-blank line outside front matter exactly
+//! once, with unique ids and exact source text.
+
+use std::collections::HashSet;
+
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+
+use super::tests::doc;
+use super::*;
+
+/// Source lines of `text` (BOM stripped), split independently of `LineTable`.
+pub(super) fn source_lines(text: &str) -> Vec<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let normalised = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut lines: Vec<String> = normalised.split('\n').map(str::to_string).collect();
+    if normalised.is_empty() || normalised.ends_with('\n') {
+        lines.pop();
+    }
+    lines
+}
+
+/// Lines taken by front matter, by the documented rule.
+pub(super) fn front_matter_lines(lines: &[String]) -> usize {
+    let closers: &[&str] = match lines.first().map(|l| l.trim_end()) {
+        Some("---") => &["---", "..."],
+        Some("+++") => &["+++"],
+        _ => return 0,
+    };
+    lines
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, l)| closers.contains(&l.trim_end()))
+        .map_or(0, |(i, _)| i + 1)
+}
+
+fn blank(line: &str) -> bool {
+    line.bytes().all(|b| b.is_ascii_whitespace())
+}
+
+/// Checks invariants (b), (d), (e) and, when `coverage`, (c). Returns an error message.
+pub(super) fn check(
+    text: &str,
+    chunks: &[Chunk],
+    fm_lines: usize,
+    coverage: bool,
+) -> Result<(), String> {
+    let lines = source_lines(text);
+    let mut ids = HashSet::new();
+    let mut cover = vec![0usize; lines.len()];
+    let mut prev_end = 0u32;
+    for c in chunks {
+        let (s, e) = (c.start_line as usize, c.end_line as usize);
+        if s == 0 || s > e || e > lines.len() || c.start_line <= prev_end {
+            return Err(format!("bad range {s}..={e} after {prev_end} in {}", c.id));
+        }
+        prev_end = c.end_line;
+        if !ids.insert(c.id.clone()) {
+            return Err(format!("duplicate id {}", c.id));
+        }
+        if c.text != lines[s - 1..e].join("\n") {
+            return Err(format!("text mismatch in {}: {:?}", c.id, c.text));
+        }
+        if blank(&lines[s - 1]) || blank(&lines[e - 1]) || s <= fm_lines {
+            return Err(format!(
+                "chunk {} starts/ends on a blank or front-matter line",
+                c.id
+            ));
+        }
+        cover[s - 1..e].iter_mut().for_each(|n| *n += 1);
+    }
+    if coverage {
+        for (i, line) in lines.iter().enumerate().skip(fm_lines) {
+            if !blank(line) && cover[i] != 1 {
+                return Err(format!("line {} covered {} times", i + 1, cover[i]));
+            }
+        }
+    }
+    Ok(())
+}
+
+const SHAPES: &[&str] = &[
+    "# Title",
+    "## Sub `code`",
+    "### Deep",
+    "#",
+    "Para text with snake_case",
+    "more *text* here",
+    "",
+    "",
+    "   ",
+    "\t",
+    "```",
+    "```rust",
+    "~~~",
+    "---",
+    "===",
+    "+++",
+    "title: x",
+    "- item",
+    "1. item",
+    "> quote",
+    "> # quoted heading",
+    "    indented",
+    "<div>",
+    "</div>",
+    "<!-- c -->",
+    "[ref]: http://x",
+    "| a | b |",
+    "|---|---|",
+    "Ünï ✓ text",
+    "<Note>",
+    "import a from 'b'",
+    "export const x = {",
+    "}",
+];
+/// Mostly LF, sometimes CRLF or lone CR.
+const ENDINGS: &[&str] = &["\n", "\n", "\n", "\r\n", "\r"];
+
+fn markdownish() -> impl Strategy<Value = String> {
+    (
+        any::<bool>(),
+        prop::collection::vec((0..SHAPES.len(), 0..ENDINGS.len()), 0..40),
+        any::<bool>(),
+    )
+        .prop_map(|(bom, lines, final_ending)| {
+            let mut s = if bom {
+                "\u{feff}".to_string()
+            } else {
+                String::new()
+            };
+            let n = lines.len();
+            for (i, (shape, ending)) in lines.into_iter().enumerate() {
+                s.push_str(SHAPES[shape]);
+                if i + 1 < n || final_ending {
+                    s.push_str(ENDINGS[ending]);
+                }
+            }
+            s
+        })
+}
+
+fn run(text: &str, kind: SourceKind, max_tokens: usize) -> Vec<Chunk> {
+    chunk_document(&doc(text, kind), &ChunkerConfig { max_tokens })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        // Failing seeds go to src/chunk/proptests.proptest-regressions.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn markdown_invariants(text in markdownish(), max_tokens in 0usize..80) {
+        let fm = front_matter_lines(&source_lines(&text));
+        let chunks = run(&text, SourceKind::Markdown, max_tokens);
+        prop_assert_eq!(check(&text, &chunks, fm, true), Ok(()));
+        for c in &chunks {
+            prop_assert!(c.id.starts_with("doc.md#"));
+            prop_assert_eq!(c.kind == ChunkKind::Preamble, c.heading_path.is_empty());
+        }
+    }
+
+    #[test]
+    fn text_invariants(text in markdownish(), max_tokens in 0usize..80) {
+        let chunks = run(&text, SourceKind::Text, max_tokens);
+        prop_assert_eq!(check(&text, &chunks, 0, true), Ok(()));
+        prop_assert!(chunks.iter().all(|c| c.body == c.text));
+    }
+
+    #[test]
+    fn mdx_invariants(text in markdownish(), max_tokens in 0usize..80) {
+        let fm = front_matter_lines(&source_lines(&text));
+        let chunks = run(&text, SourceKind::Mdx, max_tokens);
+        // ESM lines count as blank for MDX, so coverage is not checked here.
+        prop_assert_eq!(check(&text, &chunks, fm, false), Ok(()));
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "(?s).{0,300}", max_tokens in 0usize..40) {
+        for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
+            let chunks = run(&text, kind, max_tokens);
+            prop_assert_eq!(check(&text, &chunks, 0, false), Ok(()));
+        }
+    }
+}
+
+#[test]
+fn checker_finds_front_matter() {
+    let lines = source_lines("---\r\na: 1\r\n...\r\nx");
+    assert_eq!(lines, vec!["---", "a: 1", "...", "x"]);
+    assert_eq!(front_matter_lines(&lines), 3);
+    assert_eq!(front_matter_lines(&source_lines("+++\n+++")), 2);
+    assert_eq!(front_matter_lines(&source_lines("---\nx")), 0);
+}

@@ -1,0 +1,204 @@
+//! Source preparation: strips a BOM, builds the line table, finds front matter and
+//! builds the copy handed to the Markdown parser. The copy has the same byte length and
+//! line structure as the source: front matter and MDX `import`/`export` lines are
+//! replaced by spaces, and every lone `\r` becomes `\n`.
+
+use super::frontmatter::{self, FrontMatter};
+use super::lines::{is_blank, LineTable};
+use super::{SourceDoc, SourceKind};
+
+/// A document ready to be cut into chunks.
+pub(crate) struct Prepared<'a> {
+    /// The source text without its BOM.
+    pub src: &'a str,
+    /// The copy handed to the parser (same offsets as `src`).
+    pub parse: String,
+    pub table: LineTable,
+    /// Per line: blank in the parse copy (front matter and MDX ESM lines are blank).
+    pub blank: Vec<bool>,
+    pub fm: FrontMatter,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(doc: &'a SourceDoc) -> Self {
+        let src = doc.text.strip_prefix('\u{feff}').unwrap_or(&doc.text);
+        let table = LineTable::new(src);
+        let fm = match doc.kind {
+            SourceKind::Text => FrontMatter::default(),
+            _ => frontmatter::extract(src, &table),
+        };
+        let mut blanked = vec![false; table.len()];
+        blanked.iter_mut().take(fm.lines).for_each(|b| *b = true);
+        if doc.kind == SourceKind::Mdx {
+            mark_mdx_esm(src, &table, fm.lines, &mut blanked);
+        }
+        let parse = parse_copy(src, &table, &blanked);
+        let blank = (0..table.len())
+            .map(|i| is_blank(table.content(&parse, i)))
+            .collect();
+        Prepared {
+            src,
+            parse,
+            table,
+            blank,
+            fm,
+        }
+    }
+}
+
+/// Builds the parse copy: blanked lines become spaces, lone `\r` becomes `\n`.
+fn parse_copy(src: &str, table: &LineTable, blanked: &[bool]) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut prev_end = 0;
+    for i in 0..table.len() {
+        let Some(line) = table.get(i) else { break };
+        push_terminator(&mut out, src.get(prev_end..line.start).unwrap_or(""));
+        let content = table.content(src, i);
+        if blanked.get(i).copied().unwrap_or(false) {
+            out.extend(std::iter::repeat_n(' ', content.len()));
+        } else {
+            out.push_str(content);
+        }
+        prev_end = line.end;
+    }
+    push_terminator(&mut out, src.get(prev_end..).unwrap_or(""));
+    out
+}
+
+fn push_terminator(out: &mut String, term: &str) {
+    out.push_str(if term == "\r" { "\n" } else { term });
+}
+
+/// Marks MDX ESM lines: a top-level line starting with `import ` or `export ` outside a
+/// fenced code block, plus its continuation lines while brackets stay open (never past a
+/// blank line).
+fn mark_mdx_esm(src: &str, table: &LineTable, from: usize, blanked: &mut [bool]) {
+    let mut fence: Option<(u8, usize)> = None;
+    let mut open_brackets: i64 = 0;
+    for (i, slot) in blanked.iter_mut().enumerate().skip(from) {
+        let line = table.content(src, i);
+        if let Some(f) = fence {
+            if closes_fence(line, f) {
+                fence = None;
+            }
+            continue;
+        }
+        if open_brackets > 0 && !is_blank(line) {
+            *slot = true;
+            open_brackets += bracket_balance(line);
+            continue;
+        }
+        open_brackets = 0;
+        if let Some(f) = opens_fence(line) {
+            fence = Some(f);
+        } else if line.starts_with("import ") || line.starts_with("export ") {
+            *slot = true;
+            open_brackets = bracket_balance(line);
+        }
+    }
+}
+
+fn bracket_balance(line: &str) -> i64 {
+    line.bytes()
+        .map(|b| match b {
+            b'{' | b'(' | b'[' => 1,
+            b'}' | b')' | b']' => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A fence opening: up to 3 spaces, then 3+ backticks or tildes (backtick fences may
+/// not have a backtick in their info string). Returns the fence char and run length.
+pub(crate) fn opens_fence(line: &str) -> Option<(u8, usize)> {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = line.get(indent..)?;
+    let ch = *rest.as_bytes().first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let run = rest.bytes().take_while(|&b| b == ch).count();
+    let info = rest.get(run..).unwrap_or("");
+    (run >= 3 && !(ch == b'`' && info.contains('`'))).then_some((ch, run))
+}
+
+/// Whether `line` closes a fence opened with `(ch, run)`.
+pub(crate) fn closes_fence(line: &str, (ch, run): (u8, usize)) -> bool {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return false;
+    }
+    let rest = line.get(indent..).unwrap_or("");
+    let n = rest.bytes().take_while(|&b| b == ch).count();
+    n >= run && is_blank(rest.get(n..).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str, kind: SourceKind) -> SourceDoc {
+        SourceDoc {
+            rel_path: "a.md".into(),
+            text: text.into(),
+            kind,
+            title_hint: None,
+        }
+    }
+
+    #[test]
+    fn parse_copy_keeps_offsets_and_normalises_lone_cr() {
+        let d = doc("\u{feff}a\rb\r\nc\n\rd", SourceKind::Markdown);
+        let p = Prepared::new(&d);
+        assert_eq!(p.src, "a\rb\r\nc\n\rd");
+        assert_eq!(p.parse, "a\nb\r\nc\n\nd");
+        assert_eq!(p.parse.len(), p.src.len());
+        assert_eq!(p.table.len(), 5);
+    }
+
+    #[test]
+    fn front_matter_is_blanked() {
+        let d = doc("---\ntitle: é\n---\n# T\n", SourceKind::Markdown);
+        let p = Prepared::new(&d);
+        assert_eq!(p.parse, "   \n         \n   \n# T\n");
+        assert_eq!(p.blank, vec![true, true, true, false]);
+        assert_eq!(p.fm.title.as_deref(), Some("é"));
+    }
+
+    #[test]
+    fn text_kind_has_no_front_matter() {
+        let d = doc("---\ntitle: x\n---\n", SourceKind::Text);
+        let p = Prepared::new(&d);
+        assert_eq!(p.fm.lines, 0);
+        assert_eq!(p.parse, d.text);
+    }
+
+    #[test]
+    fn mdx_esm_lines_blanked_outside_fences_only() {
+        let text = "import A from 'a'\nexport const m = {\n  x: 1,\n}\n# H\n```\nimport B\n```\n  import C\nexport default X\ntext\n";
+        let mdx = doc(text, SourceKind::Mdx);
+        let p = Prepared::new(&mdx);
+        let blanked: Vec<usize> = (0..p.table.len()).filter(|&i| p.blank[i]).collect();
+        assert_eq!(blanked, vec![0, 1, 2, 3, 9]);
+        assert_eq!(p.parse.len(), text.len());
+        // Markdown keeps them.
+        let md = doc(text, SourceKind::Markdown);
+        let p = Prepared::new(&md);
+        assert!(p.blank.iter().all(|b| !b));
+    }
+
+    #[test]
+    fn fence_detection() {
+        assert_eq!(opens_fence("```rust"), Some((b'`', 3)));
+        assert_eq!(opens_fence("   ~~~~"), Some((b'~', 4)));
+        assert_eq!(opens_fence("    ```"), None);
+        assert_eq!(opens_fence("``` a`b"), None);
+        assert_eq!(opens_fence("``"), None);
+        assert!(closes_fence("````  ", (b'`', 3)));
+        assert!(!closes_fence("``", (b'`', 3)));
+        assert!(!closes_fence("~~~", (b'`', 3)));
+    }
+}

@@ -1,0 +1,381 @@
+//! End-to-end tests of `chunk_document`, one per document shape.
+
+use super::*;
+
+pub(super) fn doc(text: &str, kind: SourceKind) -> SourceDoc {
+    SourceDoc {
+        rel_path: "doc.md".into(),
+        text: text.into(),
+        kind,
+        title_hint: None,
+    }
+}
+
+pub(super) fn md(text: &str) -> Vec<Chunk> {
+    chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default())
+}
+
+/// (id, start_line, end_line) of every chunk.
+fn spans(chunks: &[Chunk]) -> Vec<(&str, u32, u32)> {
+    chunks
+        .iter()
+        .map(|c| (c.id.as_str(), c.start_line, c.end_line))
+        .collect()
+}
+
+fn paths(chunks: &[Chunk]) -> Vec<Vec<&str>> {
+    chunks
+        .iter()
+        .map(|c| c.heading_path.iter().map(String::as_str).collect())
+        .collect()
+}
+
+#[test]
+fn preamble_and_sections_with_exact_lines() {
+    let c = md("Intro line\nmore\n\n# One\n\nPara one.\n\n\n## Two\ntext\n\n");
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("doc.md#_preamble", 1, 2),
+            ("doc.md#one", 4, 6),
+            ("doc.md#one/two", 9, 10)
+        ]
+    );
+    assert_eq!(c[0].kind, ChunkKind::Preamble);
+    assert!(c[0].heading_path.is_empty());
+    assert_eq!(c[1].kind, ChunkKind::Section);
+    assert_eq!(c[1].text, "# One\n\nPara one.");
+    assert_eq!(c[1].body, "Para one.");
+    assert_eq!(c[1].summary, "Para one.");
+    assert_eq!(c[2].text, "## Two\ntext");
+    assert_eq!(c[0].title, "One");
+}
+
+#[test]
+fn blank_preamble_is_not_a_chunk() {
+    let c = md("\n  \n\t\n# Only\n");
+    assert_eq!(spans(&c), vec![("doc.md#only", 4, 4)]);
+    assert!(md("").is_empty());
+    assert!(md("\n\r\n \r").is_empty());
+}
+
+#[test]
+fn nested_heading_paths_follow_the_level_stack() {
+    let c = md("# A\n## B\n### C\n## D\n#### E\n# F\n### G\n");
+    assert_eq!(
+        paths(&c),
+        vec![
+            vec!["A"],
+            vec!["A", "B"],
+            vec!["A", "B", "C"],
+            vec!["A", "D"],
+            vec!["A", "D", "E"],
+            vec!["F"],
+            vec!["F", "G"],
+        ]
+    );
+    assert_eq!(c[4].id, "doc.md#a/d/e");
+    assert_eq!(c[6].id, "doc.md#f/g");
+}
+
+#[test]
+fn heading_text_is_plain_text() {
+    let c = md("## `Rc<T>`, the *Reference-Counted* __Smart__ [Pointer](x)\n\nBody `Rc<T>`.\n");
+    assert_eq!(
+        c[0].heading_path,
+        vec!["Rc<T>, the Reference-Counted Smart Pointer"]
+    );
+    assert_eq!(c[0].id, "doc.md#rc-t-the-reference-counted-smart-pointer");
+    assert_eq!(c[0].body, "Body Rc<T>.");
+    assert_eq!(c[0].symbols, vec!["Rc<T>"]);
+}
+
+#[test]
+fn setext_headings_start_at_their_text_line() {
+    let c = md("Title\n=====\n\nIntro.\n\nSub part\n--------\nmore\n");
+    assert_eq!(
+        spans(&c),
+        vec![("doc.md#title", 1, 4), ("doc.md#title/sub-part", 6, 8)]
+    );
+    assert_eq!(paths(&c)[1], vec!["Title", "Sub part"]);
+    assert_eq!(c[1].text, "Sub part\n--------\nmore");
+    assert_eq!(c[1].body, "more");
+    assert_eq!(c[0].title, "Title");
+}
+
+#[test]
+fn hash_lines_in_fences_and_html_blocks_are_not_headings() {
+    let text = "# Real\n\n```sh\n# comment\n## also not\n```\n\n<div>\n# inside html\n</div>\n\n~~~\n# tilde\n~~~\n";
+    let c = md(text);
+    assert_eq!(spans(&c), vec![("doc.md#real", 1, 14)]);
+    assert!(c[0].body.contains("# comment\n## also not"));
+    assert!(c[0].body.contains("# inside html"));
+    assert!(!c[0].body.contains("<div>"));
+    assert_eq!(c[0].summary, "");
+}
+
+#[test]
+fn empty_sections_are_chunks() {
+    let c = md("# A\n## B\n\n## C\nx\n");
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("doc.md#a", 1, 1),
+            ("doc.md#a/b", 2, 2),
+            ("doc.md#a/c", 4, 5)
+        ]
+    );
+    assert_eq!(c[0].text, "# A");
+    assert_eq!(c[0].body, "");
+    assert_eq!(c[1].text, "## B");
+}
+
+#[test]
+fn duplicate_headings_get_distinct_ids() {
+    let c = md("## Usage\none\n## Usage\ntwo\n## Usage\nthree\n## Usage 2\nfour\n");
+    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![
+            "doc.md#usage",
+            "doc.md#usage-2",
+            "doc.md#usage-3",
+            "doc.md#usage-2-2"
+        ]
+    );
+    assert_eq!(c[1].body, "two");
+    assert_eq!(c[1].start_line, 3);
+}
+
+#[test]
+fn yaml_front_matter_is_skipped_and_read() {
+    let text = "---\ntitle: Install Guide\naliases: [setup]\ntags:\n  - cli\n  - setup\n---\n\nIntro\n# Heading\n";
+    let c = md(text);
+    assert_eq!(
+        spans(&c),
+        vec![("doc.md#_preamble", 9, 9), ("doc.md#heading", 10, 10)]
+    );
+    for chunk in &c {
+        assert_eq!(chunk.title, "Install Guide");
+        assert_eq!(chunk.aliases, vec!["setup", "cli"]);
+        assert!(!chunk.text.contains("title:"));
+        assert!(!chunk.body.contains("title"));
+    }
+}
+
+#[test]
+fn toml_front_matter_is_skipped_and_read() {
+    let c = md("+++\ntitle = \"Config\"\ntags = \"toml\"\n+++\n# Top\nbody\n");
+    assert_eq!(spans(&c), vec![("doc.md#top", 5, 6)]);
+    assert_eq!(c[0].title, "Config");
+    assert_eq!(c[0].aliases, vec!["toml"]);
+}
+
+#[test]
+fn malformed_front_matter_lines_still_skipped() {
+    let c = md("---\ntitle: [oops\n  - : -\n---\n# H1 Title\nx\n");
+    assert_eq!(spans(&c), vec![("doc.md#h1-title", 5, 6)]);
+    assert_eq!(c[0].title, "H1 Title");
+    assert!(c[0].aliases.is_empty());
+    // Front matter with no heading after it: no chunk at all.
+    assert!(md("---\na: 1\n---\n\n").is_empty());
+}
+
+#[test]
+fn title_fallbacks() {
+    let cfg = ChunkerConfig::default();
+    let mut d = doc(
+        "---\ntitle: From FM\n---\n# From H1\n",
+        SourceKind::Markdown,
+    );
+    d.title_hint = Some("From hint".into());
+    assert_eq!(chunk_document(&d, &cfg)[0].title, "From hint");
+    d.title_hint = Some("  ".into());
+    assert_eq!(chunk_document(&d, &cfg)[0].title, "From FM");
+    d.text = "## Not H1\n# From H1\n".into();
+    assert_eq!(chunk_document(&d, &cfg)[0].title, "From H1");
+    d.text = "## Only H2\n".into();
+    d.rel_path = "guide/install.md".into();
+    let c = chunk_document(&d, &cfg);
+    assert_eq!(c[0].title, "install");
+    assert_eq!(c[0].id, "guide/install.md#only-h2");
+}
+
+#[test]
+fn bom_is_ignored() {
+    let c = md("\u{feff}# Title\nline two\n");
+    assert_eq!(spans(&c), vec![("doc.md#title", 1, 2)]);
+    assert_eq!(c[0].text, "# Title\nline two");
+    let c = md("\u{feff}---\ntitle: T\n---\n# H\n");
+    assert_eq!(c[0].title, "T");
+    assert_eq!(c[0].start_line, 4);
+}
+
+#[test]
+fn crlf_line_numbers_and_text() {
+    let c = md("Pre\r\n\r\n# A\r\nalpha\r\n\r\n## B\r\n```\r\n# x\r\n```\r\n");
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("doc.md#_preamble", 1, 1),
+            ("doc.md#a", 3, 4),
+            ("doc.md#a/b", 6, 9)
+        ]
+    );
+    assert_eq!(c[1].text, "# A\nalpha");
+    assert_eq!(c[2].text, "## B\n```\n# x\n```");
+    assert_eq!(c[2].body, "# x");
+    assert!(c
+        .iter()
+        .all(|c| !c.text.contains('\r') && !c.body.contains('\r')));
+}
+
+#[test]
+fn lone_cr_line_numbers() {
+    let c = md("Pre\r\r# A\ralpha\r\rSetext\r---\r```\r# x\r```\r");
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("doc.md#_preamble", 1, 1),
+            ("doc.md#a", 3, 4),
+            ("doc.md#a/setext", 6, 10)
+        ]
+    );
+    assert_eq!(c[1].text, "# A\nalpha");
+    assert_eq!(c[2].body, "# x");
+    // Mixed endings.
+    let c = md("# A\r\nx\ry\n# B\rz");
+    assert_eq!(spans(&c), vec![("doc.md#a", 1, 3), ("doc.md#b", 4, 5)]);
+}
+
+/// Why the parse copy turns lone CRs into LFs: pulldown-cmark 0.13.6 fed lone CRs sees
+/// `# no` inside the fence as a heading (heading starts `[0, 10]`); the normalised copy
+/// parses exactly like the LF text.
+#[test]
+fn parser_on_lone_cr_matches_lf_after_normalisation() {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let heading_starts = |s: &str| -> Vec<usize> {
+        Parser::new_ext(s, markdown::options())
+            .into_offset_iter()
+            .filter(|(e, _)| matches!(e, Event::Start(Tag::Heading { .. })))
+            .map(|(_, r)| r.start)
+            .collect()
+    };
+    let lf = "# A\nx\n```\n# no\n```\n# B\n";
+    assert_eq!(heading_starts(lf), vec![0, 19]);
+    let cr_doc = doc(&lf.replace('\n', "\r"), SourceKind::Markdown);
+    let raw = heading_starts(&cr_doc.text);
+    if raw != [0, 19] {
+        eprintln!("pulldown-cmark mishandles lone CR: heading starts {raw:?}");
+    }
+    let prepared = source::Prepared::new(&cr_doc);
+    assert_eq!(prepared.parse, lf);
+    assert_eq!(heading_starts(&prepared.parse), vec![0, 19]);
+}
+
+#[test]
+fn mdx_esm_and_jsx() {
+    let text = "import { Tabs, Tab } from '@site/tabs'\nexport const meta = {\n  title: 'x',\n}\n\n# Install\n\n<Tabs>\n  <Tab label=\"npm\">\n    Run the installer\n  </Tab>\n</Tabs>\n\nUse <Kbd>Ctrl</Kbd> to copy.\n\n```js\nimport x from 'y'\n```\n";
+    let c = chunk_document(&doc(text, SourceKind::Mdx), &ChunkerConfig::default());
+    assert_eq!(spans(&c), vec![("doc.md#install", 6, 18)]);
+    let body = &c[0].body;
+    assert!(body.contains("Run the installer"), "{body}");
+    assert!(body.contains("Use Ctrl to copy."), "{body}");
+    assert!(
+        body.contains("import x from 'y'"),
+        "fenced import kept: {body}"
+    );
+    assert!(!body.contains('<') && !body.contains("Tabs"), "{body}");
+    assert_eq!(c[0].summary, "Use Ctrl to copy.");
+    // The same text as Markdown keeps the import lines as a preamble.
+    let c = md(text);
+    assert_eq!(c[0].id, "doc.md#_preamble");
+    assert_eq!((c[0].start_line, c[0].end_line), (1, 4));
+}
+
+#[test]
+fn text_kind_is_one_preamble_cut_at_blank_lines() {
+    let mut d = doc(
+        "\n# not a heading\nuse snake_case\n\nsecond para\n",
+        SourceKind::Text,
+    );
+    d.rel_path = "notes/a.txt".into();
+    let c = chunk_document(&d, &ChunkerConfig::default());
+    assert_eq!(spans(&c), vec![("notes/a.txt#_preamble", 2, 5)]);
+    assert_eq!(c[0].kind, ChunkKind::Preamble);
+    assert_eq!(c[0].body, "# not a heading\nuse snake_case\n\nsecond para");
+    assert_eq!(c[0].summary, "# not a heading use snake_case");
+    assert_eq!(c[0].symbols, vec!["snake_case"]);
+    assert_eq!(c[0].title, "a");
+    let c = chunk_document(&d, &ChunkerConfig { max_tokens: 8 });
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("notes/a.txt#_preamble", 2, 3),
+            ("notes/a.txt#_preamble~2", 5, 5)
+        ]
+    );
+    assert_eq!(c[1].summary, "second para");
+}
+
+#[test]
+fn fields_body_summary_symbols() {
+    let text = "# API\n\nCall `HashMap::new` then use or_insert() on the `Entry`.\nSee Rc::strong_count and isEmpty.\n\n- item with snake_case\n\n```rust\nlet not_a_symbol = 1;\n```\n\n<span>html_inline</span> text\n\nSecond paragraph.\n";
+    let c = md(text);
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].summary,
+        "Call HashMap::new then use or_insert() on the Entry. See Rc::strong_count and isEmpty."
+    );
+    assert_eq!(
+        c[0].symbols,
+        vec![
+            "HashMap::new",
+            "or_insert()",
+            "Entry",
+            "Rc::strong_count",
+            "isEmpty",
+            "snake_case",
+            "html_inline"
+        ]
+    );
+    assert!(c[0].body.starts_with("Call HashMap::new then use"));
+    assert!(c[0].body.contains("let not_a_symbol = 1;"));
+    assert!(!c[0].body.contains("API"));
+    assert!(!c[0].body.contains("span"));
+    assert!(c[0].body.ends_with("Second paragraph."));
+}
+
+#[test]
+fn symbols_are_capped() {
+    let words: Vec<String> = (0..100).map(|i| format!("`sym{i}`")).collect();
+    let c = md(&format!("# S\n\n{}\n", words.join(" ")));
+    assert_eq!(c[0].symbols.len(), 64);
+    assert_eq!(c[0].symbols[63], "sym63");
+}
+
+#[test]
+fn pathological_inputs_stay_fast_and_sound() {
+    let many = "## Same\nx\n".repeat(5000);
+    let c = md(&many);
+    assert_eq!(c.len(), 5000);
+    assert_eq!(c[4999].id, "doc.md#same-5000");
+    let ids: std::collections::HashSet<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 5000);
+    for text in [
+        ">".repeat(20_000),
+        "<".repeat(50_000),
+        "<a \"".repeat(10_000),
+        "- ".repeat(10_000),
+        "[".repeat(20_000),
+        "*a".repeat(20_000),
+        "`".repeat(20_000),
+        format!("---\n{}\n---\n", "[".repeat(20_000)),
+        format!("+++\n{}\n+++\n", "a = [".repeat(20_000)),
+    ] {
+        for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
+            let chunks = chunk_document(&doc(&text, kind), &ChunkerConfig { max_tokens: 8 });
+            assert!(chunks.len() <= 3, "{kind:?}");
+        }
+    }
+}

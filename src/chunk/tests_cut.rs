@@ -1,0 +1,257 @@
+//! Tests of budget cutting, a snapshot of a hand-written sample, and real files from the
+//! benchmark corpus (skipped when the corpus is absent).
+
+use std::path::{Path, PathBuf};
+
+use super::proptests::{check, front_matter_lines, source_lines};
+use super::tests::doc;
+use super::*;
+
+const LONG: &str = "## Long
+ 
+First paragraph with `alpha_one` symbol.
+
+Second paragraph here.
+
+```text
+fence line one is long enough to matter
+
+fence line two is long enough to matter too
+```
+
+Third paragraph mentions beta_two.
+
+- list item
+
+- second item
+
+## After
+tail
+";
+
+#[test]
+fn long_section_is_cut_at_blank_lines_between_blocks() {
+    let c = chunk_document(
+        &doc(LONG, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 16 },
+    );
+    let got: Vec<(&str, u32, u32)> = c
+        .iter()
+        .map(|c| (c.id.as_str(), c.start_line, c.end_line))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("doc.md#long", 1, 3),
+            ("doc.md#long~2", 5, 5),
+            ("doc.md#long~3", 7, 11),
+            ("doc.md#long~4", 13, 17),
+            ("doc.md#after", 19, 20),
+        ]
+    );
+    for part in &c[..4] {
+        assert_eq!(part.heading_path, vec!["Long"]);
+        assert_eq!(part.kind, ChunkKind::Section);
+        assert_eq!(part.title, "doc");
+    }
+    assert_eq!(c[0].summary, "First paragraph with alpha_one symbol.");
+    assert_eq!(c[0].symbols, vec!["alpha_one"]);
+    assert_eq!(c[1].text, "Second paragraph here.");
+    assert_eq!(c[1].summary, "Second paragraph here.");
+    // The fence is larger than the budget and stays whole, blank line included.
+    assert!(c[2].text.len().div_ceil(4) > 16);
+    assert!(c[2].text.starts_with("```text\n") && c[2].text.ends_with("\n```"));
+    assert_eq!(c[2].summary, "");
+    assert!(c[2].symbols.is_empty());
+    assert_eq!(
+        c[2].body,
+        "fence line one is long enough to matter\nfence line two is long enough to matter too"
+    );
+    // The loose list (blank line inside) is not cut either.
+    assert_eq!(c[3].summary, "Third paragraph mentions beta_two.");
+    assert_eq!(c[3].symbols, vec!["beta_two"]);
+    assert!(c[3].body.ends_with("list item\nsecond item"));
+    for part in &c {
+        let (s, e) = (part.start_line, part.end_line);
+        assert!(
+            e < 7 || s > 11 || (s <= 7 && e >= 11),
+            "part {s}..={e} cuts the fence"
+        );
+    }
+}
+
+#[test]
+fn section_within_budget_is_not_cut() {
+    let c = chunk_document(&doc(LONG, SourceKind::Markdown), &ChunkerConfig::default());
+    assert_eq!(c.len(), 2);
+    assert_eq!((c[0].start_line, c[0].end_line), (1, 17));
+}
+
+#[test]
+fn unclosed_fence_is_never_cut() {
+    let text = "# T\n\nintro\n\n```\na\n\nb\n\nc\n";
+    let c = chunk_document(
+        &doc(text, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 1 },
+    );
+    let got: Vec<(u32, u32)> = c.iter().map(|c| (c.start_line, c.end_line)).collect();
+    assert_eq!(got, vec![(1, 1), (3, 3), (5, 10)]);
+    assert_eq!(c[2].id, "doc.md#t~3");
+}
+
+const SAMPLE: &str = "\u{feff}---
+title: Sample
+tags: [demo]
+---
+Intro before any heading.
+
+# Getting Started
+
+Install with `cargo install`.
+
+## Setup
+Setext Child
+------------
+
+```sh
+# not a heading
+```
+
+## Setup
+
+### `HashMap` usage
+Use *HashMap::entry*.
+
+# Reference
+<div>
+# also not a heading
+</div>
+";
+
+#[test]
+fn sample_chunk_list_snapshot() {
+    let chunks = chunk_document(
+        &doc(SAMPLE, SourceKind::Markdown),
+        &ChunkerConfig::default(),
+    );
+    let rows: Vec<String> = chunks
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {:?} {}..={} {:?}",
+                c.id, c.kind, c.start_line, c.end_line, c.heading_path
+            )
+        })
+        .collect();
+    insta::assert_debug_snapshot!(rows);
+    assert!(chunks
+        .iter()
+        .all(|c| c.title == "Sample" && c.aliases == ["demo"]));
+}
+
+/// The Rust-book corpus: under `$DOCFUSE_SHARED`, else `../shared` next to the crate,
+/// else `/work/shared`.
+fn corpus_dir() -> Option<PathBuf> {
+    let roots = [
+        std::env::var_os("DOCFUSE_SHARED").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    let found = roots
+        .into_iter()
+        .flatten()
+        .map(|root| root.join("bench/corpora/rust-book"))
+        .find(|dir| dir.is_dir());
+    if found.is_none() {
+        eprintln!("skipping: the rust-book corpus is absent");
+    }
+    found
+}
+
+#[test]
+fn rust_book_rc_chapter() {
+    let Some(dir) = corpus_dir() else { return };
+    let Ok(text) = std::fs::read_to_string(dir.join("ch15-04-rc.md")) else {
+        eprintln!("skipping: ch15-04-rc.md unreadable");
+        return;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let line_of = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| *l == needle)
+            .map(|i| i as u32 + 1)
+    };
+    let cloning = line_of("### Cloning to Increase the Reference Count").expect("heading in file");
+    let sharing = line_of("### Sharing Data").expect("heading in file");
+    let d = SourceDoc {
+        rel_path: "ch15-04-rc.md".into(),
+        text: text.clone(),
+        kind: SourceKind::Markdown,
+        title_hint: None,
+    };
+    let chunks = chunk_document(
+        &d,
+        &ChunkerConfig {
+            max_tokens: 100_000,
+        },
+    );
+    let top = "Rc<T>, the Reference-Counted Smart Pointer";
+    let find = |path: &[&str]| {
+        chunks
+            .iter()
+            .find(|c| c.heading_path == path)
+            .expect("chunk exists")
+    };
+    let c = find(&[top, "Cloning to Increase the Reference Count"]);
+    assert_eq!(c.start_line, cloning);
+    assert_eq!(c.id, "ch15-04-rc.md#rc-t-the-reference-counted-smart-pointer/cloning-to-increase-the-reference-count");
+    assert_eq!(c.title, "ch15-04-rc");
+    let s = find(&[top, "Sharing Data"]);
+    assert_eq!(s.start_line, sharing);
+    let before = (1..cloning)
+        .rev()
+        .find(|&n| !lines[n as usize - 1].trim().is_empty());
+    assert_eq!(Some(s.end_line), before);
+    assert!(!s.body.contains("<a id") && !s.body.contains("Old headings"));
+    let first = find(&[top]);
+    assert_eq!((first.start_line, first.kind), (1, ChunkKind::Section));
+    assert!(first.symbols.contains(&"Rc<T>".to_string()));
+    assert!(first
+        .summary
+        .starts_with("In the majority of cases, ownership is clear"));
+    assert_eq!(check(&text, &chunks, 0, true), Ok(()));
+}
+
+#[test]
+fn rust_book_corpus_invariants() {
+    let Some(dir) = corpus_dir() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut checked = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("md") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let fm = front_matter_lines(&source_lines(&text));
+        for max_tokens in [64, 512] {
+            let chunks = chunk_document(
+                &doc(&text, SourceKind::Markdown),
+                &ChunkerConfig { max_tokens },
+            );
+            assert_eq!(
+                check(&text, &chunks, fm, true),
+                Ok(()),
+                "{}",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} files");
+}

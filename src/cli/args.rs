@@ -1,0 +1,138 @@
+//! Raw command-line flags (clap). Validation into settings happens in each subcommand.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// docfuse: search a folder of documentation and get back sections with their heading
+/// path, `path:line` and an explainable BM25F score.
+#[derive(Debug, Parser)]
+#[command(name = "docfuse", version, about, long_about = None)]
+pub struct Cli {
+    /// More logging on stderr (-v info, -vv debug); `DOCFUSE_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build (or rebuild) the index from folders of .md, .markdown, .mdx and .txt files.
+    Index(IndexArgs),
+    /// Search the index and print the best sections.
+    Search(SearchArgs),
+    /// Say whether the index is fresh against the files on disk, and why not.
+    Status(StatusArgs),
+    /// Measure ranking quality on labelled questions (nDCG@10, recall@k, MRR@10).
+    Eval(EvalArgs),
+    /// Print every indexed chunk as JSON Lines (id, path, lines, heading path, text).
+    Chunks(ChunksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChunksArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Folders (or files) to index.
+    #[arg(value_name = "ROOT", required_unless_present = "jsonl")]
+    pub roots: Vec<PathBuf>,
+    /// Index a JSONL corpus of {"_id", "title", "text"} records (BEIR format) instead of folders.
+    #[arg(long, value_name = "FILE", conflicts_with = "roots")]
+    pub jsonl: Option<PathBuf>,
+    /// Chunk budget in tokens (≈ bytes / 4); longer sections are cut at blank lines.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
+    /// BM25F term-frequency saturation k1 (> 0).
+    #[arg(long)]
+    pub k1: Option<f32>,
+    /// BM25F length normalisation b (0..=1).
+    #[arg(long)]
+    pub b: Option<f32>,
+    /// Field weights, e.g. `title=4,headings=3,body=1` (unnamed fields keep their default).
+    #[arg(long, value_name = "FIELD=W,...")]
+    pub weights: Option<String>,
+    /// Files larger than this many bytes are indexed only up to it.
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_bytes: Option<u64>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Most results to print.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub limit: usize,
+    /// Print one JSON object: {"query", "results": [...]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Attach matched terms, fields and every named score part to each result.
+    #[arg(long)]
+    pub explain: bool,
+    /// Drop results under this share of the best score (default 1/3; 0 keeps all).
+    #[arg(long)]
+    pub floor: Option<f32>,
+    /// The question or keywords (several words are joined with spaces).
+    #[arg(value_name = "QUERY", required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub query: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Print the status as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Questions: docfuse JSONL ({"id","query","relevant":[{"path","heading","grade"}]})
+    /// or BEIR queries.jsonl (with --qrels).
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+    /// BEIR qrels TSV (query-id, corpus-id, score); only its queries are evaluated.
+    #[arg(long, value_name = "FILE")]
+    pub qrels: Option<PathBuf>,
+    /// Retrieval modes to evaluate, comma-separated (only `lexical` exists in this build).
+    #[arg(long, default_value = "lexical", value_delimiter = ',')]
+    pub mode: Vec<String>,
+    /// Evaluate each value of one query setting, e.g. `prefix_weight=0,0.5,1` or
+    /// `about_gain=0,0.2` (settings: prefix_min_chars, prefix_max_expansions, prefix_weight,
+    /// about_gain, exact_id_gain, exact_path_gain, exact_symbol_gain).
+    #[arg(long, value_name = "NAME=V,V,...")]
+    pub sweep: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Include per-query results (rank of the first relevant result, metrics).
+    #[arg(long)]
+    pub per_query: bool,
+    /// Also write the ranked units as a TREC run file (`qid Q0 docid rank score tag`),
+    /// for checking the metrics with trec_eval or pytrec_eval.
+    #[arg(long, value_name = "FILE")]
+    pub run: Option<PathBuf>,
+    /// Fail (exit 2) if recall@5 is below this value.
+    #[arg(long, value_name = "R")]
+    pub min_recall5: Option<f64>,
+    /// Fail (exit 2) if MRR@10 is below this value.
+    #[arg(long, value_name = "M")]
+    pub min_mrr10: Option<f64>,
+}

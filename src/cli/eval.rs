@@ -1,0 +1,136 @@
+//! `docfuse eval`: ranking quality on labelled questions.
+
+use super::args::EvalArgs;
+use super::output::{print_json, print_line};
+use crate::engine::{DocIndex, SearchOptions};
+use crate::eval::{evaluate, read_beir, read_docfuse, EvalReport};
+use anyhow::{bail, Context};
+
+pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
+    for m in &a.mode {
+        if m != "lexical" {
+            bail!("mode `{m}` is not available in this build: only `lexical` exists so far\nhint: pass `--mode lexical`");
+        }
+    }
+    let questions = match &a.qrels {
+        Some(qrels) => read_beir(&a.queries, qrels)?,
+        None => read_docfuse(&a.queries)?,
+    };
+    if questions.is_empty() {
+        bail!("no judged question in `{}`", a.queries.display());
+    }
+    let index = DocIndex::open(&a.index)?;
+    let mut reports = Vec::new();
+    for m in &a.mode {
+        for (label, opts) in settings(a.sweep.as_deref())? {
+            let mut r = evaluate(&index, &questions, m, &opts)?;
+            if !label.is_empty() {
+                r.mode = format!("{m} {label}");
+            }
+            reports.push(r);
+        }
+    }
+    if let Some(path) = &a.run {
+        let run: String = reports
+            .iter()
+            .map(|r| r.trec_run(&r.mode.replace(' ', "_")))
+            .collect();
+        std::fs::write(path, run).with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    if !a.per_query {
+        for r in &mut reports {
+            r.per_query.clear();
+        }
+    }
+    if a.json {
+        print_json(&serde_json::json!({ "queries_file": a.queries, "reports": reports }))?;
+    } else {
+        print_table(&reports)?;
+    }
+    check_floors(&a, &reports)
+}
+
+/// The search settings to evaluate: the defaults, or one per value of a `--sweep`.
+fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>> {
+    let Some(spec) = sweep else {
+        return Ok(vec![(String::new(), SearchOptions::default())]);
+    };
+    let Some((name, values)) = spec.split_once('=') else {
+        bail!("`--sweep`: expected NAME=V,V,..., got `{spec}`");
+    };
+    let mut out = Vec::new();
+    for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        let mut params = serde_json::to_value(crate::config::QueryParams::default())?;
+        let slot = params
+            .get_mut(name.trim())
+            .filter(|_| name.trim() != "floor")
+            .with_context(|| format!("`--sweep`: unknown setting `{name}`"))?;
+        *slot =
+            serde_json::from_str(v).with_context(|| format!("`--sweep`: `{v}` is not a number"))?;
+        let params = serde_json::from_value(params)
+            .with_context(|| format!("`--sweep`: `{v}` does not fit `{name}`"))?;
+        out.push((
+            format!("{}={v}", name.trim()),
+            SearchOptions {
+                params,
+                ..SearchOptions::default()
+            },
+        ));
+    }
+    Ok(out)
+}
+
+fn print_table(reports: &[EvalReport]) -> anyhow::Result<()> {
+    print_line("mode                    queries  nDCG@10  R@1    R@5    R@10   R@100  MRR@10  none@10  p50 ms  p95 ms")?;
+    for r in reports {
+        let m = &r.metrics;
+        print_line(&format!(
+            "{:<23} {:>7}  {:.4}   {:.3}  {:.3}  {:.3}  {:.3}  {:.4}  {:.3}    {:.2}    {:.2}",
+            r.mode,
+            r.queries,
+            m.ndcg10,
+            m.recall1,
+            m.recall5,
+            m.recall10,
+            m.recall100,
+            m.mrr10,
+            m.no_hit10,
+            r.latency_ms_median,
+            r.latency_ms_p95
+        ))?;
+        for q in &r.per_query {
+            print_line(&format!(
+                "  {:<12} first relevant at {:<5} nDCG@10 {:.3}  {}",
+                q.id,
+                q.first_relevant_rank.map_or("-".into(), |r| r.to_string()),
+                q.metrics.ndcg10,
+                q.query
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_floors(a: &EvalArgs, reports: &[EvalReport]) -> anyhow::Result<i32> {
+    for r in reports {
+        if let Some(min) = a.min_recall5 {
+            if r.metrics.recall5 < min {
+                bail!(
+                    "{}: recall@5 {:.4} is below the floor {min}",
+                    r.mode,
+                    r.metrics.recall5
+                );
+            }
+        }
+        if let Some(min) = a.min_mrr10 {
+            if r.metrics.mrr10 < min {
+                bail!(
+                    "{}: MRR@10 {:.4} is below the floor {min}",
+                    r.mode,
+                    r.metrics.mrr10
+                );
+            }
+        }
+    }
+    Ok(super::EXIT_OK)
+}

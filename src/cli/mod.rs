@@ -1,0 +1,65 @@
+//! The command line. One file per subcommand; this module parses arguments, sets up
+//! logging on stderr, and turns outcomes into exit codes (0 hits, 1 no hits, 2 error).
+//! Only this module prints to stdout.
+
+mod args;
+mod chunks;
+mod eval;
+mod index;
+mod output;
+mod search;
+mod status;
+
+use args::{Cli, Command};
+use clap::Parser;
+
+/// Exit code: success with results.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: ran fine, found nothing.
+pub const EXIT_NO_HITS: i32 = 1;
+/// Exit code: an error (bad input, missing or corrupt index…).
+pub const EXIT_ERROR: i32 = 2;
+
+/// Runs the CLI with the process arguments and returns the exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_logging(cli.verbose);
+    let outcome = match cli.command {
+        Command::Index(a) => index::run(a),
+        Command::Search(a) => search::run(a),
+        Command::Status(a) => status::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Chunks(a) => chunks::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) if output::is_broken_pipe(&e) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DOCFUSE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

@@ -1,0 +1,221 @@
+//! Effective configuration: BM25F field weights, k1 and b, chunk budget, file byte budget,
+//! prefix expansion, the result floor. Recorded in the manifest and hashed.
+//!
+//! Must not import anything but `error` and `hashing` (foundation layer).
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Chunker settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChunkerConfig {
+    /// Token budget of one chunk; tokens are estimated as `ceil(bytes / 4)` of the chunk text.
+    /// A section over budget is cut at blank lines outside fenced code; a fence over the
+    /// budget stays whole.
+    pub max_tokens: usize,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        ChunkerConfig { max_tokens: 512 }
+    }
+}
+
+/// The projected fields that BM25F scores, in a fixed order (the index of [`Field::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Field {
+    Title,
+    Headings,
+    Path,
+    Symbols,
+    Aliases,
+    Summary,
+    Body,
+}
+
+impl Field {
+    /// All fields, in index order.
+    pub const ALL: [Field; 7] = [
+        Field::Title,
+        Field::Headings,
+        Field::Path,
+        Field::Symbols,
+        Field::Aliases,
+        Field::Summary,
+        Field::Body,
+    ];
+
+    /// Stable lowercase name, as in JSON and `--explain`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Title => "title",
+            Field::Headings => "headings",
+            Field::Path => "path",
+            Field::Symbols => "symbols",
+            Field::Aliases => "aliases",
+            Field::Summary => "summary",
+            Field::Body => "body",
+        }
+    }
+
+    /// Position in [`Field::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for the fields that say what a chunk is about (aboutness): title, headings, path.
+    pub fn is_about(self) -> bool {
+        matches!(self, Field::Title | Field::Headings | Field::Path)
+    }
+}
+
+/// Per-field values, indexed by [`Field::index`].
+pub type PerField<T> = [T; 7];
+
+/// BM25F parameters (Robertson & Zaragoza, 2009, "The Probabilistic Relevance Framework:
+/// BM25 and Beyond", §3.5): one saturation `k1` over the weighted, per-field
+/// length-normalised term frequencies; one length-normalisation strength `b` for all fields.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bm25fParams {
+    /// Term-frequency saturation, > 0. Default 1.2.
+    pub k1: f32,
+    /// Length normalisation, in [0, 1]. Default 0.75.
+    pub b: f32,
+    /// Field weights in [`Field::ALL`] order. Default title 4, headings 3, path 2,
+    /// symbols 3, aliases 2, summary 2, body 1.
+    pub weights: PerField<f32>,
+}
+
+impl Default for Bm25fParams {
+    fn default() -> Self {
+        Bm25fParams {
+            k1: 1.2,
+            b: 0.75,
+            weights: [4.0, 3.0, 2.0, 3.0, 2.0, 2.0, 1.0],
+        }
+    }
+}
+
+/// Query-side settings that do not change the index.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QueryParams {
+    /// Query terms of at least this many characters also match longer index terms by prefix.
+    pub prefix_min_chars: usize,
+    /// At most this many prefix expansions per query term (highest document frequency first).
+    pub prefix_max_expansions: usize,
+    /// Weight of a prefix-expanded term's frequency relative to the exact term (0..=1).
+    pub prefix_weight: f32,
+    /// Results scoring under `floor × best` are dropped (default 1/3; 0 keeps all).
+    pub floor: f32,
+    /// Aboutness gain: `aboutness = 1 + about_gain × share`. Default 0.2.
+    pub about_gain: f32,
+    /// Exact-match parts as multiples of the best lexical score among the candidates.
+    pub exact_id_gain: f32,
+    pub exact_path_gain: f32,
+    pub exact_symbol_gain: f32,
+}
+
+impl Default for QueryParams {
+    fn default() -> Self {
+        QueryParams {
+            prefix_min_chars: 4,
+            prefix_max_expansions: 16,
+            prefix_weight: 0.5,
+            floor: 1.0 / 3.0,
+            about_gain: 0.2,
+            exact_id_gain: 1.0,
+            exact_path_gain: 0.5,
+            exact_symbol_gain: 0.5,
+        }
+    }
+}
+
+/// Everything that shapes an index build. Hashed into the manifest's `config_hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IndexConfig {
+    pub bm25f: Bm25fParams,
+    pub chunker: ChunkerConfig,
+    /// Files larger than this many bytes are read only up to it (cut at a line end), with a warning.
+    pub max_file_bytes: u64,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            bm25f: Bm25fParams::default(),
+            chunker: ChunkerConfig::default(),
+            max_file_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+impl IndexConfig {
+    /// Checks every value's range.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the first value out of range.
+    pub fn validate(&self) -> Result<()> {
+        let p = &self.bm25f;
+        if !(p.k1 > 0.0 && p.k1.is_finite()) {
+            return Err(Error::Config(format!("k1 must be > 0, got {}", p.k1)));
+        }
+        if !(0.0..=1.0).contains(&p.b) {
+            return Err(Error::Config(format!("b must be in [0, 1], got {}", p.b)));
+        }
+        if let Some(w) = p.weights.iter().find(|w| !(**w >= 0.0 && w.is_finite())) {
+            return Err(Error::Config(format!(
+                "field weights must be >= 0, got {w}"
+            )));
+        }
+        if self.chunker.max_tokens < 16 {
+            return Err(Error::Config(format!(
+                "chunk budget must be >= 16 tokens, got {}",
+                self.chunker.max_tokens
+            )));
+        }
+        Ok(())
+    }
+
+    /// sha256 over the JSON of this configuration.
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        crate::hashing::sha256_hex(&json)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_weights_follow_the_documented_order() {
+        let w = Bm25fParams::default().weights;
+        assert_eq!(w[Field::Title.index()], 4.0);
+        assert_eq!(w[Field::Headings.index()], 3.0);
+        assert_eq!(w[Field::Symbols.index()], 3.0);
+        assert_eq!(w[Field::Path.index()], 2.0);
+        assert_eq!(w[Field::Aliases.index()], 2.0);
+        assert_eq!(w[Field::Summary.index()], 2.0);
+        assert_eq!(w[Field::Body.index()], 1.0);
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        let mut c = IndexConfig::default();
+        c.bm25f.b = 1.5;
+        assert!(c.validate().unwrap_err().to_string().contains("b must be"));
+        let mut c = IndexConfig::default();
+        c.bm25f.k1 = 0.0;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn hash_changes_with_any_weight() {
+        let a = IndexConfig::default();
+        let mut b = a;
+        b.bm25f.weights[6] = 1.5;
+        assert_ne!(a.hash(), b.hash());
+        assert_eq!(a.hash(), IndexConfig::default().hash());
+    }
+}

@@ -1,0 +1,69 @@
+//! The library's one error type.
+//!
+//! Owns: every failure the library reports, with the path or value involved and, where
+//! the user can act, a hint. Must not import any other docfuse module. `anyhow` is used
+//! only in `cli`.
+
+use std::path::PathBuf;
+
+/// Result alias for the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A docfuse failure. Messages are lowercase, name what failed, and end with a
+/// `hint:` line when there is something to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A root given to `index` does not exist or cannot be read.
+    #[error("cannot read root `{path}`: {source}\nhint: pass a folder or file that exists")]
+    Root {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// No index at the given folder.
+    #[error(
+        "no docfuse index at `{dir}`\nhint: build one with `docfuse index --index {dir} <ROOT>...`"
+    )]
+    NoIndex { dir: PathBuf },
+    /// The index on disk is damaged or was written by an incompatible version.
+    #[error("index at `{dir}` is unusable: {reason}\nhint: rebuild it with `docfuse index --index {dir} <ROOT>...`")]
+    Corrupt { dir: PathBuf, reason: String },
+    /// An I/O failure on a named path.
+    #[error("{action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A failure inside tantivy (the lexical index store).
+    #[error("lexical index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    /// A malformed input file (queries, qrels, JSONL corpus), with its line.
+    #[error("{path}:{line}: {message}")]
+    Input {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// A setting out of its range.
+    #[error("invalid setting: {0}")]
+    Config(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the action and the path it concerned.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A corrupt-index error for `dir`.
+    pub fn corrupt(dir: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            dir: dir.into(),
+            reason: reason.into(),
+        }
+    }
+}

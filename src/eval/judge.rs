@@ -1,0 +1,127 @@
+//! Matching ranked hits to relevance judgments.
+
+use crate::projection::StoredChunk;
+
+/// What a judgment points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A section: a hit from file `path` whose heading path ends with `heading`.
+    Section { path: String, heading: String },
+    /// A whole document by id (BEIR corpus id = the hit's path).
+    Doc { id: String },
+}
+
+/// One relevant target with its graded relevance (> 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgment {
+    pub target: Target,
+    pub grade: u32,
+}
+
+impl Target {
+    fn matches(&self, c: &StoredChunk) -> bool {
+        match self {
+            Target::Section { path, heading } => {
+                &c.path == path
+                    && c.heading_path
+                        .last()
+                        .is_some_and(|h| same_heading(h, heading))
+            }
+            Target::Doc { id } => &c.path == id,
+        }
+    }
+}
+
+/// Headings compare equal when they match with inline-code backticks removed and white
+/// space collapsed: labels often keep the Markdown source (`` `Rc<T>` ``), chunks the text.
+fn same_heading(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        s.replace('`', "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    norm(a) == norm(b)
+}
+
+/// The retrieval unit of a hit: its section (path + heading path) for section targets,
+/// its document for document targets. Chunks of one unit count once.
+pub fn unit_key(c: &StoredChunk, by_doc: bool) -> String {
+    if by_doc {
+        c.path.clone()
+    } else {
+        format!("{}#{}", c.path, c.heading_path.join("\u{1f}"))
+    }
+}
+
+/// Turns a ranked list of chunks into the gains of its units, in rank order: duplicate
+/// units are dropped; a unit gains the grade of the first not-yet-found judgment it
+/// matches, else 0. Each judgment is found at most once.
+pub fn gains(ranked: &[&StoredChunk], judgments: &[Judgment]) -> Vec<u32> {
+    let by_doc = judgments
+        .iter()
+        .all(|j| matches!(j.target, Target::Doc { .. }));
+    let mut seen = std::collections::HashSet::new();
+    let mut found = vec![false; judgments.len()];
+    let mut out = Vec::new();
+    for c in ranked {
+        if !seen.insert(unit_key(c, by_doc)) {
+            continue;
+        }
+        let j = (0..judgments.len()).find(|&j| !found[j] && judgments[j].target.matches(c));
+        out.push(j.map_or(0, |j| {
+            found[j] = true;
+            judgments[j].grade
+        }));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::ChunkKind;
+
+    fn chunk(path: &str, heads: &[&str], line: u32) -> StoredChunk {
+        StoredChunk {
+            id: format!("{path}#{line}"),
+            kind: ChunkKind::Section,
+            root: 0,
+            path: path.into(),
+            start_line: line,
+            end_line: line,
+            title: String::new(),
+            heading_path: heads.iter().map(|s| s.to_string()).collect(),
+            text: String::new(),
+            hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn parts_of_one_section_count_once_and_heading_path_suffix_matches() {
+        let j = vec![Judgment {
+            target: Target::Section {
+                path: "a.md".into(),
+                heading: "Sub".into(),
+            },
+            grade: 2,
+        }];
+        let c1 = chunk("a.md", &["Top", "Other"], 1);
+        let c2 = chunk("a.md", &["Top", "Sub"], 5);
+        let c3 = chunk("a.md", &["Top", "Sub"], 9); // second part of the same section
+        let c4 = chunk("b.md", &["Top", "Sub"], 1); // same heading, other file
+        assert_eq!(gains(&[&c1, &c2, &c3, &c4], &j), [0, 2, 0]);
+    }
+
+    #[test]
+    fn backticks_in_a_label_do_not_prevent_a_match() {
+        let j = vec![Judgment {
+            target: Target::Section {
+                path: "a.md".into(),
+                heading: "The `tests` Module".into(),
+            },
+            grade: 1,
+        }];
+        assert_eq!(gains(&[&chunk("a.md", &["The tests  Module"], 1)], &j), [1]);
+    }
+}

@@ -1,0 +1,135 @@
+//! Running a question set against an index.
+
+use super::judge::{gains, unit_key};
+use super::metrics::Metrics;
+use super::questions::Question;
+use crate::engine::{DocIndex, SearchOptions};
+use crate::error::Result;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Ranked results retrieved per question (recall@100 needs 100 units).
+pub const EVAL_DEPTH: usize = 100;
+
+/// One question's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryOutcome {
+    pub id: String,
+    pub query: String,
+    /// Rank (1-based, among distinct units) of the first relevant result, if any in depth.
+    pub first_relevant_rank: Option<usize>,
+    pub metrics: Metrics,
+    /// Time of the search call, ms.
+    pub latency_ms: f64,
+    /// Distinct retrieval units (sections, or documents for BEIR) with their best
+    /// score, in rank order.
+    #[serde(skip)]
+    pub ranking: Vec<(String, f32)>,
+}
+
+/// The report of one mode over one question set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalReport {
+    pub mode: String,
+    pub queries: usize,
+    /// Means over the questions.
+    pub metrics: Metrics,
+    pub latency_ms_median: f64,
+    pub latency_ms_p95: f64,
+    /// Per-question outcomes, in question order (omitted from JSON when emptied).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_query: Vec<QueryOutcome>,
+}
+
+impl EvalReport {
+    /// The ranked units of every question as a TREC run (`qid Q0 docid rank score tag`);
+    /// white space in a section key becomes `_`.
+    pub fn trec_run(&self, tag: &str) -> String {
+        let mut out = String::new();
+        for q in &self.per_query {
+            for (i, (key, score)) in q.ranking.iter().enumerate() {
+                let key: String = key
+                    .chars()
+                    .map(|c| if c.is_whitespace() { '_' } else { c })
+                    .collect();
+                out.push_str(&format!("{} Q0 {key} {} {score} {tag}\n", q.id, i + 1));
+            }
+        }
+        out
+    }
+}
+
+/// Evaluates `questions` on `index` with `opts` (its limit is raised to [`EVAL_DEPTH`] and
+/// its floor set to 0, so the metrics judge the ranking, not the cut). Latency is the
+/// in-process time of each search call.
+///
+/// # Errors
+/// Whatever [`DocIndex::search`] returns.
+pub fn evaluate(
+    index: &DocIndex,
+    questions: &[Question],
+    mode: &str,
+    opts: &SearchOptions,
+) -> Result<EvalReport> {
+    let mut opts = *opts;
+    opts.limit = EVAL_DEPTH;
+    opts.params.floor = 0.0;
+    let mut outcomes = Vec::with_capacity(questions.len());
+    for q in questions {
+        let t = Instant::now();
+        let hits = index.search(&q.query, &opts)?;
+        let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let ranked: Vec<_> = hits.iter().map(|h| &h.chunk).collect();
+        let g = gains(&ranked, &q.judgments);
+        let by_doc = q
+            .judgments
+            .iter()
+            .all(|j| matches!(j.target, super::Target::Doc { .. }));
+        let mut seen = std::collections::HashSet::new();
+        let ranking = hits
+            .iter()
+            .map(|h| (unit_key(&h.chunk, by_doc), h.score))
+            .filter(|(k, _)| seen.insert(k.clone()))
+            .collect();
+        let ideal: Vec<u32> = q.judgments.iter().map(|j| j.grade).collect();
+        outcomes.push(QueryOutcome {
+            id: q.id.clone(),
+            query: q.query.clone(),
+            first_relevant_rank: g.iter().position(|x| *x > 0).map(|p| p + 1),
+            metrics: Metrics::of(&g, &ideal),
+            latency_ms,
+            ranking,
+        });
+    }
+    let metrics = Metrics::mean(&outcomes.iter().map(|o| o.metrics).collect::<Vec<_>>());
+    let mut lat: Vec<f64> = outcomes.iter().map(|o| o.latency_ms).collect();
+    lat.sort_by(f64::total_cmp);
+    Ok(EvalReport {
+        mode: mode.to_string(),
+        queries: outcomes.len(),
+        metrics,
+        latency_ms_median: percentile(&lat, 0.5),
+        latency_ms_p95: percentile(&lat, 0.95),
+        per_query: outcomes,
+    })
+}
+
+/// Nearest-rank percentile of sorted values (0 for none).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0];
+        assert_eq!(super::percentile(&v, 0.5), 5.0);
+        assert_eq!(super::percentile(&v, 0.95), 10.0);
+        assert_eq!(super::percentile(&[], 0.5), 0.0);
+    }
+}

@@ -1,0 +1,61 @@
+//! Named score parts of a lexical hit, for `--explain`. Stable JSON keys.
+
+use serde::Serialize;
+
+/// Why a chunk scored what it did:
+/// `score = lexical × aboutness + exact_id + exact_path + exact_symbol`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explain {
+    pub score: f32,
+    /// BM25F sum over query terms.
+    pub lexical: f32,
+    /// `1 + about_gain × about_share` (1 when nothing matched lexically).
+    pub aboutness: f32,
+    /// Share of the query's IDF mass matched in title, headings or path.
+    pub about_share: f32,
+    /// Bonus: the query names this chunk's id or an alias.
+    pub exact_id: f32,
+    /// Bonus: the query names this chunk's file (path, file name or stem).
+    pub exact_path: f32,
+    /// Bonus: the query is (or, for 1–2 token queries, contains) one of the chunk's symbols.
+    pub exact_symbol: f32,
+    pub k1: f32,
+    pub b: f32,
+    /// Chunks in the collection (BM25F N).
+    pub n: u64,
+    /// One entry per query term that matched this chunk.
+    pub terms: Vec<TermExplain>,
+}
+
+/// One query term's part of the lexical score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermExplain {
+    /// The analysed query term.
+    pub term: String,
+    /// Chunks containing it (or one of its prefix expansions) in any field.
+    pub df: u64,
+    pub idf: f32,
+    /// Weighted, length-normalised frequency summed over fields (`tf~`).
+    pub pseudo_tf: f32,
+    /// `idf × tf~ / (k1 + tf~)`.
+    pub contribution: f32,
+    pub fields: Vec<FieldExplain>,
+}
+
+/// One field's part of a term's contribution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldExplain {
+    pub field: &'static str,
+    pub weight: f32,
+    /// Term frequency in the field (prefix expansions counted at their weight).
+    pub tf: f32,
+    /// Field length in terms (tantivy's field norm) and the collection average.
+    pub length: f32,
+    pub avg_length: f32,
+    /// `weight × tf / B_f`.
+    pub weighted_tf: f32,
+    /// This field's share of the term's contribution.
+    pub contribution: f32,
+    /// Index terms that matched (the query term itself and/or its prefix expansions).
+    pub matched: Vec<String>,
+}

@@ -1,0 +1,20 @@
+//! The lexical index: projected fields stored in `tantivy`, ranked by our own BM25F.
+//!
+//! tantivy holds the postings (per-field term frequencies), field norms, the term
+//! dictionaries (for prefix expansion) and the stored chunks; docfuse reads the postings
+//! itself to compute true BM25F (one saturation over weighted, length-normalised field
+//! frequencies; Robertson & Zaragoza, 2009), which tantivy's per-field BM25 cannot express.
+//! Must not import: `store`, `engine`, `cli` (indexes sit below composition).
+
+mod bm25f;
+mod explain;
+mod reader;
+mod schema;
+mod search;
+mod writer;
+
+pub use bm25f::{idf, length_norm, saturate};
+pub use explain::{Explain, FieldExplain, TermExplain};
+pub use reader::LexicalIndex;
+pub use search::{Hit, LexicalQuery};
+pub use writer::{BuildStats, LexicalWriter};

@@ -1,0 +1,471 @@
+//! BM25F query execution: analyse, expand prefixes, read postings per field, score with
+//! named parts, rank with a stable tie-break, cut at the floor.
+
+use super::bm25f::{field_tf, idf, pseudo_tf, saturate};
+use super::explain::{Explain, FieldExplain, TermExplain};
+use super::reader::LexicalIndex;
+use crate::analysis::query_terms;
+use crate::config::{Field as DocField, PerField, QueryParams};
+use crate::error::Result;
+use crate::projection::{symbol_key, StoredChunk};
+use std::collections::{BTreeMap, HashMap};
+use tantivy::postings::Postings;
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
+
+/// At most this many query terms are used (the rest of a very long query is ignored).
+const MAX_QUERY_TERMS: usize = 64;
+/// At most this many dictionary keys are scanned per field when expanding one prefix.
+const MAX_PREFIX_SCAN: usize = 4096;
+
+/// A lexical query.
+#[derive(Debug, Clone)]
+pub struct LexicalQuery<'a> {
+    pub text: &'a str,
+    /// Results wanted after the floor.
+    pub limit: usize,
+    pub params: QueryParams,
+    /// Attach an [`Explain`] to each hit (never changes the ranking).
+    pub explain: bool,
+}
+
+/// One ranked chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub score: f32,
+    /// Insertion ordinal: order of (root, path, line); the tie-break key.
+    pub ord: u64,
+    pub chunk: StoredChunk,
+    /// Query terms that matched this chunk lexically.
+    pub matched_terms: Vec<String>,
+    pub explain: Option<Explain>,
+}
+
+/// A query term with the index terms it matches: itself (weight 1) and prefix expansions.
+struct QTerm {
+    text: String,
+    variants: Vec<(String, f32)>,
+}
+
+#[derive(Default)]
+struct Acc {
+    ord: u64,
+    tf: Vec<PerField<f32>>,
+    lens: PerField<f32>,
+    /// (query term, field, variant) triples that matched, for explain.
+    matched: Vec<(usize, usize, usize)>,
+    exact: [bool; 3],
+}
+
+impl LexicalIndex {
+    /// Runs `query` and returns at most `query.limit` hits, best first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Tantivy`] or [`crate::Error::Corrupt`] when the index cannot be read.
+    /// Any query text is accepted: one with no term gives an empty list.
+    pub fn search(&self, query: &LexicalQuery) -> Result<Vec<Hit>> {
+        let searcher = self.searcher();
+        let mut terms = query_terms(query.text);
+        terms.truncate(MAX_QUERY_TERMS);
+        let qterms = self.expand(&searcher, terms, &query.params)?;
+        let mut accs = self.collect(&searcher, &qterms)?;
+        self.mark_exact(&searcher, query.text, &mut accs)?;
+        self.fill_lengths_and_ords(&searcher, &mut accs, qterms.len())?;
+        if accs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ranked = self.rank(&qterms, &accs, &query.params);
+        let mut hits = Vec::with_capacity(query.limit.min(ranked.len()));
+        for r in ranked.into_iter().take(query.limit) {
+            let acc = &accs[&r.addr];
+            let matched_terms = (0..qterms.len())
+                .filter(|&q| acc.tf[q].iter().any(|t| *t > 0.0))
+                .map(|q| qterms[q].text.clone())
+                .collect();
+            let explain = query.explain.then(|| self.explain(&qterms, acc, &r));
+            hits.push(Hit {
+                score: r.parts.score,
+                ord: acc.ord,
+                chunk: self.stored(&searcher, r.addr)?,
+                matched_terms,
+                explain,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Adds prefix expansions (highest document frequency first, capped) to each term of
+    /// at least `prefix_min_chars` characters.
+    fn expand(&self, s: &Searcher, terms: Vec<String>, p: &QueryParams) -> Result<Vec<QTerm>> {
+        let mut out = Vec::with_capacity(terms.len());
+        for text in terms {
+            let mut variants = vec![(text.clone(), 1.0)];
+            if p.prefix_weight > 0.0 && text.chars().count() >= p.prefix_min_chars {
+                let mut found: BTreeMap<String, u64> = BTreeMap::new();
+                for sr in s.segment_readers() {
+                    for field in self.fields.text {
+                        scan_prefix(&*sr.inverted_index(field)?, &text, &mut found)?;
+                    }
+                }
+                found.remove(&text);
+                let mut exp: Vec<(String, u64)> = found.into_iter().collect();
+                exp.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                exp.truncate(p.prefix_max_expansions);
+                variants.extend(exp.into_iter().map(|(t, _)| (t, p.prefix_weight)));
+            }
+            out.push(QTerm { text, variants });
+        }
+        Ok(out)
+    }
+
+    /// Reads the postings of every variant in every field; fills per-chunk frequencies.
+    fn collect(&self, s: &Searcher, qterms: &[QTerm]) -> Result<HashMap<DocAddress, Acc>> {
+        let mut accs: HashMap<DocAddress, Acc> = HashMap::new();
+        for (seg, sr) in s.segment_readers().iter().enumerate() {
+            for (f, &field) in self.fields.text.iter().enumerate() {
+                let inv = sr.inverted_index(field)?;
+                for (q, qt) in qterms.iter().enumerate() {
+                    for (v, (term, weight)) in qt.variants.iter().enumerate() {
+                        let t = Term::from_field_text(field, term);
+                        let Some(mut post) = inv
+                            .read_postings(&t, IndexRecordOption::WithFreqs)
+                            .map_err(tantivy::TantivyError::from)?
+                        else {
+                            continue;
+                        };
+                        let mut doc = post.doc();
+                        while doc != TERMINATED {
+                            let acc = accs.entry(DocAddress::new(seg as u32, doc)).or_default();
+                            if acc.tf.is_empty() {
+                                acc.tf = vec![[0.0; 7]; qterms.len()];
+                            }
+                            acc.tf[q][f] += weight * post.term_freq() as f32;
+                            acc.matched.push((q, f, v));
+                            doc = post.advance();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(accs)
+    }
+
+    fn fill_lengths_and_ords(
+        &self,
+        s: &Searcher,
+        accs: &mut HashMap<DocAddress, Acc>,
+        nq: usize,
+    ) -> Result<()> {
+        for (seg, sr) in s.segment_readers().iter().enumerate() {
+            let norms: Vec<_> = self
+                .fields
+                .text
+                .iter()
+                .map(|&f| sr.get_fieldnorms_reader(f))
+                .collect::<tantivy::Result<_>>()?;
+            let ords = sr.fast_fields().u64("ord")?;
+            for (addr, acc) in accs.iter_mut().filter(|(a, _)| a.segment_ord == seg as u32) {
+                if acc.tf.is_empty() {
+                    acc.tf = vec![[0.0; 7]; nq];
+                }
+                for (f, norm) in norms.iter().enumerate() {
+                    acc.lens[f] = norm.fieldnorm(addr.doc_id) as f32;
+                }
+                acc.ord = ords.first(addr.doc_id).unwrap_or(u64::MAX);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the exact-match flags: whole-query identity always; per-token identity only
+    /// for queries of at most two white-space separated tokens.
+    fn mark_exact(
+        &self,
+        s: &Searcher,
+        query: &str,
+        accs: &mut HashMap<DocAddress, Acc>,
+    ) -> Result<()> {
+        let keys = exact_keys(query);
+        let targets: [(Field, &Vec<String>); 3] = [
+            (self.fields.id_key, &keys.ids),
+            (self.fields.path_key, &keys.ids),
+            (self.fields.symbol_key, &keys.symbols),
+        ];
+        for (seg, sr) in s.segment_readers().iter().enumerate() {
+            for (i, (field, keys)) in targets.iter().enumerate() {
+                let inv = sr.inverted_index(*field)?;
+                for key in keys.iter() {
+                    let t = Term::from_field_text(*field, key);
+                    let Some(mut post) = inv
+                        .read_postings(&t, IndexRecordOption::Basic)
+                        .map_err(tantivy::TantivyError::from)?
+                    else {
+                        continue;
+                    };
+                    let mut doc = post.doc();
+                    while doc != TERMINATED {
+                        accs.entry(DocAddress::new(seg as u32, doc))
+                            .or_default()
+                            .exact[i] = true;
+                        doc = post.advance();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Folded keys a query can name a chunk by: the whole query always; for a query of at
+/// most two tokens each token too (for symbols, only identifier-like tokens).
+struct ExactKeys {
+    /// For ids, aliases and paths.
+    ids: Vec<String>,
+    symbols: Vec<String>,
+}
+
+fn exact_keys(query: &str) -> ExactKeys {
+    let whole = query.trim();
+    let mut ids = vec![crate::analysis::fold(whole)];
+    let mut symbols = vec![symbol_key(whole)];
+    let tokens: Vec<&str> = whole.split_whitespace().collect();
+    if tokens.len() <= 2 {
+        for t in tokens {
+            let t = t.trim_matches(|c: char| "\"'(),;?!".contains(c));
+            ids.push(crate::analysis::fold(t));
+            if looks_like_identifier(t) {
+                symbols.push(symbol_key(t));
+            }
+        }
+    }
+    for v in [&mut ids, &mut symbols] {
+        v.retain(|k| !k.is_empty() && k.len() <= 256);
+        v.sort();
+        v.dedup();
+    }
+    ExactKeys { ids, symbols }
+}
+
+/// A token that names code rather than a word: it has `_`, `::`, `.`, `-` or `()` inside,
+/// or a capital after a lowercase letter (`HashMap`, `or_insert`, `--jobs`, `Vec::new()`).
+/// Plain words (`hash`, `Map`) get no per-token symbol identity: they are prose.
+fn looks_like_identifier(t: &str) -> bool {
+    let inner_capital = t
+        .chars()
+        .zip(t.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    inner_capital || t.contains(['_', ':', '.', '-', '(', '<', '#'])
+}
+
+fn scan_prefix(
+    inv: &tantivy::InvertedIndexReader,
+    prefix: &str,
+    found: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    let mut stream = inv
+        .terms()
+        .range()
+        .ge(prefix.as_bytes())
+        .into_stream()
+        .map_err(tantivy::TantivyError::from)?;
+    let mut scanned = 0;
+    while stream.advance() && scanned < MAX_PREFIX_SCAN {
+        scanned += 1;
+        let key = stream.key();
+        if !key.starts_with(prefix.as_bytes()) {
+            break;
+        }
+        if let Ok(k) = std::str::from_utf8(key) {
+            *found.entry(k.to_string()).or_default() += stream.value().doc_freq as u64;
+        }
+    }
+    Ok(())
+}
+
+/// The score parts of one candidate.
+#[derive(Debug, Clone, Copy, Default)]
+struct Parts {
+    lexical: f32,
+    aboutness: f32,
+    share: f32,
+    exact: [f32; 3],
+    score: f32,
+}
+
+struct Ranked {
+    addr: DocAddress,
+    parts: Parts,
+    idf: std::rc::Rc<Vec<(u64, f32)>>,
+}
+
+impl LexicalIndex {
+    fn rank(
+        &self,
+        qterms: &[QTerm],
+        accs: &HashMap<DocAddress, Acc>,
+        p: &QueryParams,
+    ) -> Vec<Ranked> {
+        let mut df = vec![0u64; qterms.len()];
+        for acc in accs.values() {
+            for (q, tf) in acc.tf.iter().enumerate() {
+                if tf.iter().any(|t| *t > 0.0) {
+                    df[q] += 1;
+                }
+            }
+        }
+        let idfs: std::rc::Rc<Vec<(u64, f32)>> =
+            std::rc::Rc::new(df.iter().map(|&d| (d, idf(self.n, d))).collect());
+        let mass: f32 = idfs.iter().map(|(_, i)| i).sum();
+        let mut ranked: Vec<Ranked> = accs
+            .iter()
+            .map(|(addr, acc)| Ranked {
+                addr: *addr,
+                parts: self.base_parts(acc, &idfs, mass, p),
+                idf: idfs.clone(),
+            })
+            .collect();
+        let best = ranked
+            .iter()
+            .map(|r| r.parts.lexical * r.parts.aboutness)
+            .fold(0.0f32, f32::max);
+        let gains = [p.exact_id_gain, p.exact_path_gain, p.exact_symbol_gain];
+        for r in &mut ranked {
+            let acc = &accs[&r.addr];
+            for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
+                *part = if hit { gain * best } else { 0.0 };
+            }
+            r.parts.score = r.parts.lexical * r.parts.aboutness + r.parts.exact.iter().sum::<f32>();
+        }
+        ranked.retain(|r| r.parts.score > 0.0);
+        ranked.sort_by(|a, b| {
+            b.parts
+                .score
+                .total_cmp(&a.parts.score)
+                .then_with(|| accs[&a.addr].ord.cmp(&accs[&b.addr].ord))
+        });
+        if let Some(top) = ranked.first().map(|r| r.parts.score) {
+            ranked.retain(|r| r.parts.score >= p.floor * top);
+        }
+        ranked
+    }
+
+    fn base_parts(&self, acc: &Acc, idfs: &[(u64, f32)], mass: f32, p: &QueryParams) -> Parts {
+        let mut lexical = 0.0;
+        let mut about_mass = 0.0;
+        for (q, tf) in acc.tf.iter().enumerate() {
+            let ptf = pseudo_tf(&self.params, tf, &acc.lens, &self.avg_field_len);
+            lexical += idfs[q].1 * saturate(ptf, self.params.k1);
+            if DocField::ALL
+                .iter()
+                .any(|f| f.is_about() && tf[f.index()] > 0.0)
+            {
+                about_mass += idfs[q].1;
+            }
+        }
+        let share = if lexical > 0.0 && mass > 0.0 {
+            about_mass / mass
+        } else {
+            0.0
+        };
+        Parts {
+            lexical,
+            aboutness: 1.0 + p.about_gain * share,
+            share,
+            ..Parts::default()
+        }
+    }
+
+    fn explain(&self, qterms: &[QTerm], acc: &Acc, r: &Ranked) -> Explain {
+        let prm = &self.params;
+        let mut terms = Vec::new();
+        for (q, tf) in acc.tf.iter().enumerate() {
+            let ptf = pseudo_tf(prm, tf, &acc.lens, &self.avg_field_len);
+            if ptf <= 0.0 {
+                continue;
+            }
+            let (df, idf) = r.idf[q];
+            let contribution = idf * saturate(ptf, prm.k1);
+            let fields = DocField::ALL
+                .iter()
+                .filter(|f| tf[f.index()] > 0.0)
+                .map(|f| {
+                    let i = f.index();
+                    let weighted = field_tf(prm, i, tf[i], acc.lens[i], self.avg_field_len[i]);
+                    let mut matched: Vec<String> = acc
+                        .matched
+                        .iter()
+                        .filter(|(mq, mf, _)| *mq == q && *mf == i)
+                        .map(|(_, _, v)| qterms[q].variants[*v].0.clone())
+                        .collect();
+                    matched.dedup();
+                    FieldExplain {
+                        field: f.name(),
+                        weight: prm.weights[i],
+                        tf: tf[i],
+                        length: acc.lens[i],
+                        avg_length: self.avg_field_len[i],
+                        weighted_tf: weighted,
+                        contribution: contribution * weighted / ptf,
+                        matched,
+                    }
+                })
+                .collect();
+            terms.push(TermExplain {
+                term: qterms[q].text.clone(),
+                df,
+                idf,
+                pseudo_tf: ptf,
+                contribution,
+                fields,
+            });
+        }
+        let p = r.parts;
+        Explain {
+            score: p.score,
+            lexical: p.lexical,
+            aboutness: p.aboutness,
+            about_share: p.share,
+            exact_id: p.exact[0],
+            exact_path: p.exact[1],
+            exact_symbol: p.exact[2],
+            k1: prm.k1,
+            b: prm.b,
+            n: self.n,
+            terms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_token_keys_only_for_short_queries_and_identifier_like_symbols() {
+        let k = exact_keys("HashMap entry");
+        assert_eq!(k.symbols, ["hashmap", "hashmap entry"]);
+        assert_eq!(k.ids, ["entry", "hashmap", "hashmap entry"]);
+        let k = exact_keys("how to use a HashMap");
+        assert_eq!(k.symbols, ["how to use a hashmap"]);
+        assert_eq!(k.ids, ["how to use a hashmap"]);
+        let k = exact_keys("`Vec::new()`");
+        assert_eq!(k.symbols, ["vec::new"]);
+    }
+
+    #[test]
+    fn identifier_shapes() {
+        for t in [
+            "HashMap",
+            "or_insert",
+            "--jobs",
+            "Rc::strong_count",
+            "x.y",
+            "foo()",
+        ] {
+            assert!(looks_like_identifier(t), "{t}");
+        }
+        for t in ["hash", "Map", "tasks", "C"] {
+            assert!(!looks_like_identifier(t), "{t}");
+        }
+    }
+}

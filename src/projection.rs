@@ -1,0 +1,166 @@
+//! The projection: a chunk becomes an [`Entry`] with a stable id, a kind, the texts of the
+//! BM25F fields, the exact-match keys and a sha256 content hash.
+//!
+//! Must not import: `lexical`, `store`, `engine`, `cli`.
+
+use crate::analysis::fold;
+use crate::chunk::{Chunk, ChunkKind};
+use crate::config::PerField;
+use serde::{Deserialize, Serialize};
+
+/// What is stored for each chunk and returned with a hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredChunk {
+    pub id: String,
+    pub kind: ChunkKind,
+    /// Index of the root (or 0 for a JSONL source).
+    pub root: usize,
+    /// Path relative to its root (or the JSONL `_id`).
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub title: String,
+    pub heading_path: Vec<String>,
+    /// Exact source text of the chunk's lines.
+    pub text: String,
+    /// sha256 over kind, path, title, heading path and text.
+    pub hash: String,
+}
+
+/// A chunk projected for indexing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub stored: StoredChunk,
+    /// Field texts in [`crate::config::Field::ALL`] order; analysed by the lexical writer.
+    pub fields: PerField<String>,
+    /// Folded keys that name this chunk exactly: id, `path#slug` slug, aliases.
+    pub id_keys: Vec<String>,
+    /// Folded keys that name its file: path, file name, file stem.
+    pub path_keys: Vec<String>,
+    /// Folded symbols (inline code spans, identifiers) for exact symbol matches.
+    pub symbol_keys: Vec<String>,
+}
+
+/// Projects one chunk of the document found under root `root`.
+pub fn project(chunk: Chunk, root: usize) -> Entry {
+    let hash = content_hash(&chunk);
+    let headings = chunk.heading_path.join("\n");
+    let fields = [
+        chunk.title.clone(),
+        headings,
+        path_text(&chunk.rel_path),
+        chunk.symbols.join("\n"),
+        chunk.aliases.join("\n"),
+        chunk.summary.clone(),
+        chunk.body.clone(),
+    ];
+    let mut id_keys = vec![fold(&chunk.id)];
+    if let Some((_, slug)) = chunk.id.split_once('#') {
+        id_keys.push(fold(slug));
+    }
+    id_keys.extend(chunk.aliases.iter().map(|a| fold(a.trim())));
+    let symbol_keys = chunk.symbols.iter().map(|s| symbol_key(s)).collect();
+    Entry {
+        id_keys: dedup(id_keys),
+        path_keys: dedup(path_keys(&chunk.rel_path)),
+        symbol_keys: dedup(symbol_keys),
+        fields,
+        stored: StoredChunk {
+            id: chunk.id,
+            kind: chunk.kind,
+            root,
+            path: chunk.rel_path,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            title: chunk.title,
+            heading_path: chunk.heading_path,
+            text: chunk.text,
+            hash,
+        },
+    }
+}
+
+/// The folded form under which a symbol or a query is compared for an exact symbol
+/// match: trimmed of white space, backticks and a trailing `()`.
+pub fn symbol_key(s: &str) -> String {
+    let t = s.trim().trim_matches('`').trim();
+    fold(t.strip_suffix("()").unwrap_or(t))
+}
+
+/// Folded keys naming the file at `rel_path`: the path, the file name, the stem.
+pub fn path_keys(rel_path: &str) -> Vec<String> {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    vec![fold(rel_path), fold(name), fold(stem)]
+}
+
+/// The `path` field's text: the path with `/` as a word break (so folder names count).
+fn path_text(rel_path: &str) -> String {
+    rel_path.replace('/', " ")
+}
+
+fn content_hash(c: &Chunk) -> String {
+    let mut h = crate::hashing::Hasher::new();
+    h.part(format!("{:?}", c.kind))
+        .part(&c.rel_path)
+        .part(&c.title)
+        .part(c.heading_path.join("\u{1f}"))
+        .part(&c.text);
+    h.finish()
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|k| !k.is_empty() && seen.insert(k.clone()));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk() -> Chunk {
+        Chunk {
+            id: "guide/Install.md#install/from-source".into(),
+            kind: ChunkKind::Section,
+            rel_path: "guide/Install.md".into(),
+            title: "Install".into(),
+            heading_path: vec!["Install".into(), "From source".into()],
+            start_line: 3,
+            end_line: 9,
+            text: "## From source\n\nRun `cargo build`.".into(),
+            body: "Run cargo build.".into(),
+            summary: "Run cargo build.".into(),
+            symbols: vec!["cargo build".into(), "HashMap::new()".into()],
+            aliases: vec!["Setup".into()],
+        }
+    }
+
+    #[test]
+    fn keys_are_folded_and_cover_id_slug_alias_path_and_symbols() {
+        let e = project(chunk(), 0);
+        assert_eq!(
+            e.id_keys,
+            [
+                "guide/install.md#install/from-source",
+                "install/from-source",
+                "setup"
+            ]
+        );
+        assert_eq!(e.path_keys, ["guide/install.md", "install.md", "install"]);
+        assert_eq!(e.symbol_keys, ["cargo build", "hashmap::new"]);
+        assert_eq!(e.fields[2], "guide Install.md");
+    }
+
+    #[test]
+    fn hash_changes_with_text_and_heading_path() {
+        let a = project(chunk(), 0).stored.hash;
+        let mut c = chunk();
+        c.text.push('!');
+        assert_ne!(a, project(c, 0).stored.hash);
+        let mut c = chunk();
+        c.heading_path[1] = "From git".into();
+        assert_ne!(a, project(c, 0).stored.hash);
+        assert_eq!(a, project(chunk(), 0).stored.hash);
+    }
+}

@@ -1,0 +1,43 @@
+//! Atomic file replacement: temp file in the same folder, fsync, rename, fsync the folder.
+
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Replaces `path` with `bytes` so that a reader sees either the old or the new content,
+/// never a mix, even across a crash.
+///
+/// # Errors
+/// [`Error::Io`] naming the temp file or the folder that failed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::io("write", &tmp, e))?;
+    f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| Error::io("rename into place", path, e))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        // fsync of a folder is not supported everywhere; the rename is already done.
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replaces_content_and_leaves_no_temp_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("m.json");
+        super::write_atomic(&p, b"one").unwrap();
+        super::write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,231 @@
+//! The CLI contract: exit codes, JSON shape, status, bad inputs. Runs the real binary on
+//! the bundled sample docs and on temp folders.
+
+mod common;
+use common::*;
+use std::fs;
+
+fn indexed_sample() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("indexed 6 documents"), "{}", stdout(&o));
+    d
+}
+
+fn search_json(dir: &std::path::Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["search", "--json"];
+    all.extend_from_slice(args);
+    let o = docfuse(dir, &all);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn search_json_has_the_documented_shape_and_finds_the_section() {
+    let d = indexed_sample();
+    let (code, v) = search_json(d.path(), &["run", "tasks", "one", "after", "another"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["query"], "run tasks one after another");
+    let top = &v["results"][0];
+    assert_eq!(top["rank"], 1);
+    assert_eq!(top["path"], "guide/parallel.md");
+    assert_eq!(top["start_line"], 5);
+    assert_eq!(
+        top["heading_path"],
+        serde_json::json!(["Running tasks in parallel", "Limiting concurrency"])
+    );
+    assert_eq!(top["title"], "Running tasks in parallel");
+    assert_eq!(
+        top["id"],
+        "guide/parallel.md#running-tasks-in-parallel/limiting-concurrency"
+    );
+    assert!(top["end_line"].as_u64().unwrap() >= 8);
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+    assert!(top["snippet"].as_str().unwrap().contains("one"));
+    assert!(top.get("explain").is_none());
+}
+
+#[test]
+fn text_output_shows_path_line_heading_path_and_score() {
+    let d = indexed_sample();
+    let o = docfuse(d.path(), &["search", "--limit", "1", "--group-output"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    let mut lines = out.lines();
+    let first = lines.next().unwrap();
+    let want = "guide/parallel.md:10  Running tasks in parallel › Output of parallel tasks  (";
+    assert!(first.starts_with(want), "{out}");
+    assert!(lines.next().unwrap().contains("--group-output"), "{out}");
+}
+
+#[test]
+fn explain_attaches_parts_and_does_not_change_the_order() {
+    let d = indexed_sample();
+    let (_, plain) = search_json(d.path(), &["environment variables for a task"]);
+    let (_, expl) = search_json(d.path(), &["--explain", "environment variables for a task"]);
+    let ids = |v: &serde_json::Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].to_string())
+            .collect()
+    };
+    assert_eq!(ids(&plain), ids(&expl));
+    let e = &expl["results"][0]["explain"];
+    for part in [
+        "lexical",
+        "aboutness",
+        "exact_id",
+        "exact_path",
+        "exact_symbol",
+        "terms",
+    ] {
+        assert!(e.get(part).is_some(), "missing {part}: {e}");
+    }
+    let fields = &e["terms"][0]["fields"][0];
+    assert!(fields["field"].is_string() && fields["contribution"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn no_hits_exits_1_and_errors_exit_2() {
+    let d = indexed_sample();
+    let (code, v) = search_json(d.path(), &["zebraquasar"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["results"], serde_json::json!([]));
+    let o = docfuse(d.path(), &["search", "--index", "nowhere", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no docfuse index at `nowhere`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("hint:"));
+}
+
+#[test]
+fn hostile_queries_never_fail() {
+    let d = indexed_sample();
+    let long = "x".repeat(5000);
+    for q in [
+        "\"unclosed",
+        "a:b:c",
+        "(((",
+        "*",
+        "-flag",
+        "--jobs",
+        "AND OR NOT",
+        "the of and",
+        "",
+        "   ",
+        "🦀 ⚙",
+        long.as_str(),
+        "tasks~2^3",
+        "[tasks.build]",
+    ] {
+        let (code, v) = search_json(d.path(), &[q]);
+        assert!(code == 0 || code == 1, "query {q:?} gave exit {code}");
+        assert!(v["results"].is_array(), "query {q:?}");
+    }
+}
+
+#[test]
+fn status_is_fresh_then_names_added_changed_removed_files() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    assert_eq!(docfuse(d.path(), &["index", "docs"]).status.code(), Some(0));
+    let s = docfuse(d.path(), &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(v["fresh"], true, "{v}");
+
+    fs::write(docs.join("new.md"), "# New\n").unwrap();
+    fs::write(
+        docs.join("troubleshooting.md"),
+        "# Troubleshooting\n\nchanged\n",
+    )
+    .unwrap();
+    fs::remove_file(docs.join("guide/parallel.md")).unwrap();
+    let s = docfuse(d.path(), &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(v["fresh"], false);
+    assert_eq!(v["added"], serde_json::json!(["new.md"]));
+    assert_eq!(v["changed"], serde_json::json!(["troubleshooting.md"]));
+    assert_eq!(v["removed"], serde_json::json!(["guide/parallel.md"]));
+    let text = stdout(&docfuse(d.path(), &["status"]));
+    assert!(
+        text.starts_with("stale") && text.contains("1 file(s) added"),
+        "{text}"
+    );
+}
+
+#[test]
+fn corrupt_manifest_is_refused_with_a_rebuild_hint() {
+    let d = indexed_sample();
+    let m = d.path().join(".docfuse/manifest.json");
+    let text = fs::read_to_string(&m).unwrap();
+    fs::write(&m, text.replace("\"chunks\": ", "\"chunks\": 1")).unwrap();
+    let o = docfuse(d.path(), &["search", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("unusable") && err.contains("hint: rebuild"),
+        "{err}"
+    );
+    fs::write(&m, "garbage").unwrap();
+    let o = docfuse(d.path(), &["status"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not valid JSON"));
+}
+
+#[test]
+fn missing_generation_folder_is_refused() {
+    let d = indexed_sample();
+    fs::remove_dir_all(d.path().join(".docfuse/gen-000001")).unwrap();
+    let o = docfuse(d.path(), &["search", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("generation folder"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let o = docfuse(d.path(), &["index", "does-not-exist"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot read root `does-not-exist`"),
+        "{}",
+        stderr(&o)
+    );
+
+    fs::create_dir(d.path().join("empty")).unwrap();
+    let o = docfuse(d.path(), &["index", "empty"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no readable .md"), "{}", stderr(&o));
+
+    fs::create_dir(d.path().join("mixed")).unwrap();
+    fs::write(d.path().join("mixed/bin.md"), b"\x89PNG\r\n\x1a\n\0\0\0").unwrap();
+    fs::write(d.path().join("mixed/ok.md"), "# Fine\n\ntext\n").unwrap();
+    let o = docfuse(d.path(), &["index", "mixed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bin.md") && stderr(&o).contains("binary"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("indexed 1 documents"));
+}
+
+#[test]
+fn rebuilding_publishes_a_new_generation_and_keeps_answering() {
+    let d = indexed_sample();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", "--json", docs.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["generation"], 2);
+    assert_eq!(v["documents"], 6);
+    let (code, _) = search_json(d.path(), &["plugins"]);
+    assert_eq!(code, 0);
+}

@@ -1,0 +1,160 @@
+//! Ranking on the real corpora in `../shared/bench/corpora`: the dev-set floors, explain
+//! never changing the order, determinism, identifier queries, ranked snapshots.
+
+mod common;
+use common::*;
+use docfuse::config::IndexConfig;
+use docfuse::engine::{build, DocIndex, SearchOptions, Source};
+use docfuse::eval::{evaluate, read_docfuse};
+use std::sync::OnceLock;
+
+struct Built {
+    _dir: tempfile::TempDir,
+    index: DocIndex,
+}
+
+fn index_of(root: std::path::PathBuf) -> Built {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idx");
+    build(
+        &path,
+        &Source::Roots(vec![root]),
+        &IndexConfig::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    Built {
+        index: DocIndex::open(&path).unwrap(),
+        _dir: dir,
+    }
+}
+
+fn rust_book_index() -> &'static DocIndex {
+    static B: OnceLock<Built> = OnceLock::new();
+    &B.get_or_init(|| index_of(rust_book())).index
+}
+
+fn dev_questions() -> Vec<docfuse::eval::Question> {
+    read_docfuse(&rust_book().join("queries.dev.jsonl")).unwrap()
+}
+
+fn floors() -> (f64, f64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/floors.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let f = &v["rust_book_dev_lexical"];
+    (f["recall5"].as_f64().unwrap(), f["mrr10"].as_f64().unwrap())
+}
+
+#[test]
+fn rust_book_dev_set_meets_the_recorded_floors() {
+    let questions = dev_questions();
+    assert_eq!(questions.len(), 50);
+    let r = evaluate(
+        rust_book_index(),
+        &questions,
+        "lexical",
+        &SearchOptions::default(),
+    )
+    .unwrap();
+    let (min_r5, min_mrr) = floors();
+    eprintln!(
+        "rust-book dev lexical: recall@5 {:.4} MRR@10 {:.4} nDCG@10 {:.4}",
+        r.metrics.recall5, r.metrics.mrr10, r.metrics.ndcg10
+    );
+    assert!(
+        r.metrics.recall5 >= min_r5,
+        "recall@5 {} < floor {min_r5}",
+        r.metrics.recall5
+    );
+    assert!(
+        r.metrics.mrr10 >= min_mrr,
+        "MRR@10 {} < floor {min_mrr}",
+        r.metrics.mrr10
+    );
+}
+
+fn ranking(index: &DocIndex, q: &str, explain: bool) -> Vec<(String, f32)> {
+    let opts = SearchOptions {
+        limit: 20,
+        explain,
+        ..SearchOptions::default()
+    };
+    index
+        .search(q, &opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.chunk.id, h.score))
+        .collect()
+}
+
+#[test]
+fn explain_never_changes_the_ranking_on_any_dev_query() {
+    let index = rust_book_index();
+    for q in dev_questions() {
+        assert_eq!(
+            ranking(index, &q.query, false),
+            ranking(index, &q.query, true),
+            "{}",
+            q.query
+        );
+    }
+}
+
+#[test]
+fn same_input_same_ranking_across_builds() {
+    let other = index_of(rust_book());
+    for q in dev_questions().iter().take(20) {
+        assert_eq!(
+            ranking(rust_book_index(), &q.query, false),
+            ranking(&other.index, &q.query, false)
+        );
+    }
+}
+
+fn top(index: &DocIndex, q: &str) -> (String, Vec<String>) {
+    let hits = index.search(q, &SearchOptions::default()).unwrap();
+    let h = hits.first().unwrap_or_else(|| panic!("no hit for {q}"));
+    (h.chunk.path.clone(), h.chunk.heading_path.clone())
+}
+
+#[test]
+fn identifiers_are_findable_whole_and_split() {
+    let index = rust_book_index();
+    assert_eq!(top(index, "Rc::strong_count").0, "ch15-04-rc.md");
+    assert_eq!(top(index, "or_insert").0, "ch08-03-hash-maps.md");
+    assert_eq!(top(index, "--test-threads").0, "ch11-02-running-tests.md");
+    // `HashMap` is split into `hash` and `map`: the section about hash maps ranks first.
+    assert_eq!(top(index, "hash map").0, "ch08-03-hash-maps.md");
+    // prefix: `iter` (4 letters) matches `iterators`, `iterator`
+    let hits = index.search("closur", &SearchOptions::default()).unwrap();
+    assert!(
+        hits.iter().any(|h| h.chunk.path.starts_with("ch13-01")),
+        "prefix closur → closures"
+    );
+}
+
+#[test]
+fn cargo_book_answers_its_own_questions() {
+    let built = index_of(cargo_book());
+    let (path, _) = top(&built.index, "cargo publish --dry-run");
+    assert!(path.contains("publish"), "{path}");
+    let (path, heads) = top(&built.index, "[workspace] members");
+    assert!(path.contains("workspace"), "{path} {heads:?}");
+}
+
+#[test]
+fn ranked_snapshot_of_dev_queries() {
+    let index = rust_book_index();
+    let mut out = String::new();
+    for q in dev_questions().iter().take(8) {
+        out.push_str(&format!("# {}\n", q.query));
+        let opts = SearchOptions {
+            limit: 5,
+            ..SearchOptions::default()
+        };
+        for (i, h) in index.search(&q.query, &opts).unwrap().iter().enumerate() {
+            out.push_str(&format!("{} · {} · {:.2}\n", i + 1, h.chunk.id, h.score));
+        }
+    }
+    insta::assert_snapshot!(out);
+}
