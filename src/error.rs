@@ -44,6 +44,13 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    /// The vector side cannot be used (no embeddings feature, model or runtime missing,
+    /// identity mismatch); lexical search still works.
+    #[error("vector search unavailable: {0}")]
+    VectorsUnavailable(String),
+    /// The embedder failed on an input.
+    #[error("embedder: {0}")]
+    Embedder(String),
     /// A setting out of its range.
     #[error("invalid setting: {0}")]
     Config(String),

@@ -30,12 +30,15 @@ pub mod chunk;
 pub mod cli;
 pub mod config;
 pub mod discover;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod fusion;
 pub mod hashing;
 pub mod lexical;
 pub mod projection;
 pub mod store;
+pub mod vector;
 
 pub use error::{Error, Result};

@@ -8,7 +8,10 @@ use std::fs;
 fn indexed_sample() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let docs = sample_docs();
-    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    let o = docfuse(
+        d.path(),
+        &["index", "--no-embeddings", docs.to_str().unwrap()],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("indexed 6 documents"), "{}", stdout(&o));
     d
@@ -136,7 +139,12 @@ fn status_is_fresh_then_names_added_changed_removed_files() {
     let d = tempfile::tempdir().unwrap();
     let docs = d.path().join("docs");
     copy_tree(&sample_docs(), &docs);
-    assert_eq!(docfuse(d.path(), &["index", "docs"]).status.code(), Some(0));
+    assert_eq!(
+        docfuse(d.path(), &["index", "--no-embeddings", "docs"])
+            .status
+            .code(),
+        Some(0)
+    );
     let s = docfuse(d.path(), &["status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     assert_eq!(v["fresh"], true, "{v}");
@@ -208,7 +216,7 @@ fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
     fs::create_dir(d.path().join("mixed")).unwrap();
     fs::write(d.path().join("mixed/bin.md"), b"\x89PNG\r\n\x1a\n\0\0\0").unwrap();
     fs::write(d.path().join("mixed/ok.md"), "# Fine\n\ntext\n").unwrap();
-    let o = docfuse(d.path(), &["index", "mixed"]);
+    let o = docfuse(d.path(), &["index", "--no-embeddings", "mixed"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("bin.md") && stderr(&o).contains("binary"),
@@ -222,7 +230,10 @@ fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
 fn rebuilding_publishes_a_new_generation_and_keeps_answering() {
     let d = indexed_sample();
     let docs = sample_docs();
-    let o = docfuse(d.path(), &["index", "--json", docs.to_str().unwrap()]);
+    let o = docfuse(
+        d.path(),
+        &["index", "--no-embeddings", "--json", docs.to_str().unwrap()],
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["generation"], 2);
     assert_eq!(v["documents"], 6);

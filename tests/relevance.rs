@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use docfuse::config::IndexConfig;
-use docfuse::engine::{build, DocIndex, SearchOptions, Source};
+use docfuse::engine::{build, BuildOptions, DocIndex, Mode, SearchOptions, Source};
 use docfuse::eval::{evaluate, read_docfuse};
 use std::sync::OnceLock;
 
@@ -19,8 +19,11 @@ fn index_of(root: std::path::PathBuf) -> Built {
     build(
         &path,
         &Source::Roots(vec![root]),
-        &IndexConfig::default(),
-        &mut |_, _| {},
+        &BuildOptions {
+            config: IndexConfig::default(),
+            embedder: None,
+        },
+        &mut |_| {},
     )
     .unwrap();
     Built {
@@ -38,6 +41,14 @@ fn dev_questions() -> Vec<docfuse::eval::Question> {
     read_docfuse(&rust_book().join("queries.dev.jsonl")).unwrap()
 }
 
+/// Lexical-mode options: these indexes have no vectors, and the floors are lexical.
+fn lexical() -> SearchOptions {
+    SearchOptions {
+        mode: Mode::Lexical,
+        ..SearchOptions::default()
+    }
+}
+
 fn floors() -> (f64, f64) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/floors.json");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -49,13 +60,7 @@ fn floors() -> (f64, f64) {
 fn rust_book_dev_set_meets_the_recorded_floors() {
     let questions = dev_questions();
     assert_eq!(questions.len(), 50);
-    let r = evaluate(
-        rust_book_index(),
-        &questions,
-        "lexical",
-        &SearchOptions::default(),
-    )
-    .unwrap();
+    let r = evaluate(rust_book_index(), &questions, "lexical", &lexical()).unwrap();
     let (min_r5, min_mrr) = floors();
     eprintln!(
         "rust-book dev lexical: recall@5 {:.4} MRR@10 {:.4} nDCG@10 {:.4}",
@@ -77,11 +82,12 @@ fn ranking(index: &DocIndex, q: &str, explain: bool) -> Vec<(String, f32)> {
     let opts = SearchOptions {
         limit: 20,
         explain,
-        ..SearchOptions::default()
+        ..lexical()
     };
     index
         .search(q, &opts)
         .unwrap()
+        .hits
         .into_iter()
         .map(|h| (h.chunk.id, h.score))
         .collect()
@@ -112,7 +118,7 @@ fn same_input_same_ranking_across_builds() {
 }
 
 fn top(index: &DocIndex, q: &str) -> (String, Vec<String>) {
-    let hits = index.search(q, &SearchOptions::default()).unwrap();
+    let hits = index.search(q, &lexical()).unwrap().hits;
     let h = hits.first().unwrap_or_else(|| panic!("no hit for {q}"));
     (h.chunk.path.clone(), h.chunk.heading_path.clone())
 }
@@ -126,7 +132,7 @@ fn identifiers_are_findable_whole_and_split() {
     // `HashMap` is split into `hash` and `map`: the section about hash maps ranks first.
     assert_eq!(top(index, "hash map").0, "ch08-03-hash-maps.md");
     // prefix: `iter` (4 letters) matches `iterators`, `iterator`
-    let hits = index.search("closur", &SearchOptions::default()).unwrap();
+    let hits = index.search("closur", &lexical()).unwrap().hits;
     assert!(
         hits.iter().any(|h| h.chunk.path.starts_with("ch13-01")),
         "prefix closur → closures"
@@ -150,9 +156,15 @@ fn ranked_snapshot_of_dev_queries() {
         out.push_str(&format!("# {}\n", q.query));
         let opts = SearchOptions {
             limit: 5,
-            ..SearchOptions::default()
+            ..lexical()
         };
-        for (i, h) in index.search(&q.query, &opts).unwrap().iter().enumerate() {
+        for (i, h) in index
+            .search(&q.query, &opts)
+            .unwrap()
+            .hits
+            .iter()
+            .enumerate()
+        {
             out.push_str(&format!("{} · {} · {:.2}\n", i + 1, h.chunk.id, h.score));
         }
     }

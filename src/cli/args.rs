@@ -62,6 +62,9 @@ pub struct IndexArgs {
     /// Files larger than this many bytes are indexed only up to it.
     #[arg(long, value_name = "BYTES")]
     pub max_file_bytes: Option<u64>,
+    /// Build a lexical-only index: no model is loaded, no chunk is embedded.
+    #[arg(long)]
+    pub no_embeddings: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +87,9 @@ pub struct SearchArgs {
     /// Drop results under this share of the best score (default 1/3; 0 keeps all).
     #[arg(long)]
     pub floor: Option<f32>,
+    /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
+    #[arg(long, default_value = "auto")]
+    pub mode: crate::engine::Mode,
     /// The question or keywords (several words are joined with spaces).
     #[arg(value_name = "QUERY", required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
     pub query: Vec<String>,
@@ -111,12 +117,13 @@ pub struct EvalArgs {
     /// BEIR qrels TSV (query-id, corpus-id, score); only its queries are evaluated.
     #[arg(long, value_name = "FILE")]
     pub qrels: Option<PathBuf>,
-    /// Retrieval modes to evaluate, comma-separated (only `lexical` exists in this build).
+    /// Retrieval modes to evaluate, comma-separated: lexical, vector, hybrid.
     #[arg(long, default_value = "lexical", value_delimiter = ',')]
-    pub mode: Vec<String>,
-    /// Evaluate each value of one query setting, e.g. `prefix_weight=0,0.5,1` or
-    /// `about_gain=0,0.2` (settings: prefix_min_chars, prefix_max_expansions, prefix_weight,
-    /// about_gain, exact_id_gain, exact_path_gain, exact_symbol_gain).
+    pub mode: Vec<crate::engine::Mode>,
+    /// Evaluate each value of one setting, e.g. `alpha=0.3,0.5,0.7` (convex fusion weight
+    /// of the lexical side), `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5`
+    /// (query settings: prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain,
+    /// exact_id_gain, exact_path_gain, exact_symbol_gain).
     #[arg(long, value_name = "NAME=V,V,...")]
     pub sweep: Option<String>,
     /// Print the report as JSON.

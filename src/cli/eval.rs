@@ -4,14 +4,10 @@ use super::args::EvalArgs;
 use super::output::{print_json, print_line};
 use crate::engine::{DocIndex, SearchOptions};
 use crate::eval::{evaluate, read_beir, read_docfuse, EvalReport};
+use crate::fusion::Fusion;
 use anyhow::{bail, Context};
 
 pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
-    for m in &a.mode {
-        if m != "lexical" {
-            bail!("mode `{m}` is not available in this build: only `lexical` exists so far\nhint: pass `--mode lexical`");
-        }
-    }
     let questions = match &a.qrels {
         Some(qrels) => read_beir(&a.queries, qrels)?,
         None => read_docfuse(&a.queries)?,
@@ -23,9 +19,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
     let mut reports = Vec::new();
     for m in &a.mode {
         for (label, opts) in settings(a.sweep.as_deref())? {
-            let mut r = evaluate(&index, &questions, m, &opts)?;
+            let mut opts = opts;
+            opts.mode = *m;
+            let mut r = evaluate(&index, &questions, m.name(), &opts)?;
             if !label.is_empty() {
-                r.mode = format!("{m} {label}");
+                r.mode = format!("{} {label}", m.name());
             }
             reports.push(r);
         }
@@ -60,6 +58,30 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
     };
     let mut out = Vec::new();
     for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        let label = format!("{}={v}", name.trim());
+        let num = || {
+            v.parse::<f32>()
+                .with_context(|| format!("`--sweep`: `{v}` is not a number"))
+        };
+        let fusion = match name.trim() {
+            "alpha" => Some(Fusion::Convex { alpha: num()? }),
+            "rrf_k" => Some(Fusion::Rrf {
+                k: num()?,
+                lexical_weight: 1.0,
+                vector_weight: 1.0,
+            }),
+            _ => None,
+        };
+        if let Some(fusion) = fusion {
+            out.push((
+                label,
+                SearchOptions {
+                    fusion,
+                    ..SearchOptions::default()
+                },
+            ));
+            continue;
+        }
         let mut params = serde_json::to_value(crate::config::QueryParams::default())?;
         let slot = params
             .get_mut(name.trim())

@@ -2,8 +2,7 @@
 
 use super::args::SearchArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{snippet, DocIndex, SearchOptions};
-use crate::lexical::Hit;
+use crate::engine::{snippet, DocIndex, Hit, HitExplain, SearchOptions};
 use serde::Serialize;
 
 /// One result in `--json` output.
@@ -18,8 +17,10 @@ struct JsonResult<'a> {
     title: &'a str,
     score: f32,
     snippet: String,
+    /// Whether any query term matched the chunk lexically.
+    lexical_match: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    explain: Option<&'a crate::lexical::Explain>,
+    explain: Option<&'a HitExplain>,
 }
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
@@ -28,6 +29,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     let mut opts = SearchOptions {
         limit: a.limit,
         explain: a.explain,
+        mode: a.mode,
         ..SearchOptions::default()
     };
     if let Some(f) = a.floor {
@@ -37,18 +39,28 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
         );
         opts.params.floor = f;
     }
-    let hits = index.search(&query, &opts)?;
+    let resp = index.search(&query, &opts)?;
+    if let Some(why) = &resp.degraded {
+        eprintln!("note: answering lexically: {why}");
+    }
     if a.json {
-        let results: Vec<JsonResult> = hits
+        let results: Vec<JsonResult> = resp
+            .hits
             .iter()
             .enumerate()
             .map(|(i, h)| json_result(i, h))
             .collect();
-        print_json(&serde_json::json!({ "query": query, "results": results }))?;
+        print_json(&serde_json::json!({
+            "query": query,
+            "mode": resp.mode.name(),
+            "degraded": resp.degraded,
+            "generation": index.manifest().generation,
+            "results": results,
+        }))?;
     } else {
-        print_text(&hits)?;
+        print_text(&resp.hits)?;
     }
-    Ok(if hits.is_empty() {
+    Ok(if resp.hits.is_empty() {
         super::EXIT_NO_HITS
     } else {
         super::EXIT_OK
@@ -67,6 +79,7 @@ fn json_result(i: usize, h: &Hit) -> JsonResult<'_> {
         title: &c.title,
         score: round3(h.score),
         snippet: snippet(&c.text, &h.matched_terms),
+        lexical_match: !h.matched_terms.is_empty(),
         explain: h.explain.as_ref(),
     }
 }
@@ -88,31 +101,44 @@ fn print_text(hits: &[Hit]) -> anyhow::Result<()> {
         ))?;
         print_line(&format!("    {}", snippet(&c.text, &h.matched_terms)))?;
         if let Some(e) = &h.explain {
-            print_line(&format!(
-                "    score {:.3} = lexical {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3}",
-                e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol
-            ))?;
-            for t in &e.terms {
-                let fields: Vec<String> = t
-                    .fields
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {:.3} (tf {:.1}, len {:.0})",
-                            f.field, f.contribution, f.tf, f.length
-                        )
-                    })
-                    .collect();
-                print_line(&format!(
-                    "      {:<20} idf {:.3} tf~ {:.3} → {:.3}: {}",
-                    t.term,
-                    t.idf,
-                    t.pseudo_tf,
-                    t.contribution,
-                    fields.join(", ")
-                ))?;
-            }
+            print_explain(e)?;
         }
+    }
+    Ok(())
+}
+
+fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
+    if let Some(f) = &x.fusion {
+        let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
+        print_line(&format!(
+            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3} (cosine {:.3}, rank {}) + exact bonus {:.3}",
+            f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus
+        ))?;
+    }
+    let e = &x.lexical;
+    print_line(&format!(
+        "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3}",
+        e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol
+    ))?;
+    for t in &e.terms {
+        let fields: Vec<String> = t
+            .fields
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {:.3} (tf {:.1}, len {:.0})",
+                    f.field, f.contribution, f.tf, f.length
+                )
+            })
+            .collect();
+        print_line(&format!(
+            "      {:<20} idf {:.3} tf~ {:.3} → {:.3}: {}",
+            t.term,
+            t.idf,
+            t.pseudo_tf,
+            t.contribution,
+            fields.join(", ")
+        ))?;
     }
     Ok(())
 }

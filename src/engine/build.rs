@@ -1,14 +1,17 @@
 //! Building an index: discover → read → chunk → project → write → publish.
 
+use super::embedding::embed_all;
 use super::jsonl::read_jsonl;
 use crate::chunk::{chunk_document, SourceDoc};
 use crate::config::IndexConfig;
 use crate::discover::{discover, read_text, Warning};
+use crate::embed::{embedding_input, Embedder};
 use crate::error::{Error, Result};
 use crate::lexical::LexicalWriter;
 use crate::projection::project;
 use crate::store::{
-    write_atomic, CollectionShape, FileEntry, Manifest, Snapshot, SourceSpec, SCHEMA_VERSION,
+    write_atomic, CollectionShape, FileEntry, Manifest, Snapshot, SourceSpec, VectorsInfo,
+    SCHEMA_VERSION,
 };
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -22,6 +25,31 @@ pub enum Source {
     Jsonl(PathBuf),
 }
 
+/// The phase a build is in, for progress reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading, chunking and indexing documents (units: documents).
+    Indexing,
+    /// Embedding chunks (units: chunks to embed).
+    Embedding,
+}
+
+/// Progress of a build: `done` of `total` units of `phase`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub phase: Phase,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// How to build.
+#[derive(Clone, Copy)]
+pub struct BuildOptions<'a> {
+    pub config: IndexConfig,
+    /// Embed every chunk with this embedder; `None` builds a lexical-only index.
+    pub embedder: Option<&'a dyn Embedder>,
+}
+
 /// What a build did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuildReport {
@@ -31,13 +59,19 @@ pub struct BuildReport {
     /// Files or records skipped or degraded, each with its reason.
     pub warnings: Vec<Warning>,
     pub generation: u64,
+    /// Chunks embedded in this build.
+    pub embedded: u64,
+    /// Chunks whose vector was reused from the previous generation (same embedding hash).
+    pub reused: u64,
     /// Wall time of the whole build, ms.
     pub elapsed_ms: u64,
 }
 
 /// Builds a new generation of the index in `index_dir` from `source` and publishes it by
-/// atomically replacing the manifest. `progress(done, total)` is called after each
-/// document. A crash before the manifest is replaced leaves the previous index intact.
+/// atomically replacing the manifest. `progress` is called after each document and each
+/// group of embedded chunks. A crash before the manifest is replaced leaves the previous
+/// index intact. With an embedder, vectors of unchanged chunks are reused from the
+/// previous generation (found by embedding hash) and only the others are embedded.
 ///
 /// # Errors
 /// [`Error::Config`] for an invalid configuration or when no document is found;
@@ -45,10 +79,11 @@ pub struct BuildReport {
 pub fn build(
     index_dir: &Path,
     source: &Source,
-    config: &IndexConfig,
-    progress: &mut dyn FnMut(u64, u64),
+    opts: &BuildOptions,
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<BuildReport> {
     let started = Instant::now();
+    let config = &opts.config;
     config.validate()?;
     let mut warnings = Vec::new();
     let (spec, docs) = load_source(source, config, &mut warnings)?;
@@ -65,17 +100,45 @@ pub fn build(
     let mut writer = LexicalWriter::create(&lex_dir)?;
     let total = docs.len() as u64;
     let mut snapshot = Snapshot::default();
+    let mut inputs = Vec::new();
     for (i, loaded) in docs.into_iter().enumerate() {
         let chunks = chunk_document(&loaded.doc, &config.chunker);
         let mut entry = loaded.entry;
         entry.chunks = chunks.len() as u32;
         for chunk in chunks {
+            if opts.embedder.is_some() {
+                inputs.push(embedding_input(
+                    &chunk.title,
+                    &chunk.heading_path,
+                    &chunk.body,
+                ));
+            }
             writer.add(&project(chunk, entry.root))?;
         }
         snapshot.files.push(entry);
-        progress(i as u64 + 1, total);
+        progress(Progress {
+            phase: Phase::Indexing,
+            done: i as u64 + 1,
+            total,
+        });
     }
     let stats = writer.finish()?;
+    let (vectors, embedded, reused) = match opts.embedder {
+        Some(e) => {
+            let previous = previous_vectors(index_dir);
+            let mut out = embed_all(e, &inputs, previous.as_ref(), progress)?;
+            out.set.write(&gen_dir)?;
+            let info = VectorsInfo {
+                identity_key: out.set.meta.identity_key.clone(),
+                model: e.identity().model.clone(),
+                dim: out.set.meta.dim,
+                embedded: out.set.len() as u64,
+                pending: 0,
+            };
+            (Some(info), out.embedded, out.reused)
+        }
+        None => (None, 0, 0),
+    };
 
     let files_json = serde_json::to_vec(&snapshot).unwrap_or_default();
     let files_path = gen_dir.join("files.json");
@@ -97,6 +160,7 @@ pub fn build(
         },
         snapshot_hash: snapshot.hash(),
         files_sha256: crate::hashing::sha256_hex(&files_json),
+        vectors,
         seal: String::new(),
     };
     write_atomic(
@@ -109,8 +173,23 @@ pub fn build(
         chunks: stats.chunks,
         warnings,
         generation,
+        embedded,
+        reused,
         elapsed_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// The vectors of the currently published generation, if any can be read.
+fn previous_vectors(index_dir: &Path) -> Option<crate::vector::VectorSet> {
+    let m = Manifest::load(index_dir).ok()?;
+    m.vectors.as_ref()?;
+    match crate::vector::VectorSet::read(&index_dir.join(&m.generation_dir)) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!("previous vectors unusable, embedding everything again: {e}");
+            None
+        }
+    }
 }
 
 /// A document ready to chunk, with its snapshot entry.

@@ -5,13 +5,18 @@
 //! (`store`) and indexes (`lexical`).
 
 mod build;
+mod embedding;
+mod hit;
+mod hybrid;
 mod jsonl;
 mod open;
 mod snippet;
 mod status;
 
-pub use build::{build, BuildReport, Source};
-pub use open::{DocIndex, SearchOptions};
+pub use build::{build, BuildOptions, BuildReport, Phase, Progress, Source};
+pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
+pub use hybrid::FUSION_DEPTH;
+pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
 pub use snippet::{snippet, SNIPPET_CHARS};
 pub use status::{status, Status};
 

@@ -1,10 +1,18 @@
-//! Opening a published index and searching it.
+//! Opening a published index; the vector side is loaded lazily, on first use.
 
+use super::hit::{Mode, SearchResponse};
 use crate::config::QueryParams;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::lexical::{Hit, LexicalIndex, LexicalQuery};
+use crate::fusion::Fusion;
+use crate::lexical::{LexicalIndex, LexicalQuery};
 use crate::store::{Manifest, Snapshot, SourceSpec};
+use crate::vector::VectorSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The fusion used when none is given: chosen on the dev sets (see `benches/RESULTS.md`).
+pub const DEFAULT_FUSION: Fusion = Fusion::Convex { alpha: 0.6 };
 
 /// Search settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -13,7 +21,9 @@ pub struct SearchOptions {
     pub limit: usize,
     /// Attach the named score parts to each hit.
     pub explain: bool,
+    pub mode: Mode,
     pub params: QueryParams,
+    pub fusion: Fusion,
 }
 
 impl Default for SearchOptions {
@@ -21,21 +31,28 @@ impl Default for SearchOptions {
         SearchOptions {
             limit: 10,
             explain: false,
+            mode: Mode::Auto,
             params: QueryParams::default(),
+            fusion: DEFAULT_FUSION,
         }
     }
 }
+
+/// Loads the embedder for the vector side (the default MiniLM, or one given).
+pub type EmbedderSlot = OnceLock<std::result::Result<Arc<dyn Embedder>, String>>;
 
 /// An opened, verified index.
 pub struct DocIndex {
     dir: PathBuf,
     manifest: Manifest,
-    lexical: LexicalIndex,
+    pub(super) lexical: LexicalIndex,
+    vectors: OnceLock<std::result::Result<VectorSet, String>>,
+    embedder: EmbedderSlot,
 }
 
 impl DocIndex {
     /// Opens the index in `dir`: verifies the manifest (seal, versions), then opens the
-    /// generation it names.
+    /// generation it names. Vectors and the embedder are loaded on first vector use.
     ///
     /// # Errors
     /// [`Error::NoIndex`] when `dir` holds no index; [`Error::Corrupt`] with a rebuild
@@ -63,21 +80,71 @@ impl DocIndex {
             dir: dir.to_path_buf(),
             manifest,
             lexical,
+            vectors: OnceLock::new(),
+            embedder: OnceLock::new(),
         })
     }
 
-    /// Ranks chunks for `query`, best first.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] or [`Error::Tantivy`] when the index cannot be read. Any query
-    /// text is accepted.
-    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        self.lexical.search(&LexicalQuery {
+    /// Uses `embedder` for queries instead of loading the default one (e.g. to share one
+    /// loaded model between indexes). Has no effect after the first vector query.
+    pub fn with_embedder(self, embedder: Arc<dyn Embedder>) -> Self {
+        let _ = self.embedder.set(Ok(embedder));
+        self
+    }
+
+    /// The lexical ranking alone, cut by floor and limit.
+    pub(super) fn lexical_search(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<SearchResponse> {
+        let hits = self.lexical.search(&LexicalQuery {
             text: query,
             limit: opts.limit,
             params: opts.params,
             explain: opts.explain,
+        })?;
+        Ok(SearchResponse {
+            hits: hits.into_iter().map(Into::into).collect(),
+            mode: Mode::Lexical,
+            degraded: None,
         })
+    }
+
+    /// The vectors and the embedder, if both are usable and agree on the identity;
+    /// otherwise the reason, for messages and the `degraded` flag.
+    pub fn vector_side(&self) -> std::result::Result<(&VectorSet, &dyn Embedder), String> {
+        let Some(info) = &self.manifest.vectors else {
+            return Err("the index has no vectors (built with --no-embeddings or without a model); rebuild it with the model provisioned".into());
+        };
+        let embedder = self
+            .embedder
+            .get_or_init(|| {
+                crate::embed::load_default_embedder()
+                    .map(Arc::from)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let key = embedder.identity().key();
+        if key != info.identity_key {
+            return Err(format!(
+                "the index's vectors come from another embedder ({} {}…), the loaded one is {} {}…; rebuild with `docfuse index` to re-embed",
+                info.model,
+                &info.identity_key[..12.min(info.identity_key.len())],
+                embedder.identity().model,
+                &key[..12]
+            ));
+        }
+        let vectors = self
+            .vectors
+            .get_or_init(|| {
+                VectorSet::read(&self.dir.join(&self.manifest.generation_dir))
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        Ok((vectors, embedder.as_ref()))
     }
 
     pub fn manifest(&self) -> &Manifest {

@@ -77,7 +77,7 @@ pub fn evaluate(
     let mut outcomes = Vec::with_capacity(questions.len());
     for q in questions {
         let t = Instant::now();
-        let hits = index.search(&q.query, &opts)?;
+        let hits = index.search(&q.query, &opts)?.hits;
         let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
         let ranked: Vec<_> = hits.iter().map(|h| &h.chunk).collect();
         let g = gains(&ranked, &q.judgments);

@@ -17,6 +17,8 @@ pub struct LexicalIndex {
     pub(crate) avg_field_len: PerField<f32>,
     /// Chunks in the collection (BM25F N).
     pub(crate) n: u64,
+    /// Document address of each chunk ordinal, read from the `ord` fast field on first use.
+    addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
 }
 
 impl LexicalIndex {
@@ -46,7 +48,37 @@ impl LexicalIndex {
             params,
             avg_field_len,
             n,
+            addrs: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The document address of chunk ordinal `ord`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when no chunk has that ordinal or the fast field is unreadable.
+    pub(crate) fn addr_of(&self, ord: u64) -> Result<DocAddress> {
+        if self.addrs.get().is_none() {
+            let table = self.read_addrs()?;
+            let _ = self.addrs.set(table);
+        }
+        self.addrs
+            .get()
+            .and_then(|t| t.get(ord as usize).copied().flatten())
+            .ok_or_else(|| Error::corrupt(&self.dir, format!("no chunk with ordinal {ord}")))
+    }
+
+    fn read_addrs(&self) -> Result<Vec<Option<DocAddress>>> {
+        let searcher = self.searcher();
+        let mut table = vec![None; self.n as usize];
+        for (seg, sr) in searcher.segment_readers().iter().enumerate() {
+            let ords = sr.fast_fields().u64("ord")?;
+            for doc in sr.doc_ids_alive() {
+                if let Some(slot) = ords.first(doc).and_then(|o| table.get_mut(o as usize)) {
+                    *slot = Some(DocAddress::new(seg as u32, doc));
+                }
+            }
+        }
+        Ok(table)
     }
 
     pub(crate) fn searcher(&self) -> Searcher {

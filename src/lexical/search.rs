@@ -57,41 +57,128 @@ struct Acc {
     exact: [bool; 3],
 }
 
+/// The full outcome of one lexical query: every matching chunk scored and ranked (no
+/// floor, no limit). Front ends cut it; fusion reads all of it.
+pub struct LexicalRun {
+    searcher: Searcher,
+    qterms: Vec<QTerm>,
+    accs: HashMap<DocAddress, Acc>,
+    ranked: Vec<Ranked>,
+}
+
+/// One ranked chunk of a [`LexicalRun`], without its stored text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    /// Chunk ordinal.
+    pub ord: u64,
+    /// `lexical × aboutness + exact parts`.
+    pub score: f32,
+    /// `lexical × aboutness`, without the exact parts.
+    pub base: f32,
+    /// Sum of the exact parts, as multiples of the best base score (0 when none applies).
+    pub exact_share: f32,
+}
+
+impl LexicalRun {
+    /// Every matching chunk, best first (ties by ordinal).
+    pub fn scored(&self) -> Vec<Scored> {
+        let best = self
+            .ranked
+            .iter()
+            .map(|r| r.parts.lexical * r.parts.aboutness)
+            .fold(0.0f32, f32::max);
+        self.ranked
+            .iter()
+            .map(|r| {
+                let base = r.parts.lexical * r.parts.aboutness;
+                let exact: f32 = r.parts.exact.iter().sum();
+                Scored {
+                    ord: self.accs[&r.addr].ord,
+                    score: r.parts.score,
+                    base,
+                    exact_share: if best > 0.0 { exact / best } else { 0.0 },
+                }
+            })
+            .collect()
+    }
+}
+
 impl LexicalIndex {
-    /// Runs `query` and returns at most `query.limit` hits, best first.
+    /// Runs `query` and returns at most `query.limit` hits, best first, dropping those
+    /// under `floor × best`.
     ///
     /// # Errors
     /// [`crate::Error::Tantivy`] or [`crate::Error::Corrupt`] when the index cannot be read.
     /// Any query text is accepted: one with no term gives an empty list.
     pub fn search(&self, query: &LexicalQuery) -> Result<Vec<Hit>> {
+        let run = self.run(query.text, &query.params)?;
+        let top = run.ranked.first().map_or(0.0, |r| r.parts.score);
+        let kept = run
+            .ranked
+            .iter()
+            .take_while(|r| r.parts.score >= query.params.floor * top)
+            .take(query.limit)
+            .map(|r| self.acc_hit(&run, r, query.explain))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(kept)
+    }
+
+    /// Scores every chunk matching `text` (see [`LexicalRun`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::Tantivy`] when the index cannot be read.
+    pub fn run(&self, text: &str, params: &QueryParams) -> Result<LexicalRun> {
         let searcher = self.searcher();
-        let mut terms = query_terms(query.text);
+        let mut terms = query_terms(text);
         terms.truncate(MAX_QUERY_TERMS);
-        let qterms = self.expand(&searcher, terms, &query.params)?;
+        let qterms = self.expand(&searcher, terms, params)?;
         let mut accs = self.collect(&searcher, &qterms)?;
-        self.mark_exact(&searcher, query.text, &mut accs)?;
+        self.mark_exact(&searcher, text, &mut accs)?;
         self.fill_lengths_and_ords(&searcher, &mut accs, qterms.len())?;
-        if accs.is_empty() {
-            return Ok(Vec::new());
+        let ranked = if accs.is_empty() {
+            Vec::new()
+        } else {
+            self.rank(&qterms, &accs, params)
+        };
+        Ok(LexicalRun {
+            searcher,
+            qterms,
+            accs,
+            ranked,
+        })
+    }
+
+    /// The hit for chunk `ord` in `run`: its lexical parts if it matched, zeros if not.
+    ///
+    /// # Errors
+    /// [`crate::Error::Corrupt`] when `ord` is not in the index or its chunk is unreadable.
+    pub fn hit_for(&self, run: &LexicalRun, ord: u64, explain: bool) -> Result<Hit> {
+        if let Some(r) = run.ranked.iter().find(|r| run.accs[&r.addr].ord == ord) {
+            return self.acc_hit(run, r, explain);
         }
-        let ranked = self.rank(&qterms, &accs, &query.params);
-        let mut hits = Vec::with_capacity(query.limit.min(ranked.len()));
-        for r in ranked.into_iter().take(query.limit) {
-            let acc = &accs[&r.addr];
-            let matched_terms = (0..qterms.len())
-                .filter(|&q| acc.tf[q].iter().any(|t| *t > 0.0))
-                .map(|q| qterms[q].text.clone())
-                .collect();
-            let explain = query.explain.then(|| self.explain(&qterms, acc, &r));
-            hits.push(Hit {
-                score: r.parts.score,
-                ord: acc.ord,
-                chunk: self.stored(&searcher, r.addr)?,
-                matched_terms,
-                explain,
-            });
-        }
-        Ok(hits)
+        let addr = self.addr_of(ord)?;
+        Ok(Hit {
+            score: 0.0,
+            ord,
+            chunk: self.stored(&run.searcher, addr)?,
+            matched_terms: Vec::new(),
+            explain: explain.then(|| self.explain(&run.qterms, &Acc::default(), &Ranked::zero())),
+        })
+    }
+
+    fn acc_hit(&self, run: &LexicalRun, r: &Ranked, explain: bool) -> Result<Hit> {
+        let acc = &run.accs[&r.addr];
+        let matched_terms = (0..run.qterms.len())
+            .filter(|&q| acc.tf.get(q).is_some_and(|tf| tf.iter().any(|t| *t > 0.0)))
+            .map(|q| run.qterms[q].text.clone())
+            .collect();
+        Ok(Hit {
+            score: r.parts.score,
+            ord: acc.ord,
+            chunk: self.stored(&run.searcher, r.addr)?,
+            matched_terms,
+            explain: explain.then(|| self.explain(&run.qterms, acc, r)),
+        })
     }
 
     /// Adds prefix expansions (highest document frequency first, capped) to each term of
@@ -295,7 +382,21 @@ struct Parts {
 struct Ranked {
     addr: DocAddress,
     parts: Parts,
-    idf: std::rc::Rc<Vec<(u64, f32)>>,
+    idf: std::sync::Arc<Vec<(u64, f32)>>,
+}
+
+impl Ranked {
+    /// The parts of a chunk that matched nothing.
+    fn zero() -> Ranked {
+        Ranked {
+            addr: DocAddress::new(0, 0),
+            parts: Parts {
+                aboutness: 1.0,
+                ..Parts::default()
+            },
+            idf: std::sync::Arc::new(Vec::new()),
+        }
+    }
 }
 
 impl LexicalIndex {
@@ -313,8 +414,8 @@ impl LexicalIndex {
                 }
             }
         }
-        let idfs: std::rc::Rc<Vec<(u64, f32)>> =
-            std::rc::Rc::new(df.iter().map(|&d| (d, idf(self.n, d))).collect());
+        let idfs: std::sync::Arc<Vec<(u64, f32)>> =
+            std::sync::Arc::new(df.iter().map(|&d| (d, idf(self.n, d))).collect());
         let mass: f32 = idfs.iter().map(|(_, i)| i).sum();
         let mut ranked: Vec<Ranked> = accs
             .iter()
@@ -343,9 +444,6 @@ impl LexicalIndex {
                 .total_cmp(&a.parts.score)
                 .then_with(|| accs[&a.addr].ord.cmp(&accs[&b.addr].ord))
         });
-        if let Some(top) = ranked.first().map(|r| r.parts.score) {
-            ranked.retain(|r| r.parts.score >= p.floor * top);
-        }
         ranked
     }
 

@@ -32,6 +32,20 @@ pub struct CollectionShape {
     pub avg_field_len: PerField<f32>,
 }
 
+/// What the generation's vector files hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorsInfo {
+    /// Key (sha256) of the embedder identity that produced the vectors.
+    pub identity_key: String,
+    /// Model name, for messages.
+    pub model: String,
+    pub dim: usize,
+    /// Chunks with a vector.
+    pub embedded: u64,
+    /// Chunks still without one (lexical only until a refresh embeds them).
+    pub pending: u64,
+}
+
 /// The sealed description of a published index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -53,6 +67,9 @@ pub struct Manifest {
     pub snapshot_hash: String,
     /// sha256 of the generation's `files.json`.
     pub files_sha256: String,
+    /// The vector side of this generation, if it has one.
+    #[serde(default)]
+    pub vectors: Option<VectorsInfo>,
     /// sha256 over the manifest's canonical JSON with `seal` removed.
     #[serde(default)]
     pub seal: String,
@@ -164,6 +181,7 @@ mod tests {
             },
             snapshot_hash: "s".into(),
             files_sha256: "f".into(),
+            vectors: None,
             seal: String::new(),
         }
     }

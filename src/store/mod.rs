@@ -12,5 +12,7 @@ mod manifest;
 mod snapshot;
 
 pub use atomic::write_atomic;
-pub use manifest::{CollectionShape, Manifest, SourceSpec, MANIFEST_FILE, SCHEMA_VERSION};
+pub use manifest::{
+    CollectionShape, Manifest, SourceSpec, VectorsInfo, MANIFEST_FILE, SCHEMA_VERSION,
+};
 pub use snapshot::{FileEntry, Snapshot};

@@ -39,6 +39,16 @@ pub fn docfuse(cwd: &Path, args: &[&str]) -> Output {
         .expect("the docfuse binary runs")
 }
 
+/// Runs the `docfuse` binary with `args` in `cwd` and extra environment variables.
+pub fn docfuse_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_docfuse"));
+    c.args(args).current_dir(cwd).env_remove("DOCFUSE_LOG");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the docfuse binary runs")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

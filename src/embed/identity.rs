@@ -1,0 +1,103 @@
+//! The embedder identity and the embedding input of a chunk.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of [`embedding_input`]'s template; part of the identity.
+pub const INPUT_TEMPLATE_VERSION: u32 = 1;
+
+/// Everything that decides the vectors an embedder produces. Two embedders with equal
+/// identities give equal vectors for equal inputs; any difference re-embeds everything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderIdentity {
+    /// Model name, e.g. `all-MiniLM-L6-v2`.
+    pub model: String,
+    /// sha256 of the ONNX model file.
+    pub model_sha256: String,
+    /// sha256 of `tokenizer.json`.
+    pub tokenizer_sha256: String,
+    /// Pooling over token states: `mean` (attention-masked).
+    pub pooling: String,
+    /// Vectors are L2-normalised.
+    pub normalized: bool,
+    /// Longest input, in word pieces; longer inputs are truncated.
+    pub max_length: usize,
+    pub dim: usize,
+    /// [`INPUT_TEMPLATE_VERSION`].
+    pub input_template: u32,
+}
+
+impl EmbedderIdentity {
+    /// sha256 over the identity's JSON (a short, stable key for it).
+    pub fn key(&self) -> String {
+        crate::hashing::sha256_hex(&serde_json::to_vec(self).unwrap_or_default())
+    }
+}
+
+/// The hash a chunk's vector is stored under: sha256 over the embedder identity key and
+/// the exact embedding input. Equal hash, equal vector: reuse it instead of embedding.
+pub fn embedding_hash(identity_key: &str, input: &str) -> String {
+    let mut h = crate::hashing::Hasher::new();
+    h.part(identity_key).part(input);
+    h.finish()
+}
+
+/// The text embedded for a chunk: document title, heading path (` › `-joined) and the
+/// chunk's plain body, separated by blank lines (template version 1).
+pub fn embedding_input(title: &str, heading_path: &[String], body: &str) -> String {
+    let mut s = String::with_capacity(title.len() + body.len() + 64);
+    s.push_str(title.trim());
+    let path = heading_path.join(" › ");
+    if !path.is_empty() && path != title.trim() {
+        s.push('\n');
+        s.push_str(&path);
+    }
+    s.push_str("\n\n");
+    s.push_str(body.trim());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> EmbedderIdentity {
+        EmbedderIdentity {
+            model: "m".into(),
+            model_sha256: "a".into(),
+            tokenizer_sha256: "b".into(),
+            pooling: "mean".into(),
+            normalized: true,
+            max_length: 256,
+            dim: 384,
+            input_template: INPUT_TEMPLATE_VERSION,
+        }
+    }
+
+    #[test]
+    fn every_part_of_the_identity_changes_its_key() {
+        let base = id().key();
+        type Change = Box<dyn Fn(&mut EmbedderIdentity)>;
+        let variants: Vec<Change> = vec![
+            Box::new(|i| i.model.push('x')),
+            Box::new(|i| i.model_sha256.push('x')),
+            Box::new(|i| i.tokenizer_sha256.push('x')),
+            Box::new(|i| i.pooling = "cls".into()),
+            Box::new(|i| i.normalized = false),
+            Box::new(|i| i.max_length = 128),
+            Box::new(|i| i.dim = 768),
+            Box::new(|i| i.input_template = 2),
+        ];
+        for change in variants {
+            let mut i = id();
+            change(&mut i);
+            assert_ne!(i.key(), base);
+        }
+    }
+
+    #[test]
+    fn input_joins_title_heading_path_and_body() {
+        let s = embedding_input("Book", &["Ch".into(), "Sec".into()], " body text ");
+        assert_eq!(s, "Book\nCh › Sec\n\nbody text");
+        assert_eq!(embedding_input("T", &["T".into()], "b"), "T\n\nb");
+    }
+}

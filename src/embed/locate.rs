@@ -1,0 +1,83 @@
+//! Finding the model files and the ONNX Runtime library.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Environment variable: folder holding `model.onnx` and the tokenizer files.
+pub const ENV_MODEL_DIR: &str = "DOCFUSE_MODEL_DIR";
+/// Environment variable: path of the ONNX Runtime shared library.
+pub const ENV_ORT_DYLIB: &str = "DOCFUSE_ORT_DYLIB";
+
+const MODEL_SUBDIR: &str = "all-MiniLM-L6-v2";
+const ORT_FILE: &str = "onnxruntime/libonnxruntime.so.1.31.1";
+/// Files the model folder must hold.
+pub const MODEL_FILES: [&str; 5] = [
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+];
+
+/// Where the embedder's files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelPaths {
+    /// Folder with [`MODEL_FILES`].
+    pub model_dir: PathBuf,
+    /// The ONNX Runtime shared library.
+    pub ort_dylib: PathBuf,
+}
+
+/// Locates the model folder and the ONNX Runtime library: `DOCFUSE_MODEL_DIR` and
+/// `DOCFUSE_ORT_DYLIB` when set, else a `models/` folder (as laid out by
+/// `scripts/provision-models`) in the current folder or beside the executable or up to
+/// four folders above it.
+///
+/// # Errors
+/// [`Error::VectorsUnavailable`] naming what is missing and how to provision it.
+pub fn locate_models() -> Result<ModelPaths> {
+    let roots = candidate_roots();
+    let model_dir = match std::env::var_os(ENV_MODEL_DIR) {
+        Some(d) => PathBuf::from(d),
+        None => first_existing(&roots, |r| r.join(MODEL_SUBDIR).join("model.onnx"))
+            .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
+            .ok_or_else(|| missing("the all-MiniLM-L6-v2 model files"))?,
+    };
+    for f in MODEL_FILES {
+        if !model_dir.join(f).is_file() {
+            return Err(missing(&format!("`{}`", model_dir.join(f).display())));
+        }
+    }
+    let ort_dylib = match std::env::var_os(ENV_ORT_DYLIB) {
+        Some(p) => PathBuf::from(p),
+        None => first_existing(&roots, |r| r.join(ORT_FILE))
+            .ok_or_else(|| missing("the ONNX Runtime library"))?,
+    };
+    if !ort_dylib.is_file() {
+        return Err(missing(&format!("`{}`", ort_dylib.display())));
+    }
+    Ok(ModelPaths {
+        model_dir,
+        ort_dylib,
+    })
+}
+
+fn missing(what: &str) -> Error {
+    Error::VectorsUnavailable(format!(
+        "{what} not found\nhint: run `bash scripts/provision-models`, or set {ENV_MODEL_DIR} and {ENV_ORT_DYLIB}"
+    ))
+}
+
+fn candidate_roots() -> Vec<PathBuf> {
+    let mut roots = vec![PathBuf::from("models")];
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(5) {
+            roots.push(dir.join("models"));
+        }
+    }
+    roots
+}
+
+fn first_existing(roots: &[PathBuf], f: impl Fn(&Path) -> PathBuf) -> Option<PathBuf> {
+    roots.iter().map(|r| f(r)).find(|p| p.is_file())
+}

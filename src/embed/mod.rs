@@ -1,0 +1,61 @@
+//! Embedders: text in, L2-normalised dense vectors out, with an identity that says
+//! exactly which model, tokenizer and settings produced them.
+//!
+//! Owns: the [`Embedder`] trait, [`EmbedderIdentity`], the embedding-input template of a
+//! chunk, locating model files, and the MiniLM embedder (feature `embeddings`).
+//! Must not import: `lexical`, `vector`, `engine`, `cli` (indexes do not import each other).
+
+mod identity;
+mod locate;
+#[cfg(feature = "embeddings")]
+mod minilm;
+
+pub use identity::{embedding_hash, embedding_input, EmbedderIdentity, INPUT_TEMPLATE_VERSION};
+pub use locate::{locate_models, ModelPaths, ENV_MODEL_DIR, ENV_ORT_DYLIB};
+
+use crate::error::Result;
+
+/// Dimension of all-MiniLM-L6-v2 vectors.
+pub const MINILM_DIM: usize = 384;
+
+/// Turns texts into vectors.
+///
+/// Implementations must be deterministic: the same text gives the same vector whatever
+/// else is in the call (no dependence on batch neighbours).
+pub trait Embedder: Send + Sync {
+    /// What produces the vectors; part of every chunk's embedding hash.
+    fn identity(&self) -> &EmbedderIdentity;
+
+    /// Vector dimension.
+    fn dim(&self) -> usize;
+
+    /// Embeds `texts`: returns `[texts.len(), dim]` f32 row-major, each row L2-normalised
+    /// (cosine = dot product).
+    ///
+    /// # Errors
+    /// [`crate::Error::Embedder`] when tokenisation or inference fails.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<f32>>;
+}
+
+/// Loads the default embedder (all-MiniLM-L6-v2 through ONNX Runtime) from the located
+/// model files.
+///
+/// # Errors
+/// [`crate::Error::VectorsUnavailable`] saying why (built without the `embeddings`
+/// feature, model files or the ONNX Runtime library missing, library failed to load).
+#[cfg(feature = "embeddings")]
+pub fn load_default_embedder() -> Result<Box<dyn Embedder>> {
+    let paths = locate_models()?;
+    Ok(Box::new(minilm::MiniLm::load(&paths)?))
+}
+
+/// Without the `embeddings` feature there is no embedder: this always fails, loudly.
+///
+/// # Errors
+/// Always [`crate::Error::VectorsUnavailable`].
+#[cfg(not(feature = "embeddings"))]
+pub fn load_default_embedder() -> Result<Box<dyn Embedder>> {
+    Err(crate::Error::VectorsUnavailable(
+        "this docfuse was built without the `embeddings` feature".into(),
+    ))
+}

@@ -1,0 +1,112 @@
+//! Search results of the engine, whatever the mode.
+
+use crate::fusion::Fusion;
+use crate::lexical::Explain;
+use crate::projection::StoredChunk;
+use serde::{Deserialize, Serialize};
+
+/// How a query is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Hybrid when the index has usable vectors, else lexical (and says why).
+    Auto,
+    /// BM25F only.
+    Lexical,
+    /// Cosine similarity only.
+    Vector,
+    /// Fusion of the lexical and vector rankings.
+    Hybrid,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Lexical => "lexical",
+            Mode::Vector => "vector",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Mode::Auto),
+            "lexical" => Ok(Mode::Lexical),
+            "vector" => Ok(Mode::Vector),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(format!(
+                "unknown mode `{other}` (modes: auto, lexical, vector, hybrid)"
+            )),
+        }
+    }
+}
+
+/// One ranked chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The score the ranking used (lexical score, cosine, or fused score by mode).
+    pub score: f32,
+    /// Chunk ordinal.
+    pub ord: u64,
+    pub chunk: StoredChunk,
+    /// Query terms that matched the chunk lexically (empty when none did).
+    pub matched_terms: Vec<String>,
+    pub explain: Option<HitExplain>,
+}
+
+/// Every named part of a hit's score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HitExplain {
+    /// The lexical parts (all zero when no query term matched).
+    #[serde(flatten)]
+    pub lexical: Explain,
+    /// The fusion parts, in vector and hybrid mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionExplain>,
+}
+
+/// How a hit's fused score came about.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FusionExplain {
+    pub fusion: Fusion,
+    /// Lexical score without exact parts (`lexical × aboutness`), and 1-based rank.
+    pub lexical_score: f32,
+    pub lexical_rank: Option<u32>,
+    /// Cosine with the query, and 1-based rank among all chunks.
+    pub cosine: f32,
+    pub vector_rank: Option<u32>,
+    /// Contribution of each side to the fused score.
+    pub lexical_part: f32,
+    pub vector_part: f32,
+    /// Added for an exact id, path or symbol match (keeps such hits on top).
+    pub exact_bonus: f32,
+}
+
+/// A query's results and how they were produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResponse {
+    pub hits: Vec<Hit>,
+    /// The mode that produced the hits (never `Auto`).
+    pub mode: Mode,
+    /// Why the requested mode could not be used, when `auto` fell back to lexical.
+    pub degraded: Option<String>,
+}
+
+impl From<crate::lexical::Hit> for Hit {
+    fn from(h: crate::lexical::Hit) -> Self {
+        Hit {
+            score: h.score,
+            ord: h.ord,
+            chunk: h.chunk,
+            matched_terms: h.matched_terms,
+            explain: h.explain.map(|lexical| HitExplain {
+                lexical,
+                fusion: None,
+            }),
+        }
+    }
+}

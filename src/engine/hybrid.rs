@@ -1,0 +1,166 @@
+//! Answering a query in the requested mode: lexical, vector, or the fusion of both.
+
+use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
+use super::open::{DocIndex, SearchOptions};
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::fusion::{fuse, Candidate};
+use crate::lexical::{LexicalRun, Scored};
+use crate::vector::{top_k, VectorSet};
+use std::collections::HashMap;
+
+/// Each side contributes at least this many candidates to the fusion.
+pub const FUSION_DEPTH: usize = 100;
+
+impl DocIndex {
+    /// Ranks chunks for `query` in `opts.mode`, best first.
+    ///
+    /// `auto` answers with hybrid when the vector side is usable, else lexically with the
+    /// reason in [`SearchResponse::degraded`].
+    ///
+    /// # Errors
+    /// [`Error::VectorsUnavailable`] for an explicit `vector` or `hybrid` request when the
+    /// vector side is not usable; [`Error::Corrupt`]/[`Error::Tantivy`] when the index
+    /// cannot be read; [`Error::Embedder`] when the query cannot be embedded. Any query
+    /// text is accepted.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+        if opts.mode == Mode::Lexical {
+            return self.lexical_search(query, opts);
+        }
+        let side = match (self.vector_side(), opts.mode) {
+            (Ok(side), _) => side,
+            (Err(reason), Mode::Auto) => {
+                let mut r = self.lexical_search(query, opts)?;
+                r.degraded = Some(reason);
+                return Ok(r);
+            }
+            (Err(reason), _) => return Err(Error::VectorsUnavailable(reason)),
+        };
+        let mode = if opts.mode == Mode::Vector {
+            Mode::Vector
+        } else {
+            Mode::Hybrid
+        };
+        let hits = self.fused_search(query, opts, mode, side)?;
+        Ok(SearchResponse {
+            hits,
+            mode,
+            degraded: None,
+        })
+    }
+
+    fn fused_search(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        mode: Mode,
+        (vectors, embedder): (&VectorSet, &dyn Embedder),
+    ) -> Result<Vec<Hit>> {
+        let qvec = embedder.embed(&[query])?;
+        let cosines = vectors.cosines(&qvec);
+        let depth = opts.limit.max(FUSION_DEPTH);
+        let run = self.lexical.run(query, &opts.params)?;
+        let lexical = run.scored();
+        let vector = top_k(&cosines, depth);
+        let cands = candidates(&lexical, &vector, &cosines, depth, mode);
+        let fusion = match mode {
+            Mode::Vector => crate::fusion::Fusion::Convex { alpha: 0.0 },
+            _ => opts.fusion,
+        };
+        let mut fused = fuse(&cands, &fusion);
+        // The exact parts keep a named id, path or symbol on top, as in lexical mode.
+        let best = fused.first().map_or(0.0, |f| f.score);
+        let exact: HashMap<u64, f32> = lexical.iter().map(|s| (s.ord, s.exact_share)).collect();
+        let bonus = |ord: u64| {
+            if mode == Mode::Hybrid {
+                exact.get(&ord).copied().unwrap_or(0.0) * best
+            } else {
+                0.0
+            }
+        };
+        for f in &mut fused {
+            f.score += bonus(f.key);
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        let top = fused.first().map_or(0.0, |f| f.score);
+        let by_ord: HashMap<u64, &Candidate> = cands.iter().map(|c| (c.key, c)).collect();
+        fused
+            .iter()
+            .filter(|f| f.score > 0.0 && f.score >= opts.params.floor * top)
+            .take(opts.limit)
+            .map(|f| {
+                let c = by_ord[&f.key];
+                let explain = FusionExplain {
+                    fusion,
+                    lexical_score: c.lexical,
+                    lexical_rank: c.lexical_rank,
+                    cosine: c.cosine,
+                    vector_rank: c.vector_rank,
+                    lexical_part: f.lexical_part,
+                    vector_part: f.vector_part,
+                    exact_bonus: bonus(f.key),
+                };
+                self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))
+            })
+            .collect()
+    }
+
+    fn fused_hit(
+        &self,
+        run: &LexicalRun,
+        ord: u64,
+        score: f32,
+        fusion: Option<FusionExplain>,
+    ) -> Result<Hit> {
+        let h = self.lexical.hit_for(run, ord, fusion.is_some())?;
+        Ok(Hit {
+            score,
+            ord,
+            chunk: h.chunk,
+            matched_terms: h.matched_terms,
+            explain: h.explain.map(|lexical| HitExplain { lexical, fusion }),
+        })
+    }
+}
+
+/// The union of both sides' top `depth`, each with its true score on both sides.
+fn candidates(
+    lexical: &[Scored],
+    vector: &[(u32, f32)],
+    cosines: &[f32],
+    depth: usize,
+    mode: Mode,
+) -> Vec<Candidate> {
+    let mut out: HashMap<u64, Candidate> = HashMap::new();
+    let lex_rank: HashMap<u64, (u32, f32)> = lexical
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.ord, (i as u32 + 1, s.base)))
+        .collect();
+    let add = |ord: u64| {
+        let (rank, base) = lex_rank
+            .get(&ord)
+            .copied()
+            .map_or((None, 0.0), |(r, b)| (Some(r), b));
+        Candidate {
+            key: ord,
+            lexical: base,
+            lexical_rank: rank.filter(|r| (*r as usize) <= depth),
+            cosine: cosines.get(ord as usize).copied().unwrap_or(0.0),
+            vector_rank: None,
+        }
+    };
+    if mode == Mode::Hybrid {
+        for s in lexical.iter().take(depth) {
+            out.insert(s.ord, add(s.ord));
+        }
+    }
+    for (i, (row, _)) in vector.iter().enumerate() {
+        let ord = *row as u64;
+        let c = out.entry(ord).or_insert_with(|| add(ord));
+        c.vector_rank = Some(i as u32 + 1);
+    }
+    let mut v: Vec<Candidate> = out.into_values().collect();
+    v.sort_by_key(|c| c.key);
+    v
+}

@@ -1,0 +1,72 @@
+//! The MiniLM embedder on the provisioned model files (`bash scripts/provision-models`).
+#![cfg(feature = "embeddings")]
+
+use docfuse::embed::{load_default_embedder, Embedder};
+use std::sync::OnceLock;
+
+fn embedder() -> &'static dyn Embedder {
+    static E: OnceLock<Box<dyn Embedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        load_default_embedder()
+            .unwrap_or_else(|e| panic!("{e}\n(run `bash scripts/provision-models` first)"))
+    })
+    .as_ref()
+}
+
+fn cos(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn reference_similarities_match_sentence_transformers() {
+    let e = embedder();
+    let texts = [
+        "That is a happy person",
+        "That is a happy dog",
+        "That is a very happy person",
+        "Today is a sunny day",
+    ];
+    let v = e.embed(&texts).unwrap();
+    assert_eq!(v.len(), 4 * 384);
+    let row = |i: usize| &v[i * 384..(i + 1) * 384];
+    let norm: f32 = row(0).iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "L2 norm {norm}");
+    let got = [
+        cos(row(0), row(1)),
+        cos(row(0), row(2)),
+        cos(row(0), row(3)),
+    ];
+    eprintln!("cosines: {got:?}");
+    for (g, want) in got.iter().zip([0.6945, 0.9429, 0.2568]) {
+        assert!((g - want).abs() <= 0.01, "cosine {g} vs reference {want}");
+    }
+}
+
+#[test]
+fn a_vector_does_not_depend_on_its_batch_neighbours() {
+    let e = embedder();
+    let alone = e.embed(&["How do I run tasks one after another?"]).unwrap();
+    let long = "a much longer neighbour text that forces padding ".repeat(20);
+    let batched = e
+        .embed(&[
+            "short",
+            "How do I run tasks one after another?",
+            long.as_str(),
+        ])
+        .unwrap();
+    assert_eq!(alone.as_slice(), &batched[384..768]);
+}
+
+#[test]
+fn identity_names_the_model_files_and_settings() {
+    let id = embedder().identity();
+    assert_eq!(id.model, "all-MiniLM-L6-v2");
+    assert_eq!(
+        id.model_sha256,
+        "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+    );
+    assert_eq!(
+        (id.pooling.as_str(), id.max_length, id.dim, id.normalized),
+        ("mean", 256, 384, true)
+    );
+}

@@ -1,0 +1,262 @@
+//! Embeddings end to end: vector reuse by hash, identity changes, degraded answers, and
+//! hybrid beating both arms on the Rust-book dev set. Needs the provisioned model
+//! (`bash scripts/provision-models`).
+#![cfg(feature = "embeddings")]
+
+mod common;
+use common::*;
+use docfuse::config::IndexConfig;
+use docfuse::embed::{load_default_embedder, Embedder, EmbedderIdentity};
+use docfuse::engine::{build, BuildOptions, BuildReport, DocIndex, Mode, SearchOptions, Source};
+use docfuse::eval::{evaluate, read_docfuse};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+fn minilm() -> Arc<dyn Embedder> {
+    static E: OnceLock<Arc<dyn Embedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        Arc::from(
+            load_default_embedder()
+                .unwrap_or_else(|e| panic!("{e}\n(run `bash scripts/provision-models`)")),
+        )
+    })
+    .clone()
+}
+
+/// The MiniLM embedder under another identity (as if the model file had changed).
+struct Renamed(Arc<dyn Embedder>, EmbedderIdentity);
+
+impl Embedder for Renamed {
+    fn identity(&self) -> &EmbedderIdentity {
+        &self.1
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> docfuse::Result<Vec<f32>> {
+        self.0.embed(texts)
+    }
+}
+
+fn renamed() -> Renamed {
+    let mut id = minilm().identity().clone();
+    id.model_sha256 = "0".repeat(64);
+    Renamed(minilm(), id)
+}
+
+fn index_with(dir: &Path, root: &Path, e: &dyn Embedder) -> BuildReport {
+    let opts = BuildOptions {
+        config: IndexConfig::default(),
+        embedder: Some(e),
+    };
+    build(
+        dir,
+        &Source::Roots(vec![root.to_path_buf()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+fn open(dir: &Path, e: Arc<dyn Embedder>) -> DocIndex {
+    DocIndex::open(dir).unwrap().with_embedder(e)
+}
+
+fn opts(mode: Mode) -> SearchOptions {
+    SearchOptions {
+        mode,
+        ..SearchOptions::default()
+    }
+}
+
+#[test]
+fn unchanged_corpus_embeds_nothing_and_an_edit_embeds_only_its_section() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    let idx = d.path().join("idx");
+    let first = index_with(&idx, &docs, minilm().as_ref());
+    assert_eq!((first.embedded, first.reused), (first.chunks, 0));
+
+    let again = index_with(&idx, &docs, minilm().as_ref());
+    assert_eq!((again.embedded, again.reused), (0, first.chunks));
+
+    let path = docs.join("guide/parallel.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("exit code is 130", "exit code is 131")).unwrap();
+    let edited = index_with(&idx, &docs, minilm().as_ref());
+    assert_eq!((edited.embedded, edited.reused), (1, first.chunks - 1));
+}
+
+#[test]
+fn another_identity_re_embeds_everything_and_is_never_mixed() {
+    let d = tempfile::tempdir().unwrap();
+    let idx = d.path().join("idx");
+    let first = index_with(&idx, &sample_docs(), minilm().as_ref());
+    let other = renamed();
+    let second = index_with(&idx, &sample_docs(), &other);
+    assert_eq!((second.embedded, second.reused), (first.chunks, 0));
+
+    // The index now holds vectors of `other`: the real MiniLM must not query them.
+    let index = open(&idx, minilm());
+    let r = index
+        .search("cancel running tasks", &opts(Mode::Auto))
+        .unwrap();
+    assert_eq!(r.mode, Mode::Lexical);
+    assert!(
+        r.degraded.as_deref().unwrap().contains("another embedder"),
+        "{:?}",
+        r.degraded
+    );
+    assert!(!r.hits.is_empty());
+    let err = index
+        .search("cancel running tasks", &opts(Mode::Hybrid))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("vector search unavailable"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_paraphrase_with_no_word_in_common_is_found_by_hybrid_only() {
+    let d = tempfile::tempdir().unwrap();
+    let idx = d.path().join("idx");
+    index_with(&idx, &sample_docs(), minilm().as_ref());
+    let index = open(&idx, minilm());
+    let query = "abort via keyboard shortcut";
+    let answer = "guide/parallel.md#running-tasks-in-parallel/cancelling";
+    let chunk = index
+        .lexical()
+        .all_chunks()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id == answer)
+        .unwrap();
+    let answer_terms = docfuse::analysis::query_terms(&format!(
+        "{} {} {}",
+        chunk.title,
+        chunk.heading_path.join(" "),
+        chunk.text
+    ));
+    let shared: Vec<String> = docfuse::analysis::query_terms(query)
+        .into_iter()
+        .filter(|t| answer_terms.contains(t))
+        .collect();
+    assert!(shared.is_empty(), "the paraphrase shares {shared:?}");
+
+    let ids = |mode| -> Vec<String> {
+        let o = SearchOptions {
+            limit: 3,
+            ..opts(mode)
+        };
+        index
+            .search(query, &o)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.chunk.id)
+            .collect()
+    };
+    assert!(!ids(Mode::Lexical).contains(&answer.to_string()));
+    assert!(
+        ids(Mode::Hybrid).contains(&answer.to_string()),
+        "{:?}",
+        ids(Mode::Hybrid)
+    );
+}
+
+#[test]
+fn hybrid_beats_both_arms_on_the_rust_book_dev_set() {
+    let d = tempfile::tempdir().unwrap();
+    let idx = d.path().join("idx");
+    index_with(&idx, &rust_book(), minilm().as_ref());
+    let index = open(&idx, minilm());
+    let qs = read_docfuse(&rust_book().join("queries.dev.jsonl")).unwrap();
+    let m = |mode: Mode| {
+        evaluate(&index, &qs, mode.name(), &opts(mode))
+            .unwrap()
+            .metrics
+    };
+    let (lex, vec, hyb) = (m(Mode::Lexical), m(Mode::Vector), m(Mode::Hybrid));
+    eprintln!(
+        "MRR@10 lexical {:.4} vector {:.4} hybrid {:.4}",
+        lex.mrr10, vec.mrr10, hyb.mrr10
+    );
+    eprintln!(
+        "R@5    lexical {:.4} vector {:.4} hybrid {:.4}",
+        lex.recall5, vec.recall5, hyb.recall5
+    );
+    assert!(hyb.mrr10 > lex.mrr10 && hyb.mrr10 > vec.mrr10);
+    assert!(hyb.recall5 > lex.recall5 && hyb.recall5 > vec.recall5);
+    // auto mode answers with hybrid when the vectors are usable
+    assert_eq!(
+        index
+            .search("Rc::strong_count", &opts(Mode::Auto))
+            .unwrap()
+            .mode,
+        Mode::Hybrid
+    );
+    // an exact symbol stays on top in hybrid mode
+    let top = &index
+        .search("Rc::strong_count", &opts(Mode::Hybrid))
+        .unwrap()
+        .hits[0];
+    assert_eq!(top.chunk.path, "ch15-04-rc.md");
+}
+
+#[test]
+fn cli_answers_hybrid_then_lexically_with_a_reason_when_the_model_is_gone() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("20 embedded"), "{}", stdout(&o));
+
+    let o = docfuse(
+        d.path(),
+        &[
+            "search",
+            "--json",
+            "--explain",
+            "run tasks one after another",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["mode"], "hybrid");
+    assert_eq!(v["degraded"], serde_json::Value::Null);
+    let f = &v["results"][0]["explain"]["fusion"];
+    assert!(
+        f["cosine"].as_f64().unwrap() > 0.0 && f["vector_rank"].as_u64().is_some(),
+        "{f}"
+    );
+    assert!(
+        f["lexical_rank"].as_u64().is_some() && f["lexical_part"].as_f64().unwrap() > 0.0,
+        "{f}"
+    );
+
+    let gone = [("DOCFUSE_MODEL_DIR", "/nonexistent/model")];
+    let o = docfuse_env(
+        d.path(),
+        &["search", "--json", "run tasks one after another"],
+        &gone,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("answering lexically") && stderr(&o).contains("hint:"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["mode"], "lexical");
+    assert!(v["degraded"].as_str().unwrap().contains("not found"), "{v}");
+    assert_eq!(v["results"][0]["path"], "guide/parallel.md");
+
+    let o = docfuse_env(d.path(), &["search", "--mode", "hybrid", "tasks"], &gone);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("vector search unavailable"),
+        "{}",
+        stderr(&o)
+    );
+}
