@@ -138,6 +138,14 @@ pub struct IndexConfig {
     pub chunker: ChunkerConfig,
     /// Files larger than this many bytes are read only up to it (cut at a line end), with a warning.
     pub max_file_bytes: u64,
+    /// Collections with at least this many vectors also get an HNSW graph (default 50,000,
+    /// where HNSW overtakes exact search; see `benches/vector.rs`).
+    #[serde(default = "default_hnsw_min_vectors")]
+    pub hnsw_min_vectors: usize,
+}
+
+fn default_hnsw_min_vectors() -> usize {
+    50_000
 }
 
 impl Default for IndexConfig {
@@ -146,6 +154,7 @@ impl Default for IndexConfig {
             bm25f: Bm25fParams::default(),
             chunker: ChunkerConfig::default(),
             max_file_bytes: 4 * 1024 * 1024,
+            hnsw_min_vectors: default_hnsw_min_vectors(),
         }
     }
 }

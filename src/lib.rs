@@ -13,12 +13,13 @@
 //!
 //! ```no_run
 //! use docfuse::config::IndexConfig;
-//! use docfuse::engine::{build, DocIndex, SearchOptions, Source};
+//! use docfuse::engine::{build, BuildOptions, DocIndex, SearchOptions, Source};
 //! # fn main() -> docfuse::Result<()> {
 //! let dir = std::path::Path::new(".docfuse");
-//! build(dir, &Source::Roots(vec!["docs".into()]), &IndexConfig::default(), &mut |_, _| {})?;
+//! let opts = BuildOptions { config: IndexConfig::default(), embedder: None };
+//! build(dir, &Source::Roots(vec!["docs".into()]), &opts, &mut |_| {})?;
 //! let index = DocIndex::open(dir)?;
-//! for hit in index.search("install from source", &SearchOptions::default())? {
+//! for hit in index.search("install from source", &SearchOptions::default())?.hits {
 //!     println!("{}:{} {}", hit.chunk.path, hit.chunk.start_line, hit.chunk.heading_path.join(" › "));
 //! }
 //! # Ok(())

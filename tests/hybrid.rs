@@ -260,3 +260,41 @@ fn cli_answers_hybrid_then_lexically_with_a_reason_when_the_model_is_gone() {
         stderr(&o)
     );
 }
+
+#[test]
+fn an_hnsw_index_gives_the_exact_answers_on_a_small_collection() {
+    let d = tempfile::tempdir().unwrap();
+    let (exact, approx) = (d.path().join("exact"), d.path().join("hnsw"));
+    index_with(&exact, &sample_docs(), minilm().as_ref());
+    let e = minilm();
+    let hnsw_opts = BuildOptions {
+        config: IndexConfig {
+            hnsw_min_vectors: 1,
+            ..IndexConfig::default()
+        },
+        embedder: Some(e.as_ref()),
+    };
+    build(&approx, &Source::Roots(vec![sample_docs()]), &hnsw_opts, &mut |_| {}).unwrap();
+    let gen = approx.join("gen-000001");
+    assert!(gen.join("hnsw.hnsw.graph").is_file() && gen.join("hnsw.hnsw.data").is_file());
+    let (a, b) = (open(&exact, minilm()), open(&approx, minilm()));
+    for q in ["stop running tasks", "install from source", "plugin symbols", "colours"] {
+        let ids = |i: &DocIndex| -> Vec<String> {
+            i.search(q, &opts_limit(Mode::Vector, 5)).unwrap().hits.into_iter().map(|h| h.chunk.id).collect()
+        };
+        assert_eq!(ids(&a), ids(&b), "{q}");
+    }
+    // a damaged graph is refused with the rebuild hint, and auto falls back to lexical
+    std::fs::write(gen.join("hnsw.hnsw.graph"), b"garbage").unwrap();
+    let c = open(&approx, minilm());
+    let r = c.search("stop running tasks", &opts(Mode::Auto)).unwrap();
+    assert_eq!(r.mode, Mode::Lexical);
+    assert!(r.degraded.unwrap().contains("HNSW graph does not match"));
+}
+
+fn opts_limit(mode: Mode, limit: usize) -> SearchOptions {
+    SearchOptions {
+        limit,
+        ..opts(mode)
+    }
+}

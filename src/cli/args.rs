@@ -59,6 +59,9 @@ pub struct IndexArgs {
     /// Field weights, e.g. `title=4,headings=3,body=1` (unnamed fields keep their default).
     #[arg(long, value_name = "FIELD=W,...")]
     pub weights: Option<String>,
+    /// Collections with at least this many chunks also get an HNSW graph (default 50000).
+    #[arg(long, value_name = "N")]
+    pub hnsw_min_vectors: Option<usize>,
     /// Files larger than this many bytes are indexed only up to it.
     #[arg(long, value_name = "BYTES")]
     pub max_file_bytes: Option<u64>,

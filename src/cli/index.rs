@@ -120,6 +120,9 @@ fn config_from(a: &IndexArgs) -> anyhow::Result<IndexConfig> {
     if let Some(b) = a.b {
         c.bm25f.b = b;
     }
+    if let Some(n) = a.hnsw_min_vectors {
+        c.hnsw_min_vectors = n;
+    }
     if let Some(n) = a.max_file_bytes {
         c.max_file_bytes = n;
     }

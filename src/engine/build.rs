@@ -127,6 +127,7 @@ pub fn build(
         Some(e) => {
             let previous = previous_vectors(index_dir);
             let mut out = embed_all(e, &inputs, previous.as_ref(), progress)?;
+            write_ann(&mut out.set, &gen_dir, config.hnsw_min_vectors)?;
             out.set.write(&gen_dir)?;
             let info = VectorsInfo {
                 identity_key: out.set.meta.identity_key.clone(),
@@ -177,6 +178,29 @@ pub fn build(
         reused,
         elapsed_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// Builds and dumps an HNSW graph when the collection is large enough for it to pay,
+/// recording the graph files' sha256 in the vector metadata.
+#[cfg(feature = "embeddings")]
+fn write_ann(set: &mut crate::vector::VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
+    use crate::vector::{hnsw_files, HnswIndex};
+    if set.len() < min {
+        return Ok(());
+    }
+    HnswIndex::build(set).dump(gen_dir)?;
+    let mut shas = Vec::new();
+    for f in hnsw_files(gen_dir) {
+        let bytes = std::fs::read(&f).map_err(|e| Error::io("read", &f, e))?;
+        shas.push(crate::hashing::sha256_hex(&bytes));
+    }
+    set.meta.hnsw_sha256 = Some(shas);
+    Ok(())
+}
+
+#[cfg(not(feature = "embeddings"))]
+fn write_ann(_: &mut crate::vector::VectorSet, _: &Path, _: usize) -> Result<()> {
+    Ok(())
 }
 
 /// The vectors of the currently published generation, if any can be read.

@@ -65,6 +65,7 @@ pub(super) fn embed_all(
         dim,
         hashes,
         matrix_sha256: String::new(),
+        hnsw_sha256: None,
     };
     Ok(Embedded {
         set: VectorSet { meta, data },

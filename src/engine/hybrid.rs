@@ -6,11 +6,14 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::fusion::{fuse, Candidate};
 use crate::lexical::{LexicalRun, Scored};
-use crate::vector::{top_k, VectorSet};
+use crate::vector::VectorSearch;
 use std::collections::HashMap;
 
 /// Each side contributes at least this many candidates to the fusion.
 pub const FUSION_DEPTH: usize = 100;
+
+/// `ef_search` of HNSW queries (at least the fusion depth).
+const EF_SEARCH: usize = 128;
 
 impl DocIndex {
     /// Ranks chunks for `query` in `opts.mode`, best first.
@@ -54,15 +57,15 @@ impl DocIndex {
         query: &str,
         opts: &SearchOptions,
         mode: Mode,
-        (vectors, embedder): (&VectorSet, &dyn Embedder),
+        (vectors, embedder): (&VectorSearch, &dyn Embedder),
     ) -> Result<Vec<Hit>> {
         let qvec = embedder.embed(&[query])?;
-        let cosines = vectors.cosines(&qvec);
         let depth = opts.limit.max(FUSION_DEPTH);
         let run = self.lexical.run(query, &opts.params)?;
         let lexical = run.scored();
-        let vector = top_k(&cosines, depth);
-        let cands = candidates(&lexical, &vector, &cosines, depth, mode);
+        let vector = vectors.top(&qvec, depth, EF_SEARCH.max(depth));
+        let cosine = |ord: u64| vectors.cosine(ord as usize, &qvec);
+        let cands = candidates(&lexical, &vector, &cosine, depth, mode);
         let fusion = match mode {
             Mode::Vector => crate::fusion::Fusion::Convex { alpha: 0.0 },
             _ => opts.fusion,
@@ -127,7 +130,7 @@ impl DocIndex {
 fn candidates(
     lexical: &[Scored],
     vector: &[(u32, f32)],
-    cosines: &[f32],
+    cosine: &dyn Fn(u64) -> f32,
     depth: usize,
     mode: Mode,
 ) -> Vec<Candidate> {
@@ -146,7 +149,7 @@ fn candidates(
             key: ord,
             lexical: base,
             lexical_rank: rank.filter(|r| (*r as usize) <= depth),
-            cosine: cosines.get(ord as usize).copied().unwrap_or(0.0),
+            cosine: cosine(ord),
             vector_rank: None,
         }
     };

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::fusion::Fusion;
 use crate::lexical::{LexicalIndex, LexicalQuery};
 use crate::store::{Manifest, Snapshot, SourceSpec};
-use crate::vector::VectorSet;
+use crate::vector::VectorSearch;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -46,7 +46,7 @@ pub struct DocIndex {
     dir: PathBuf,
     manifest: Manifest,
     pub(super) lexical: LexicalIndex,
-    vectors: OnceLock<std::result::Result<VectorSet, String>>,
+    vectors: OnceLock<std::result::Result<VectorSearch, String>>,
     embedder: EmbedderSlot,
 }
 
@@ -113,7 +113,7 @@ impl DocIndex {
 
     /// The vectors and the embedder, if both are usable and agree on the identity;
     /// otherwise the reason, for messages and the `degraded` flag.
-    pub fn vector_side(&self) -> std::result::Result<(&VectorSet, &dyn Embedder), String> {
+    pub fn vector_side(&self) -> std::result::Result<(&VectorSearch, &dyn Embedder), String> {
         let Some(info) = &self.manifest.vectors else {
             return Err("the index has no vectors (built with --no-embeddings or without a model); rebuild it with the model provisioned".into());
         };
@@ -139,7 +139,7 @@ impl DocIndex {
         let vectors = self
             .vectors
             .get_or_init(|| {
-                VectorSet::read(&self.dir.join(&self.manifest.generation_dir))
+                VectorSearch::open(&self.dir.join(&self.manifest.generation_dir))
                     .map_err(|e| e.to_string())
             })
             .as_ref()

@@ -1,11 +1,18 @@
 //! Vector storage and search: L2-normalised f32 vectors, one row per chunk ordinal,
-//! persisted in a generation folder; exact (brute-force dot product) search.
+//! persisted in a generation folder; exact (brute-force dot product) search, and HNSW
+//! (feature `embeddings`) above a measured collection size.
 //!
 //! Owns: the on-disk vector format, cosine search. Must not import: `lexical`, `embed`
 //! internals (it stores an identity, it does not compute vectors), `engine`, `cli`.
 
 mod exact;
+#[cfg(feature = "embeddings")]
+mod hnsw;
+mod search;
 mod store;
 
 pub use exact::{dot, top_k};
+#[cfg(feature = "embeddings")]
+pub use hnsw::{hnsw_files, CosineDistance, HnswIndex, EF_SEARCH, HNSW_BASENAME, HNSW_MIN_VECTORS};
+pub use search::VectorSearch;
 pub use store::{VectorMeta, VectorSet, VECTORS_BIN, VECTORS_META};

@@ -23,6 +23,9 @@ pub struct VectorMeta {
     pub hashes: Vec<String>,
     /// sha256 of `vectors.f32`.
     pub matrix_sha256: String,
+    /// sha256 of the HNSW graph files (graph, data), when the generation has a graph.
+    #[serde(default)]
+    pub hnsw_sha256: Option<Vec<String>>,
 }
 
 /// `[n, dim]` L2-normalised vectors, row `i` for chunk ordinal `i`.
@@ -119,6 +122,7 @@ mod tests {
                 dim: 2,
                 hashes: vec!["a".into(), String::new(), "c".into()],
                 matrix_sha256: String::new(),
+                hnsw_sha256: None,
             },
             data: vec![1.0, 0.0, 0.0, 0.0, 0.6, 0.8],
         }
