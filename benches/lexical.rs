@@ -54,7 +54,7 @@ fn build_index(dir: &Path, book: &Path) {
         &Source::Roots(vec![book.to_path_buf()]),
         &BuildOptions {
             config: IndexConfig::default(),
-            embedder: None,
+            ..Default::default()
         },
         &mut |_| {},
     )

@@ -34,6 +34,9 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Another process is writing the index.
+    #[error("another docfuse is writing the index at `{dir}` ({holder})\nhint: wait for it, or run without `--no-wait` to wait")]
+    Locked { dir: PathBuf, holder: String },
     /// A failure inside tantivy (the lexical index store).
     #[error("lexical index: {0}")]
     Tantivy(#[from] tantivy::TantivyError),

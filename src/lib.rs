@@ -8,15 +8,16 @@
 //! 1. foundation: [`error`], [`config`], [`hashing`]
 //! 2. ingest and storage: [`discover`], [`chunk`], [`analysis`], [`projection`], [`store`]
 //! 3. indexes: [`lexical`]
-//! 4. composition: [`engine`], [`eval`]
-//! 5. front end: [`cli`]
+//! 4. composition: [`engine`], [`eval`], [`retriever`] (the composable `Retriever` API:
+//!    hybrid and reranked retrievers, prompt formatting with citations)
+//! 5. front ends: [`cli`], [`server`] (HTTP API and MCP server over the retriever API)
 //!
 //! ```no_run
 //! use docfuse::config::IndexConfig;
 //! use docfuse::engine::{build, BuildOptions, DocIndex, SearchOptions, Source};
 //! # fn main() -> docfuse::Result<()> {
 //! let dir = std::path::Path::new(".docfuse");
-//! let opts = BuildOptions { config: IndexConfig::default(), embedder: None };
+//! let opts = BuildOptions { config: IndexConfig::default(), ..Default::default() };
 //! build(dir, &Source::Roots(vec!["docs".into()]), &opts, &mut |_| {})?;
 //! let index = DocIndex::open(dir)?;
 //! for hit in index.search("install from source", &SearchOptions::default())?.hits {
@@ -39,6 +40,8 @@ pub mod fusion;
 pub mod hashing;
 pub mod lexical;
 pub mod projection;
+pub mod retriever;
+pub mod server;
 pub mod store;
 pub mod vector;
 

@@ -232,11 +232,27 @@ fn rebuilding_publishes_a_new_generation_and_keeps_answering() {
     let docs = sample_docs();
     let o = docfuse(
         d.path(),
-        &["index", "--no-embeddings", "--json", docs.to_str().unwrap()],
+        &[
+            "index",
+            "--no-embeddings",
+            "--json",
+            "--force",
+            docs.to_str().unwrap(),
+        ],
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["generation"], 2);
     assert_eq!(v["documents"], 6);
     let (code, _) = search_json(d.path(), &["plugins"]);
     assert_eq!(code, 0);
+    // nothing changed: nothing is written
+    let o = docfuse(
+        d.path(),
+        &["index", "--no-embeddings", "--json", docs.to_str().unwrap()],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["generation"].as_u64(), v["skipped"].as_bool()),
+        (Some(2), Some(true))
+    );
 }

@@ -48,6 +48,7 @@ fn index_with(dir: &Path, root: &Path, e: &dyn Embedder) -> BuildReport {
     let opts = BuildOptions {
         config: IndexConfig::default(),
         embedder: Some(e),
+        ..Default::default()
     };
     build(
         dir,
@@ -273,14 +274,31 @@ fn an_hnsw_index_gives_the_exact_answers_on_a_small_collection() {
             ..IndexConfig::default()
         },
         embedder: Some(e.as_ref()),
+        ..Default::default()
     };
-    build(&approx, &Source::Roots(vec![sample_docs()]), &hnsw_opts, &mut |_| {}).unwrap();
+    build(
+        &approx,
+        &Source::Roots(vec![sample_docs()]),
+        &hnsw_opts,
+        &mut |_| {},
+    )
+    .unwrap();
     let gen = approx.join("gen-000001");
     assert!(gen.join("hnsw.hnsw.graph").is_file() && gen.join("hnsw.hnsw.data").is_file());
     let (a, b) = (open(&exact, minilm()), open(&approx, minilm()));
-    for q in ["stop running tasks", "install from source", "plugin symbols", "colours"] {
+    for q in [
+        "stop running tasks",
+        "install from source",
+        "plugin symbols",
+        "colours",
+    ] {
         let ids = |i: &DocIndex| -> Vec<String> {
-            i.search(q, &opts_limit(Mode::Vector, 5)).unwrap().hits.into_iter().map(|h| h.chunk.id).collect()
+            i.search(q, &opts_limit(Mode::Vector, 5))
+                .unwrap()
+                .hits
+                .into_iter()
+                .map(|h| h.chunk.id)
+                .collect()
         };
         assert_eq!(ids(&a), ids(&b), "{q}");
     }

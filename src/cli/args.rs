@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Build (or rebuild) the index from folders of .md, .markdown, .mdx and .txt files.
     Index(IndexArgs),
+    /// Bring the index up to date with its roots: re-embed only new or changed chunks.
+    Refresh(RefreshArgs),
     /// Search the index and print the best sections.
     Search(SearchArgs),
     /// Say whether the index is fresh against the files on disk, and why not.
@@ -27,6 +29,36 @@ pub enum Command {
     Eval(EvalArgs),
     /// Print every indexed chunk as JSON Lines (id, path, lines, heading path, text).
     Chunks(ChunksArgs),
+    /// Serve the HTTP API (search, passages, status) on a loopback address.
+    Serve(ServeArgs),
+    /// Serve the MCP tools (search_docs, read_passage, index_status) on stdin/stdout.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:7700")]
+    pub addr: std::net::SocketAddr,
+    /// Allow listening on a non-loopback address (the API has no authentication).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Answer `503 timeout` to a request taking longer than this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Largest request body, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 65_536)]
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +100,49 @@ pub struct IndexArgs {
     /// Build a lexical-only index: no model is loaded, no chunk is embedded.
     #[arg(long)]
     pub no_embeddings: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Settings of one build or refresh run.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Embed at most N chunks in this run; the rest stays lexical-only ("pending").
+    #[arg(long, value_name = "N")]
+    pub max_chunks: Option<u64>,
+    /// Stop embedding after S seconds; the rest stays lexical-only ("pending").
+    #[arg(long, value_name = "S")]
+    pub max_seconds: Option<f64>,
+    /// Write a new generation even when nothing changed.
+    #[arg(long)]
+    pub force: bool,
+    /// Fail at once when another docfuse is writing the index (default: wait for it).
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Roots to refresh (default: every root of the index); the others are kept as they are.
+    #[arg(value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
+    /// Do not embed (a lexical-only refresh); default: embed when the index has vectors.
+    #[arg(long)]
+    pub no_embeddings: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Keep refreshing as files change (debounced), until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+    /// Quiet period before a burst of file changes triggers a refresh, ms.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub debounce_ms: u64,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -90,6 +165,9 @@ pub struct SearchArgs {
     /// Drop results under this share of the best score (default 1/3; 0 keeps all).
     #[arg(long)]
     pub floor: Option<f32>,
+    /// Refresh the index before searching.
+    #[arg(long)]
+    pub refresh: bool,
     /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
     #[arg(long, default_value = "auto")]
     pub mode: crate::engine::Mode,

@@ -1,11 +1,10 @@
-//! `docfuse index`: build the index.
+//! `docfuse index`: build the index (on an existing index: refresh the given roots).
 
 use super::args::IndexArgs;
-use super::output::{print_json, print_line};
+use super::build_run::{load_embedder, print_report, run_build};
 use crate::config::{Field, IndexConfig};
-use crate::engine::{build, BuildOptions, Phase, Source};
+use crate::engine::{BuildOptions, Source};
 use anyhow::{bail, Context};
-use indicatif::{ProgressBar, ProgressStyle};
 
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let config = config_from(&a)?;
@@ -22,54 +21,13 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let opts = BuildOptions {
         config,
         embedder: embedder.as_deref(),
+        max_chunks: a.run.max_chunks,
+        max_seconds: a.run.max_seconds,
+        force: a.run.force,
+        no_wait: a.run.no_wait,
     };
-    let bar = ProgressBar::new(0);
-    let mut phase = None;
-    let report = build(&a.index, &source, &opts, &mut |p| {
-        if phase != Some(p.phase) {
-            phase = Some(p.phase);
-            bar.reset();
-            bar.set_style(style(p.phase));
-        }
-        bar.set_length(p.total);
-        bar.set_position(p.done);
-    });
-    bar.finish_and_clear();
-    let report =
-        report.with_context(|| format!("cannot build the index at `{}`", a.index.display()))?;
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
-    if a.json {
-        print_json(&serde_json::json!({
-            "index": a.index,
-            "generation": report.generation,
-            "documents": report.documents,
-            "chunks": report.chunks,
-            "embedded": report.embedded,
-            "reused": report.reused,
-            "vectors": embedder.is_some(),
-            "warnings": report.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
-            "elapsed_ms": report.elapsed_ms,
-        }))?;
-    } else {
-        let vectors = match &embedder {
-            Some(_) => format!(", {} embedded, {} reused", report.embedded, report.reused),
-            None => ", lexical only".into(),
-        };
-        print_line(&format!(
-            "indexed {} documents into {} chunks{vectors} in {} ms → `{}` (generation {}{})",
-            report.documents,
-            report.chunks,
-            report.elapsed_ms,
-            a.index.display(),
-            report.generation,
-            match report.warnings.len() {
-                0 => String::new(),
-                n => format!(", {n} warning(s)"),
-            }
-        ))?;
-    }
+    let report = run_build(&a.index, &source, &opts)?;
+    print_report(&a.index, &report, embedder.is_some(), a.json)?;
     Ok(super::EXIT_OK)
 }
 
@@ -86,27 +44,6 @@ fn check_sources(source: &Source) -> anyhow::Result<()> {
         })?;
     }
     Ok(())
-}
-
-/// The default embedder, or `None` with a warning saying why indexing goes on lexically.
-fn load_embedder() -> Option<Box<dyn crate::embed::Embedder>> {
-    match crate::embed::load_default_embedder() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            eprintln!("warning: {e}\nwarning: building a lexical-only index");
-            None
-        }
-    }
-}
-
-fn style(phase: Phase) -> ProgressStyle {
-    let template = match phase {
-        Phase::Indexing => "{spinner} indexing {pos}/{len} documents [{elapsed}] {wide_bar}",
-        Phase::Embedding => {
-            "{spinner} embedding {pos}/{len} chunks, {per_sec}, eta {eta} {wide_bar}"
-        }
-    };
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 fn config_from(a: &IndexArgs) -> anyhow::Result<IndexConfig> {

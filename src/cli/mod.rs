@@ -3,11 +3,15 @@
 //! Only this module prints to stdout.
 
 mod args;
+mod build_run;
 mod chunks;
 mod eval;
 mod index;
+mod mcp;
 mod output;
+mod refresh;
 mod search;
+mod serve;
 mod status;
 
 use args::{Cli, Command};
@@ -33,10 +37,13 @@ pub fn run() -> i32 {
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Index(a) => index::run(a),
+        Command::Refresh(a) => refresh::run(a),
         Command::Search(a) => search::run(a),
         Command::Status(a) => status::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Chunks(a) => chunks::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Mcp(a) => mcp::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -3,28 +3,13 @@
 use super::args::SearchArgs;
 use super::output::{print_json, print_line};
 use crate::engine::{snippet, DocIndex, Hit, HitExplain, SearchOptions};
-use serde::Serialize;
-
-/// One result in `--json` output.
-#[derive(Serialize)]
-struct JsonResult<'a> {
-    rank: usize,
-    id: &'a str,
-    path: &'a str,
-    start_line: u32,
-    end_line: u32,
-    heading_path: &'a [String],
-    title: &'a str,
-    score: f32,
-    snippet: String,
-    /// Whether any query term matched the chunk lexically.
-    lexical_match: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    explain: Option<&'a HitExplain>,
-}
+use crate::retriever::{SearchEnvelope, SearchResult};
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     let query = a.query.join(" ");
+    if a.refresh {
+        super::refresh::refresh_before_search(&a.index)?;
+    }
     let index = DocIndex::open(&a.index)?;
     let mut opts = SearchOptions {
         limit: a.limit,
@@ -44,19 +29,20 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
         eprintln!("note: answering lexically: {why}");
     }
     if a.json {
-        let results: Vec<JsonResult> = resp
+        let results: Vec<SearchResult> = resp
             .hits
             .iter()
             .enumerate()
-            .map(|(i, h)| json_result(i, h))
+            .map(|(i, h)| SearchResult::from_hit(i, h))
             .collect();
-        print_json(&serde_json::json!({
-            "query": query,
-            "mode": resp.mode.name(),
-            "degraded": resp.degraded,
-            "generation": index.manifest().generation,
-            "results": results,
-        }))?;
+        print_json(&SearchEnvelope {
+            query,
+            mode: resp.mode.name(),
+            degraded: resp.degraded,
+            generation: index.manifest().generation,
+            stale: crate::engine::quick_stale(&index).unwrap_or(true),
+            results,
+        })?;
     } else {
         print_text(&resp.hits)?;
     }
@@ -65,23 +51,6 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     } else {
         super::EXIT_OK
     })
-}
-
-fn json_result(i: usize, h: &Hit) -> JsonResult<'_> {
-    let c = &h.chunk;
-    JsonResult {
-        rank: i + 1,
-        id: &c.id,
-        path: &c.path,
-        start_line: c.start_line,
-        end_line: c.end_line,
-        heading_path: &c.heading_path,
-        title: &c.title,
-        score: round3(h.score),
-        snippet: snippet(&c.text, &h.matched_terms),
-        lexical_match: !h.matched_terms.is_empty(),
-        explain: h.explain.as_ref(),
-    }
 }
 
 fn print_text(hits: &[Hit]) -> anyhow::Result<()> {
@@ -141,8 +110,4 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
         ))?;
     }
     Ok(())
-}
-
-fn round3(x: f32) -> f32 {
-    (x * 1000.0).round() / 1000.0
 }

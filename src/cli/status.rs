@@ -29,7 +29,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         }
     }
     if !s.fresh {
-        print_line("hint: rebuild with `docfuse index` on the same roots")?;
+        print_line("hint: run `docfuse refresh` to bring it up to date")?;
     }
     Ok(super::EXIT_OK)
 }

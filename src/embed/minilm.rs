@@ -22,7 +22,10 @@ const BATCH: usize = 1;
 /// The MiniLM embedder. Inference runs on the calling thread (call it from a blocking
 /// pool in async code); calls are serialised by a mutex.
 pub struct MiniLm {
-    model: Mutex<TextEmbedding>,
+    /// The inference session, created on first use (a refresh with nothing to embed
+    /// needs only the identity).
+    model: OnceLock<std::result::Result<Mutex<TextEmbedding>, String>>,
+    parts: Mutex<Option<(Vec<u8>, TokenizerFiles)>>,
     identity: EmbedderIdentity,
 }
 
@@ -71,18 +74,34 @@ impl MiniLm {
             special_tokens_map_file: read(&dir.join("special_tokens_map.json"))?,
             tokenizer_config_file: read(&dir.join("tokenizer_config.json"))?,
         };
-        // fastembed's default pooling for user-defined models is CLS: set mean.
-        let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let opts = InitOptionsUserDefined::new()
-            .with_max_length(MAX_LENGTH)
-            .with_intra_threads(threads);
-        let model = TextEmbedding::try_new_from_user_defined(model, opts)
-            .map_err(|e| Error::Embedder(format!("cannot load all-MiniLM-L6-v2: {e}")))?;
         Ok(MiniLm {
-            model: Mutex::new(model),
+            model: OnceLock::new(),
+            parts: Mutex::new(Some((onnx, files))),
             identity,
         })
+    }
+
+    fn session(&self) -> Result<&Mutex<TextEmbedding>> {
+        self.model
+            .get_or_init(|| {
+                let (onnx, files) = self
+                    .parts
+                    .lock()
+                    .map_err(|_| "the embedder panicked earlier".to_string())?
+                    .take()
+                    .ok_or_else(|| "the model bytes are gone".to_string())?;
+                // fastembed's default pooling for user-defined models is CLS: set mean.
+                let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let opts = InitOptionsUserDefined::new()
+                    .with_max_length(MAX_LENGTH)
+                    .with_intra_threads(threads);
+                TextEmbedding::try_new_from_user_defined(model, opts)
+                    .map(Mutex::new)
+                    .map_err(|e| format!("cannot load all-MiniLM-L6-v2: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| Error::Embedder(e.clone()))
     }
 }
 
@@ -97,7 +116,7 @@ impl Embedder for MiniLm {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {
         let mut model = self
-            .model
+            .session()?
             .lock()
             .map_err(|_| Error::Embedder("the embedder panicked earlier".into()))?;
         let mut out = Vec::with_capacity(texts.len() * MINILM_DIM);

@@ -1,33 +1,25 @@
-//! Building an index: discover → read → chunk → project → write → publish.
+//! Building and refreshing an index: one entry point. A build on an existing index is a
+//! refresh: documents are re-read and re-chunked, vectors of unchanged chunks are reused
+//! by hash, and nothing is written when nothing changed.
 
-use super::embedding::embed_all;
-use super::jsonl::read_jsonl;
-use crate::chunk::{chunk_document, SourceDoc};
+use super::generation::{previous_chunks, write_generation};
+use super::lock;
+use super::source::{absolute, load_jsonl, load_roots, read_sources, Loaded, Source};
 use crate::config::IndexConfig;
-use crate::discover::{discover, read_text, Warning};
-use crate::embed::{embedding_input, Embedder};
+use crate::discover::Warning;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::lexical::LexicalWriter;
-use crate::projection::project;
-use crate::store::{
-    write_atomic, CollectionShape, FileEntry, Manifest, Snapshot, SourceSpec, VectorsInfo,
-    SCHEMA_VERSION,
-};
+use crate::store::{Manifest, Snapshot, SourceSpec};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
-/// What to index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// Folders or files to walk.
-    Roots(Vec<PathBuf>),
-    /// A JSONL corpus of `{"_id", "title", "text"}` records.
-    Jsonl(PathBuf),
-}
+use std::time::Instant;
 
 /// The phase a build is in, for progress reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// Another process holds the writer lock; waiting for it.
+    Waiting,
     /// Reading, chunking and indexing documents (units: documents).
     Indexing,
     /// Embedding chunks (units: chunks to embed).
@@ -43,39 +35,84 @@ pub struct Progress {
 }
 
 /// How to build.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct BuildOptions<'a> {
     pub config: IndexConfig,
-    /// Embed every chunk with this embedder; `None` builds a lexical-only index.
+    /// Embed chunks with this embedder; `None` builds a lexical-only index.
     pub embedder: Option<&'a dyn Embedder>,
+    /// Embed at most this many chunks in this run (the rest stays pending).
+    pub max_chunks: Option<u64>,
+    /// Stop embedding after this many seconds (the rest stays pending).
+    pub max_seconds: Option<f64>,
+    /// Write a new generation even when nothing changed.
+    pub force: bool,
+    /// Fail instead of waiting when another process is writing the index.
+    pub no_wait: bool,
+}
+
+/// Files compared with the previous generation (by root, path and content sha256).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FileDiff {
+    pub scanned: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub unchanged: u64,
+    pub removed: u64,
+}
+
+/// Chunks compared with the previous generation (by id and content hash).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ChunkDiff {
+    pub total: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub unchanged: u64,
+    pub removed: u64,
 }
 
 /// What a build did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BuildReport {
+    /// The published generation (the previous one when nothing changed).
+    pub generation: u64,
+    /// True when nothing changed and nothing was written.
+    pub skipped: bool,
     /// Source documents indexed (files or JSONL records).
     pub documents: u64,
     pub chunks: u64,
-    /// Files or records skipped or degraded, each with its reason.
-    pub warnings: Vec<Warning>,
-    pub generation: u64,
-    /// Chunks embedded in this build.
+    pub files: FileDiff,
+    pub chunk_diff: ChunkDiff,
+    /// Chunks embedded in this run.
     pub embedded: u64,
-    /// Chunks whose vector was reused from the previous generation (same embedding hash).
+    /// Chunks whose vector was reused (same embedding hash).
     pub reused: u64,
-    /// Wall time of the whole build, ms.
+    /// Chunks without a vector yet (limits of this run).
+    pub pending: u64,
+    /// Files or records skipped or degraded, each with its reason.
+    #[serde(serialize_with = "warnings_as_text")]
+    pub warnings: Vec<Warning>,
+    /// Wall time, ms.
     pub elapsed_ms: u64,
 }
 
-/// Builds a new generation of the index in `index_dir` from `source` and publishes it by
-/// atomically replacing the manifest. `progress` is called after each document and each
-/// group of embedded chunks. A crash before the manifest is replaced leaves the previous
-/// index intact. With an embedder, vectors of unchanged chunks are reused from the
-/// previous generation (found by embedding hash) and only the others are embedded.
+fn warnings_as_text<S: serde::Serializer>(
+    w: &[Warning],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(w.iter().map(|w| w.to_string()))
+}
+
+/// Builds the index in `index_dir` from `source`, or refreshes it: takes the writer lock,
+/// re-reads the roots being refreshed (the index's other roots are carried over from the
+/// previous generation), and publishes a new generation by atomically replacing the
+/// manifest — unless nothing changed (same files, configuration and embedder, nothing
+/// pending), in which case nothing is written. Vectors of unchanged chunks are reused by
+/// embedding hash; a crash at any point leaves the previous generation readable.
 ///
 /// # Errors
 /// [`Error::Config`] for an invalid configuration or when no document is found;
-/// [`Error::Root`] for a missing root; [`Error::Io`]/[`Error::Tantivy`] on write failures.
+/// [`Error::Root`] for a missing root; [`Error::Locked`] when another writer holds the
+/// lock and `no_wait` is set; [`Error::Io`]/[`Error::Tantivy`] on write failures.
 pub fn build(
     index_dir: &Path,
     source: &Source,
@@ -83,277 +120,245 @@ pub fn build(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<BuildReport> {
     let started = Instant::now();
-    let config = &opts.config;
-    config.validate()?;
-    let mut warnings = Vec::new();
-    let (spec, docs) = load_source(source, config, &mut warnings)?;
+    opts.config.validate()?;
     std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create", index_dir, e))?;
-    let generation = next_generation(index_dir);
-    let gen_name = format!("gen-{generation:06}");
-    let gen_dir = index_dir.join(&gen_name);
-    let lex_dir = gen_dir.join("lexical");
-    if gen_dir.exists() {
-        std::fs::remove_dir_all(&gen_dir).map_err(|e| Error::io("remove stale", &gen_dir, e))?;
-    }
-    std::fs::create_dir_all(&lex_dir).map_err(|e| Error::io("create", &lex_dir, e))?;
-
-    let mut writer = LexicalWriter::create(&lex_dir)?;
-    let total = docs.len() as u64;
-    let mut snapshot = Snapshot::default();
-    let mut inputs = Vec::new();
-    for (i, loaded) in docs.into_iter().enumerate() {
-        let chunks = chunk_document(&loaded.doc, &config.chunker);
-        let mut entry = loaded.entry;
-        entry.chunks = chunks.len() as u32;
-        for chunk in chunks {
-            if opts.embedder.is_some() {
-                inputs.push(embedding_input(
-                    &chunk.title,
-                    &chunk.heading_path,
-                    &chunk.body,
-                ));
-            }
-            writer.add(&project(chunk, entry.root))?;
-        }
-        snapshot.files.push(entry);
+    let _lock = lock::acquire(index_dir, !opts.no_wait, &mut |_| {
         progress(Progress {
-            phase: Phase::Indexing,
-            done: i as u64 + 1,
-            total,
+            phase: Phase::Waiting,
+            done: 0,
+            total: 0,
+        })
+    })?;
+    let previous = match Manifest::load(index_dir) {
+        Ok(m) => Some(m),
+        Err(Error::NoIndex { .. }) => None,
+        Err(e) => {
+            tracing::warn!(
+                "ignoring the unusable index at `{}`: {e}",
+                index_dir.display()
+            );
+            None
+        }
+    };
+    let mut warnings = Vec::new();
+    let (spec, docs) = plan(
+        index_dir,
+        source,
+        previous.as_ref(),
+        &opts.config,
+        &mut warnings,
+    )?;
+    let files = diff_files(index_dir, previous.as_ref(), &spec, &docs);
+    if let Some(prev) = previous
+        .as_ref()
+        .filter(|p| !opts.force && unchanged(p, &spec, &files, opts))
+    {
+        let chunks = prev.collection.chunks;
+        return Ok(BuildReport {
+            generation: prev.generation,
+            skipped: true,
+            documents: prev.collection.documents,
+            chunks,
+            files,
+            chunk_diff: ChunkDiff {
+                total: chunks,
+                unchanged: chunks,
+                ..ChunkDiff::default()
+            },
+            embedded: 0,
+            reused: prev.vectors.as_ref().map_or(0, |v| v.embedded),
+            pending: 0,
+            warnings,
+            elapsed_ms: started.elapsed().as_millis() as u64,
         });
     }
-    let stats = writer.finish()?;
-    let (vectors, embedded, reused) = match opts.embedder {
-        Some(e) => {
-            let previous = previous_vectors(index_dir);
-            let mut out = embed_all(e, &inputs, previous.as_ref(), progress)?;
-            write_ann(&mut out.set, &gen_dir, config.hnsw_min_vectors)?;
-            out.set.write(&gen_dir)?;
-            let info = VectorsInfo {
-                identity_key: out.set.meta.identity_key.clone(),
-                model: e.identity().model.clone(),
-                dim: out.set.meta.dim,
-                embedded: out.set.len() as u64,
-                pending: 0,
-            };
-            (Some(info), out.embedded, out.reused)
-        }
-        None => (None, 0, 0),
-    };
-
-    let files_json = serde_json::to_vec(&snapshot).unwrap_or_default();
-    let files_path = gen_dir.join("files.json");
-    write_atomic(&files_path, &files_json)?;
-    let mut manifest = Manifest {
-        schema_version: SCHEMA_VERSION,
-        lexicon_version: crate::analysis::LEXICON_VERSION,
-        writer: format!("docfuse {}", env!("CARGO_PKG_VERSION")),
-        generation,
-        generation_dir: gen_name.clone(),
-        created_unix_ms: now_ms(),
-        source: spec,
-        config: *config,
-        config_hash: config.hash(),
-        collection: CollectionShape {
-            documents: total,
-            chunks: stats.chunks,
-            avg_field_len: stats.avg_field_len,
-        },
-        snapshot_hash: snapshot.hash(),
-        files_sha256: crate::hashing::sha256_hex(&files_json),
-        vectors,
-        seal: String::new(),
-    };
-    write_atomic(
-        &index_dir.join(crate::store::MANIFEST_FILE),
-        &manifest.sealed_json(),
-    )?;
-    remove_old_generations(index_dir, generation);
+    let old_chunks = previous
+        .as_ref()
+        .and_then(|p| previous_chunks(index_dir, p))
+        .unwrap_or_default();
+    let written = write_generation(index_dir, spec, docs, opts, progress)?;
     Ok(BuildReport {
-        documents: total,
-        chunks: stats.chunks,
+        generation: written.generation,
+        skipped: false,
+        documents: written.documents,
+        chunks: written.chunks.len() as u64,
+        files,
+        chunk_diff: diff_chunks(&old_chunks, &written.chunks),
+        embedded: written.embedded,
+        reused: written.reused,
+        pending: written.pending,
         warnings,
-        generation,
-        embedded,
-        reused,
         elapsed_ms: started.elapsed().as_millis() as u64,
     })
 }
 
-/// Builds and dumps an HNSW graph when the collection is large enough for it to pay,
-/// recording the graph files' sha256 in the vector metadata.
-#[cfg(feature = "embeddings")]
-fn write_ann(set: &mut crate::vector::VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
-    use crate::vector::{hnsw_files, HnswIndex};
-    if set.len() < min {
-        return Ok(());
-    }
-    HnswIndex::build(set).dump(gen_dir)?;
-    let mut shas = Vec::new();
-    for f in hnsw_files(gen_dir) {
-        let bytes = std::fs::read(&f).map_err(|e| Error::io("read", &f, e))?;
-        shas.push(crate::hashing::sha256_hex(&bytes));
-    }
-    set.meta.hnsw_sha256 = Some(shas);
-    Ok(())
-}
-
-#[cfg(not(feature = "embeddings"))]
-fn write_ann(_: &mut crate::vector::VectorSet, _: &Path, _: usize) -> Result<()> {
-    Ok(())
-}
-
-/// The vectors of the currently published generation, if any can be read.
-fn previous_vectors(index_dir: &Path) -> Option<crate::vector::VectorSet> {
-    let m = Manifest::load(index_dir).ok()?;
-    m.vectors.as_ref()?;
-    match crate::vector::VectorSet::read(&index_dir.join(&m.generation_dir)) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            tracing::warn!("previous vectors unusable, embedding everything again: {e}");
-            None
-        }
-    }
-}
-
-/// A document ready to chunk, with its snapshot entry.
-struct Loaded {
-    doc: SourceDoc,
-    entry: FileEntry,
-}
-
-fn load_source(
+/// The build's roots and documents: refreshed roots from disk, the others carried over.
+fn plan(
+    index_dir: &Path,
     source: &Source,
+    previous: Option<&Manifest>,
     config: &IndexConfig,
     warnings: &mut Vec<Warning>,
 ) -> Result<(SourceSpec, Vec<Loaded>)> {
-    match source {
-        Source::Roots(roots) => load_roots(roots, config, warnings),
+    let requested = match source {
         Source::Jsonl(path) => {
             let abs = absolute(path)?;
-            let docs = read_jsonl(&abs, warnings)?;
-            if docs.is_empty() {
-                return Err(Error::Config(format!(
-                    "no `{{\"_id\", \"title\", \"text\"}}` record in `{}`",
-                    path.display()
-                )));
-            }
-            let meta = std::fs::metadata(&abs).map_err(|e| Error::io("stat", &abs, e))?;
-            let loaded = docs
-                .into_iter()
-                .map(|doc| Loaded {
-                    entry: FileEntry {
-                        root: 0,
-                        rel_path: doc.rel_path.clone(),
-                        size: meta.len(),
-                        mtime_ns: crate::discover::mtime_ns(&meta),
-                        sha256: crate::hashing::sha256_hex(doc.text.as_bytes()),
-                        chunks: 0,
-                    },
-                    doc,
-                })
-                .collect();
-            let file = abs.to_string_lossy().into_owned();
-            Ok((SourceSpec::Jsonl { file }, loaded))
+            let docs = load_jsonl(&abs, warnings)?;
+            return Ok((
+                SourceSpec::Jsonl {
+                    file: abs.to_string_lossy().into_owned(),
+                },
+                docs,
+            ));
         }
-    }
-}
-
-fn load_roots(
-    roots: &[PathBuf],
-    config: &IndexConfig,
-    warnings: &mut Vec<Warning>,
-) -> Result<(SourceSpec, Vec<Loaded>)> {
+        Source::Roots(r) => r
+            .iter()
+            .map(|p| absolute(p))
+            .collect::<Result<Vec<PathBuf>>>()?,
+    };
+    let prev_roots: Vec<String> = match previous.map(|p| &p.source) {
+        Some(SourceSpec::Roots { roots }) => roots.clone(),
+        _ => Vec::new(),
+    };
+    let requested: Vec<String> = requested
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut roots = prev_roots.clone();
+    roots.extend(
+        requested
+            .iter()
+            .filter(|r| !prev_roots.contains(r))
+            .cloned(),
+    );
     if roots.is_empty() {
         return Err(Error::Config(
             "no root to index\nhint: pass one or more folders".into(),
         ));
     }
-    let abs: Vec<PathBuf> = roots.iter().map(|r| absolute(r)).collect::<Result<_>>()?;
-    let (files, mut found_warnings) = discover(&abs)?;
-    warnings.append(&mut found_warnings);
-    let mut loaded = Vec::with_capacity(files.len());
-    for f in files {
-        let Some(read) = read_text(&f.path, config.max_file_bytes, warnings) else {
-            continue;
-        };
-        loaded.push(Loaded {
-            doc: SourceDoc {
-                rel_path: f.rel_path.clone(),
-                text: read.text,
-                kind: f.kind,
-                title_hint: None,
-            },
-            entry: FileEntry {
-                root: f.root,
-                rel_path: f.rel_path,
-                size: f.size,
-                mtime_ns: f.mtime_ns,
-                sha256: read.sha256,
-                chunks: 0,
-            },
-        });
+    let refreshed: Vec<usize> = (0..roots.len())
+        .filter(|&i| requested.is_empty() || requested.contains(&roots[i]))
+        .collect();
+    let paths: Vec<PathBuf> = refreshed
+        .iter()
+        .map(|&i| PathBuf::from(&roots[i]))
+        .collect();
+    let mut docs = load_roots(&paths, &refreshed, config, warnings)?;
+    if let Some(prev) = previous {
+        let gen_dir = index_dir.join(&prev.generation_dir);
+        for i in (0..roots.len()).filter(|i| !refreshed.contains(i)) {
+            docs.extend(read_sources(&gen_dir, &roots[i], i)?);
+        }
     }
-    if loaded.is_empty() {
-        let list: Vec<String> = roots.iter().map(|r| format!("`{}`", r.display())).collect();
+    docs.sort_by(|a, b| (a.entry.root, &a.entry.rel_path).cmp(&(b.entry.root, &b.entry.rel_path)));
+    if docs.is_empty() {
+        let list: Vec<String> = paths.iter().map(|r| format!("`{}`", r.display())).collect();
         return Err(Error::Config(format!(
             "no readable .md, .markdown, .mdx or .txt file under {}\nhint: check the path, or a .gitignore that excludes the files",
             list.join(", ")
         )));
     }
-    let roots = abs
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    Ok((SourceSpec::Roots { roots }, loaded))
+    Ok((SourceSpec::Roots { roots }, docs))
 }
 
-fn absolute(path: &Path) -> Result<PathBuf> {
-    std::fs::canonicalize(path).map_err(|source| Error::Root {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// One more than the highest generation in the manifest or among `gen-*` folders.
-fn next_generation(index_dir: &Path) -> u64 {
-    let from_manifest = Manifest::load(index_dir).map(|m| m.generation).unwrap_or(0);
-    let from_dirs = generation_dirs(index_dir)
-        .into_iter()
-        .map(|(g, _)| g)
-        .max()
-        .unwrap_or(0);
-    from_manifest.max(from_dirs) + 1
-}
-
-fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
-    let Ok(rd) = std::fs::read_dir(index_dir) else {
-        return Vec::new();
-    };
-    rd.filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let g = name.strip_prefix("gen-")?.parse::<u64>().ok()?;
-            Some((g, e.path()))
-        })
-        .collect()
-}
-
-/// Removes generations older than the previous one (a reader that opened the previous
-/// manifest moments ago can still finish).
-fn remove_old_generations(index_dir: &Path, current: u64) {
-    for (g, path) in generation_dirs(index_dir) {
-        if g + 1 < current {
-            if let Err(e) = std::fs::remove_dir_all(&path) {
-                tracing::warn!("cannot remove old generation `{}`: {e}", path.display());
-            }
-        }
+fn root_names(spec: &SourceSpec) -> Vec<String> {
+    match spec {
+        SourceSpec::Roots { roots } => roots.clone(),
+        SourceSpec::Jsonl { file } => vec![file.clone()],
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+/// Compares the new documents with the previous generation's snapshot.
+fn diff_files(
+    index_dir: &Path,
+    previous: Option<&Manifest>,
+    spec: &SourceSpec,
+    docs: &[Loaded],
+) -> FileDiff {
+    let old: HashMap<(String, String), String> = previous
+        .and_then(|p| {
+            let bytes = std::fs::read(index_dir.join(&p.generation_dir).join("files.json")).ok()?;
+            let snap: Snapshot = serde_json::from_slice(&bytes).ok()?;
+            let names = root_names(&p.source);
+            Some(
+                snap.files
+                    .into_iter()
+                    .map(|f| {
+                        (
+                            (names.get(f.root).cloned().unwrap_or_default(), f.rel_path),
+                            f.sha256,
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
+    let names = root_names(spec);
+    let mut d = FileDiff {
+        scanned: docs.len() as u64,
+        ..FileDiff::default()
+    };
+    let mut seen = HashSet::new();
+    for doc in docs {
+        let key = (
+            names.get(doc.entry.root).cloned().unwrap_or_default(),
+            doc.entry.rel_path.clone(),
+        );
+        match old.get(&key) {
+            None => d.added += 1,
+            Some(sha) if *sha == doc.entry.sha256 => d.unchanged += 1,
+            Some(_) => d.changed += 1,
+        }
+        seen.insert(key);
+    }
+    d.removed = old.keys().filter(|k| !seen.contains(*k)).count() as u64;
+    d
+}
+
+/// True when a new generation would equal the published one.
+fn unchanged(prev: &Manifest, spec: &SourceSpec, files: &FileDiff, opts: &BuildOptions) -> bool {
+    let same_files = files.added + files.changed + files.removed == 0;
+    let same_vectors = match (&prev.vectors, opts.embedder) {
+        (None, None) => true,
+        (Some(v), Some(e)) => v.identity_key == e.identity().key() && v.pending == 0,
+        _ => false,
+    };
+    same_files && same_vectors && prev.source == *spec && prev.config_hash == opts.config.hash()
+}
+
+/// Compares chunk `(id, hash)` lists.
+fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff {
+    let old_map: HashMap<&str, &str> = old.iter().map(|(i, h)| (i.as_str(), h.as_str())).collect();
+    let mut d = ChunkDiff {
+        total: new.len() as u64,
+        ..ChunkDiff::default()
+    };
+    let mut seen = HashSet::new();
+    for (id, hash) in new {
+        match old_map.get(id.as_str()) {
+            None => d.added += 1,
+            Some(h) if h == hash => d.unchanged += 1,
+            Some(_) => d.changed += 1,
+        }
+        seen.insert(id.as_str());
+    }
+    d.removed = old_map.keys().filter(|k| !seen.contains(*k)).count() as u64;
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_diff_counts_each_kind() {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let old = [s("a", "1"), s("b", "2"), s("c", "3")];
+        let new = [s("a", "1"), s("b", "9"), s("d", "4")];
+        let d = diff_chunks(&old, &new);
+        assert_eq!(
+            (d.total, d.added, d.changed, d.unchanged, d.removed),
+            (3, 1, 1, 1, 1)
+        );
+    }
 }

@@ -1,40 +1,116 @@
-//! The embedding phase of a build: reuse vectors by embedding hash, embed the rest.
+//! The embedding phase of a build: reuse vectors by embedding hash (from the previous
+//! generation and from the resumable cache), embed the rest within the run's limits.
+//!
+//! The cache `DIR/embed-cache.bin` receives every freshly embedded vector, flushed after
+//! each group, so a refresh that is interrupted (killed, or stopped by `--max-chunks` /
+//! `--max-seconds`) does not embed those chunks again. Records: 64 bytes of hex hash,
+//! then `dim` little-endian f32. A torn last record is ignored. The cache is removed
+//! once a generation is published.
 
 use super::build::{Phase, Progress};
 use crate::embed::{embedding_hash, Embedder};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::vector::{VectorMeta, VectorSet};
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-/// Texts sent to the embedder per call (progress granularity).
+/// Texts sent to the embedder per call (progress and cache-flush granularity).
 const GROUP: usize = 16;
+/// File name of the resumable cache in the index folder.
+pub const CACHE_FILE: &str = "embed-cache.bin";
+
+/// Bounds of one run's embedding work.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EmbedLimits {
+    /// Embed at most this many chunks.
+    pub max_chunks: Option<u64>,
+    /// Stop starting new groups after this many seconds.
+    pub max_seconds: Option<f64>,
+}
 
 /// Vectors of a build and how they were obtained.
 pub(super) struct Embedded {
     pub set: VectorSet,
-    /// Chunks embedded in this build.
+    /// Chunks embedded in this run.
     pub embedded: u64,
-    /// Chunks whose vector was found by hash in the previous generation.
+    /// Chunks whose vector was found by hash (previous generation or cache).
     pub reused: u64,
+    /// Chunks left without a vector by the limits (lexical only until a later refresh).
+    pub pending: u64,
 }
 
-/// Gives every input a vector: the previous generation's when its embedding hash is
-/// known, else a fresh one. Inputs are embedded longest first (they are independent of
-/// each other, so order only affects speed).
+fn cache_path(index_dir: &Path) -> PathBuf {
+    index_dir.join(CACHE_FILE)
+}
+
+/// Removes the resumable cache (after a successful publish).
+pub(super) fn clear_cache(index_dir: &Path) {
+    let _ = std::fs::remove_file(cache_path(index_dir));
+}
+
+fn read_cache(index_dir: &Path, dim: usize) -> HashMap<String, Vec<f32>> {
+    let Ok(bytes) = std::fs::read(cache_path(index_dir)) else {
+        return HashMap::new();
+    };
+    let rec = 64 + dim * 4;
+    bytes
+        .chunks_exact(rec)
+        .filter_map(|r| {
+            let hash = std::str::from_utf8(&r[..64]).ok()?.to_string();
+            let v = r[64..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            Some((hash, v))
+        })
+        .collect()
+}
+
+fn append_cache(
+    file: &mut std::fs::File,
+    path: &Path,
+    hashes: &[&str],
+    vecs: &[f32],
+    dim: usize,
+) -> Result<()> {
+    let mut buf = Vec::with_capacity(hashes.len() * (64 + dim * 4));
+    for (i, h) in hashes.iter().enumerate() {
+        buf.extend_from_slice(h.as_bytes());
+        for x in &vecs[i * dim..(i + 1) * dim] {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    file.write_all(&buf)
+        .map_err(|e| Error::io("write", path, e))?;
+    file.sync_data().map_err(|e| Error::io("fsync", path, e))
+}
+
+/// Gives every input a vector: the previous generation's or the cache's when its
+/// embedding hash is known, else a fresh one, until a limit stops the run. Inputs are
+/// embedded longest first (each vector depends on its own text only).
 pub(super) fn embed_all(
     embedder: &dyn Embedder,
     inputs: &[String],
     previous: Option<&VectorSet>,
+    index_dir: &Path,
+    limits: EmbedLimits,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Embedded> {
+    let started = Instant::now();
     let identity = embedder.identity();
     let key = identity.key();
     let dim = embedder.dim();
     let hashes: Vec<String> = inputs.iter().map(|i| embedding_hash(&key, i)).collect();
-    let known: HashMap<&str, &[f32]> = previous
+    let mut known: HashMap<&str, &[f32]> = previous
         .filter(|p| p.meta.identity_key == key && p.meta.dim == dim)
         .map(|p| p.by_hash())
         .unwrap_or_default();
+    let cached = read_cache(index_dir, dim);
+    for (h, v) in &cached {
+        known.entry(h.as_str()).or_insert(v.as_slice());
+    }
     let mut data = vec![0.0f32; inputs.len() * dim];
     let mut todo = Vec::new();
     for (i, h) in hashes.iter().enumerate() {
@@ -45,31 +121,56 @@ pub(super) fn embed_all(
     }
     let reused = (inputs.len() - todo.len()) as u64;
     todo.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
-    let total = todo.len() as u64;
-    for (g, group) in todo.chunks(GROUP).enumerate() {
+    let budget = limits
+        .max_chunks
+        .map_or(todo.len(), |m| (m as usize).min(todo.len()));
+    let total = budget as u64;
+    let path = cache_path(index_dir);
+    let mut cache = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    let mut done = 0usize;
+    for group in todo[..budget].chunks(GROUP) {
+        if limits
+            .max_seconds
+            .is_some_and(|s| started.elapsed().as_secs_f64() >= s)
+        {
+            break;
+        }
         let texts: Vec<&str> = group.iter().map(|&i| inputs[i].as_str()).collect();
         let vecs = embedder.embed(&texts)?;
         for (row, &i) in group.iter().enumerate() {
             data[i * dim..(i + 1) * dim].copy_from_slice(&vecs[row * dim..(row + 1) * dim]);
         }
-        let done = ((g + 1) * GROUP).min(todo.len()) as u64;
+        let group_hashes: Vec<&str> = group.iter().map(|&i| hashes[i].as_str()).collect();
+        append_cache(&mut cache, &path, &group_hashes, &vecs, dim)?;
+        done += group.len();
         progress(Progress {
             phase: Phase::Embedding,
-            done,
+            done: done as u64,
             total,
         });
+        super::generation::pause_point("embed-group");
+    }
+    // Chunks the limits left out have no vector yet: an empty hash marks the row pending.
+    let mut row_hashes = hashes;
+    for &i in &todo[done..] {
+        row_hashes[i].clear();
     }
     let meta = VectorMeta {
         identity: serde_json::to_value(identity).unwrap_or_default(),
         identity_key: key,
         dim,
-        hashes,
+        hashes: row_hashes,
         matrix_sha256: String::new(),
         hnsw_sha256: None,
     };
     Ok(Embedded {
         set: VectorSet { meta, data },
-        embedded: total,
+        embedded: done as u64,
         reused,
+        pending: (todo.len() - done) as u64,
     })
 }

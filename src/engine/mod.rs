@@ -6,19 +6,25 @@
 
 mod build;
 mod embedding;
+mod generation;
 mod hit;
 mod hybrid;
 mod jsonl;
+mod lock;
 mod open;
 mod snippet;
+mod source;
 mod status;
 
-pub use build::{build, BuildOptions, BuildReport, Phase, Progress, Source};
+pub use build::{build, BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
+pub use embedding::EmbedLimits;
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 pub use hybrid::FUSION_DEPTH;
+pub use lock::LOCK_FILE;
 pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
 pub use snippet::{snippet, SNIPPET_CHARS};
-pub use status::{status, Status};
+pub use source::Source;
+pub use status::{quick_stale, status, EmbedderInfo, Status};
 
 /// Default index folder, relative to the current folder.
 pub const DEFAULT_INDEX_DIR: &str = ".docfuse";

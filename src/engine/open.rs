@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// The fusion used when none is given: chosen on the dev sets (see `benches/RESULTS.md`).
-pub const DEFAULT_FUSION: Fusion = Fusion::Convex { alpha: 0.6 };
+pub const DEFAULT_FUSION: Fusion = Fusion::Convex { alpha: 0.4 };
 
 /// Search settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,6 +9,54 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// Whether any indexed file was added, removed, or changed size or mtime since the
+/// index was built: a cheap check (a walk and a stat per file, no hashing) for every
+/// search response. A file touched without a content change reads as stale here.
+///
+/// # Errors
+/// [`crate::Error::Corrupt`] when the snapshot is damaged.
+pub fn quick_stale(index: &DocIndex) -> Result<bool> {
+    let m = index.manifest();
+    let snapshot = index.snapshot()?;
+    match &m.source {
+        SourceSpec::Roots { roots } => {
+            let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
+            let Ok((found, _)) = discover(&roots) else {
+                return Ok(true);
+            };
+            let known: HashMap<(usize, &str), &crate::store::FileEntry> = snapshot
+                .files
+                .iter()
+                .map(|e| ((e.root, e.rel_path.as_str()), e))
+                .collect();
+            let mut seen = 0;
+            for f in &found {
+                match known.get(&(f.root, f.rel_path.as_str())) {
+                    Some(e) if e.size == f.size && e.mtime_ns == f.mtime_ns => seen += 1,
+                    Some(_) => return Ok(true),
+                    None if is_indexable(&f.path, m.config.max_file_bytes) => return Ok(true),
+                    None => {}
+                }
+            }
+            Ok(seen != snapshot.files.len())
+        }
+        SourceSpec::Jsonl { file } => {
+            let Ok(meta) = std::fs::metadata(file) else {
+                return Ok(true);
+            };
+            let first = snapshot.files.first();
+            Ok(first.is_none_or(|e| {
+                e.size != meta.len() || e.mtime_ns != crate::discover::mtime_ns(&meta)
+            }))
+        }
+    }
+}
+
+/// True when a build would index `path` (readable, not binary).
+fn is_indexable(path: &std::path::Path, max_bytes: u64) -> bool {
+    read_text(path, max_bytes, &mut Vec::new()).is_some()
+}
+
 /// The freshness of an index against its sources.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Status {
@@ -24,8 +72,24 @@ pub struct Status {
     pub removed: Vec<String>,
     /// The configuration in use differs from the one the index was built with.
     pub config_changed: bool,
+    /// The embedder that would be loaded now differs from the one that made the vectors.
+    pub embedder_changed: bool,
+    /// Chunks still without a vector (lexical only until a refresh embeds them).
+    pub pending: u64,
+    /// The embedder that made the index's vectors (`None` for a lexical-only index).
+    pub embedder: Option<EmbedderInfo>,
+    /// Whether the vector side can answer now, or why not.
+    pub vectors_usable: bool,
     /// Human-readable reasons, empty when fresh.
     pub reasons: Vec<String>,
+}
+
+/// The embedder identity recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbedderInfo {
+    pub model: String,
+    pub identity_key: String,
+    pub dim: usize,
 }
 
 /// Compares `index` with the files under its roots and with `config`. A file whose size
@@ -49,7 +113,9 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
         for f in &found {
             let label = f.rel_path.clone();
             match known.remove(&(f.root, f.rel_path.as_str())) {
-                None => added.push(label),
+                // A file the build skipped (binary, unreadable) is not new content.
+                None if is_indexable(&f.path, m.config.max_file_bytes) => added.push(label),
+                None => {}
                 Some(e) if e.size == f.size && e.mtime_ns == f.mtime_ns => {}
                 Some(e) => {
                     let mut w = Vec::new();
@@ -77,6 +143,15 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
     if config_changed {
         reasons.push("configuration changed".into());
     }
+    let pending = m.vectors.as_ref().map_or(0, |v| v.pending);
+    if pending > 0 {
+        reasons.push(format!("{pending} chunk(s) pending embedding"));
+    }
+    let side = m.vectors.as_ref().map(|_| index.vector_side().map(|_| ()));
+    let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));
+    if embedder_changed {
+        reasons.push("embedder changed".into());
+    }
     Ok(Status {
         fresh: reasons.is_empty(),
         generation: m.generation,
@@ -86,6 +161,14 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
         changed,
         removed,
         config_changed,
+        embedder_changed,
+        pending,
+        embedder: m.vectors.as_ref().map(|v| EmbedderInfo {
+            model: v.model.clone(),
+            identity_key: v.identity_key.clone(),
+            dim: v.dim,
+        }),
+        vectors_usable: matches!(side, Some(Ok(()))),
         reasons,
     })
 }

@@ -53,7 +53,13 @@ impl HnswIndex {
     /// Builds a graph over every row that has a vector.
     pub fn build(set: &VectorSet) -> HnswIndex {
         let n = set.len().max(1);
-        let hnsw = Hnsw::new(MAX_NB_CONNECTION, n, MAX_LAYER, EF_CONSTRUCTION, CosineDistance);
+        let hnsw = Hnsw::new(
+            MAX_NB_CONNECTION,
+            n,
+            MAX_LAYER,
+            EF_CONSTRUCTION,
+            CosineDistance,
+        );
         let rows: Vec<(&[f32], usize)> = (0..set.len())
             .filter(|&i| !set.meta.hashes[i].is_empty())
             .map(|i| (set.row(i), i))
@@ -67,10 +73,13 @@ impl HnswIndex {
     /// # Errors
     /// [`Error::Io`] when hnsw_rs cannot write its files.
     pub fn dump(&self, dir: &Path) -> Result<()> {
-        let written = self
-            .hnsw
-            .file_dump(dir, HNSW_BASENAME)
-            .map_err(|e| Error::io("write HNSW graph into", dir, std::io::Error::other(e.to_string())))?;
+        let written = self.hnsw.file_dump(dir, HNSW_BASENAME).map_err(|e| {
+            Error::io(
+                "write HNSW graph into",
+                dir,
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
         if written != HNSW_BASENAME {
             return Err(Error::io(
                 "write HNSW graph into",
@@ -121,7 +130,9 @@ mod tests {
     use crate::vector::VectorMeta;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let mut v: Vec<f32> = (0..dim)
             .map(|_| {
                 x ^= x << 13;

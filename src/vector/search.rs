@@ -26,9 +26,13 @@ impl VectorSearch {
                 Some(recorded) => {
                     let files = super::hnsw::hnsw_files(dir);
                     for (f, want) in files.iter().zip(recorded) {
-                        let bytes = std::fs::read(f).map_err(|e| Error::corrupt(dir, format!("HNSW graph: {e}")))?;
+                        let bytes = std::fs::read(f)
+                            .map_err(|e| Error::corrupt(dir, format!("HNSW graph: {e}")))?;
                         if &crate::hashing::sha256_hex(&bytes) != want {
-                            return Err(Error::corrupt(dir, "HNSW graph does not match its recorded sha256"));
+                            return Err(Error::corrupt(
+                                dir,
+                                "HNSW graph does not match its recorded sha256",
+                            ));
                         }
                     }
                     Some(super::hnsw::HnswIndex::load(dir)?)

@@ -1,0 +1,116 @@
+//! Shared by `index` and `refresh`: run a build with a progress bar on a terminal and
+//! print its summary (one line, or JSON).
+
+use super::output::{print_json, print_line};
+use crate::engine::{build, BuildOptions, BuildReport, Phase, Source};
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+
+/// Runs `build` with a progress bar on stderr (hidden when stderr is not a terminal),
+/// prints its warnings on stderr, and returns its report.
+pub fn run_build(
+    index: &Path,
+    source: &Source,
+    opts: &BuildOptions,
+) -> anyhow::Result<BuildReport> {
+    let bar = ProgressBar::new(0);
+    let mut phase = None;
+    let report = build(index, source, opts, &mut |p| {
+        if p.phase == Phase::Waiting {
+            eprintln!("waiting for another docfuse writing `{}`…", index.display());
+            return;
+        }
+        if phase != Some(p.phase) {
+            phase = Some(p.phase);
+            bar.reset();
+            bar.set_style(style(p.phase));
+        }
+        bar.set_length(p.total);
+        bar.set_position(p.done);
+    });
+    bar.finish_and_clear();
+    let report =
+        report.with_context(|| format!("cannot build the index at `{}`", index.display()))?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(report)
+}
+
+/// Prints a build summary: JSON, or one line.
+pub fn print_report(
+    index: &Path,
+    r: &BuildReport,
+    vectors: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        let mut v = serde_json::to_value(r)?;
+        v["index"] = serde_json::json!(index);
+        v["vectors"] = serde_json::json!(vectors);
+        return print_json(&v);
+    }
+    if r.skipped {
+        return print_line(&format!(
+            "`{}` is fresh: {} documents, {} chunks, generation {} (nothing to do, {} ms)",
+            index.display(),
+            r.documents,
+            r.chunks,
+            r.generation,
+            r.elapsed_ms
+        ));
+    }
+    let f = &r.files;
+    let c = &r.chunk_diff;
+    let vec_part = if vectors {
+        let pending = if r.pending > 0 {
+            format!(", {} pending", r.pending)
+        } else {
+            String::new()
+        };
+        format!("; {} embedded, {} reused{pending}", r.embedded, r.reused)
+    } else {
+        "; lexical only".into()
+    };
+    print_line(&format!(
+        "indexed {} documents into {} chunks in {} ms → `{}` (generation {}); files +{} ~{} -{}; chunks +{} ~{} ={} -{}{vec_part}{}",
+        r.documents,
+        r.chunks,
+        r.elapsed_ms,
+        index.display(),
+        r.generation,
+        f.added,
+        f.changed,
+        f.removed,
+        c.added,
+        c.changed,
+        c.unchanged,
+        c.removed,
+        match r.warnings.len() {
+            0 => String::new(),
+            n => format!("; {n} warning(s)"),
+        }
+    ))
+}
+
+fn style(phase: Phase) -> ProgressStyle {
+    let template = match phase {
+        Phase::Embedding => {
+            "{spinner} embedding {pos}/{len} chunks, {per_sec}, eta {eta} {wide_bar}"
+        }
+        _ => "{spinner} indexing {pos}/{len} documents [{elapsed}] {wide_bar}",
+    };
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// The default embedder, or `None` with a warning saying why indexing goes on lexically.
+pub fn load_embedder() -> Option<Box<dyn crate::embed::Embedder>> {
+    match crate::embed::load_default_embedder() {
+        Ok(e) => Some(e),
+        Err(e) => {
+            eprintln!("warning: {e}\nwarning: building a lexical-only index");
+            None
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! `docfuse mcp`: the MCP server on stdin/stdout (see [`crate::server::mcp`]). stdout
+//! carries only protocol messages; everything else goes to stderr.
+
+use super::args::McpArgs;
+use crate::retriever::DocfuseRetriever;
+use anyhow::Context;
+use std::time::Duration;
+
+pub fn run(a: McpArgs) -> anyhow::Result<i32> {
+    let retriever = DocfuseRetriever::open(&a.index)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = rt.block_on(crate::server::mcp::serve_stdio(retriever));
+    rt.shutdown_timeout(Duration::from_secs(1));
+    outcome.context("the MCP server stopped")?;
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,68 @@
+//! `docfuse serve`: the HTTP API on a loopback address (see [`crate::server::http`]).
+
+use super::args::ServeArgs;
+use crate::retriever::DocfuseRetriever;
+use crate::server::http::{router, serve, HttpConfig};
+use anyhow::Context;
+use std::time::Duration;
+
+pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
+    anyhow::ensure!(
+        a.addr.ip().is_loopback() || a.allow_remote,
+        "refusing to listen on `{}`: not a loopback address, and the API has no authentication\nhint: use 127.0.0.1, or pass `--allow-remote` behind a proxy that authenticates",
+        a.addr
+    );
+    anyhow::ensure!(a.timeout_ms > 0, "`--timeout-ms` must be positive");
+    let retriever = DocfuseRetriever::open(&a.index)?;
+    let config = HttpConfig {
+        request_timeout: Duration::from_millis(a.timeout_ms),
+        max_body_bytes: a.max_body_bytes,
+        ..HttpConfig::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = rt.block_on(async {
+        if let Err(why) = retriever.vector_health().await {
+            eprintln!("note: vector search unavailable, answering lexically: {why}");
+        }
+        let listener = tokio::net::TcpListener::bind(a.addr)
+            .await
+            .with_context(|| format!("cannot listen on `{}`", a.addr))?;
+        let local = listener.local_addr()?;
+        eprintln!(
+            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/status, GET /healthz); Ctrl-C stops",
+            a.index.display()
+        );
+        serve(listener, router(retriever, config), shutdown_signal())
+            .await
+            .context("the HTTP server failed")
+    });
+    rt.shutdown_timeout(Duration::from_secs(2));
+    outcome?;
+    Ok(super::EXIT_OK)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    eprintln!("docfuse: stopping");
+}

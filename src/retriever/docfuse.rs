@@ -1,0 +1,402 @@
+//! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
+//! a semaphore (one search per core by default); filters are applied before the top-k cut
+//! by over-fetching from the engine.
+
+use super::filter::PathFilter;
+use super::passage::{self, Passage, PassageRequest};
+use super::{
+    relative, BoxFuture, DocumentMetadata, RetrieveError, RetrieveOptions, RetrievedDocument,
+    Retriever,
+};
+use crate::config::QueryParams;
+use crate::engine::{snippet, status, DocIndex, Hit, Mode, SearchOptions, Status, FUSION_DEPTH};
+use crate::store::SourceSpec;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use tokio::sync::Semaphore;
+
+/// A filtered query first asks the engine for `limit × OVERFETCH` results (at least
+/// [`FUSION_DEPTH`]); when too few pass the filters, it asks for every chunk.
+const OVERFETCH: usize = 8;
+
+/// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
+///
+/// The index (and, on first vector use, the embedding model) stays loaded for the life
+/// of the value.
+#[derive(Clone)]
+pub struct DocfuseRetriever {
+    inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) index: Arc<DocIndex>,
+    permits: Arc<Semaphore>,
+    /// Every chunk's id, place and heading path (read on first use).
+    pub(super) chunks: OnceLock<Result<passage::ChunkTable, String>>,
+    /// The indexed files, `(root, rel_path)` (read on first use).
+    pub(super) files: OnceLock<Result<std::collections::HashSet<(usize, String)>, String>>,
+}
+
+/// A search's documents and how they were produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieval {
+    pub documents: Vec<RetrievedDocument>,
+    /// The mode that answered (never `auto`).
+    pub mode: Mode,
+    /// Why `auto` answered lexically.
+    pub degraded: Option<String>,
+    /// Generation of the index that answered.
+    pub generation: u64,
+    /// Files under the roots changed since that generation was built (a cheap size and
+    /// mtime check, see [`crate::engine::quick_stale`]); `docfuse refresh` brings it up to date.
+    pub stale: bool,
+}
+
+/// Freshness, counts and the vector side of an index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndexStatus {
+    /// `fresh`, `generation`, `documents`, `chunks`, `added`, `changed`, `removed`,
+    /// `config_changed`, `reasons`.
+    #[serde(flatten)]
+    pub status: Status,
+    /// The index folder.
+    pub index_dir: String,
+    /// Absolute root folders (empty for a JSONL source).
+    pub roots: Vec<String>,
+    pub vectors: VectorsReport,
+}
+
+/// The vector side: what the index holds and whether queries can use it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VectorsReport {
+    /// The index has vectors.
+    pub present: bool,
+    /// The embedder that made them (e.g. `all-MiniLM-L6-v2`).
+    pub model: Option<String>,
+    pub dim: Option<usize>,
+    pub embedded: u64,
+    pub pending: u64,
+    /// Vector and hybrid queries work (model loaded, identities agree).
+    pub usable: bool,
+    /// Why not, when not usable.
+    pub reason: Option<String>,
+}
+
+impl DocfuseRetriever {
+    /// Wraps an opened index; at most one search per available core runs at a time.
+    pub fn new(index: impl Into<Arc<DocIndex>>) -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Self::with_concurrency(index, cores)
+    }
+
+    /// Wraps an opened index; at most `searches` (≥ 1) searches run at a time, the others
+    /// wait without holding a thread.
+    pub fn with_concurrency(index: impl Into<Arc<DocIndex>>, searches: usize) -> Self {
+        DocfuseRetriever {
+            inner: Arc::new(Inner {
+                index: index.into(),
+                permits: Arc::new(Semaphore::new(searches.max(1))),
+                chunks: OnceLock::new(),
+                files: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Opens the index in `dir` (see [`DocIndex::open`]).
+    ///
+    /// # Errors
+    /// [`RetrieveError::Engine`] when there is no index or it is unusable.
+    pub fn open(dir: &Path) -> Result<Self, RetrieveError> {
+        Ok(Self::new(DocIndex::open(dir)?))
+    }
+
+    /// The index searched.
+    pub fn index(&self) -> &DocIndex {
+        &self.inner.index
+    }
+
+    /// Searches without blocking the executor: the documents plus the mode that answered.
+    ///
+    /// # Errors
+    /// See [`DocfuseRetriever::search_blocking`].
+    pub async fn search(
+        &self,
+        query: &str,
+        options: &RetrieveOptions,
+    ) -> Result<Retrieval, RetrieveError> {
+        let (query, options) = (query.to_string(), options.clone());
+        self.run_blocking(true, move |inner| {
+            search_blocking(&inner.index, &query, &options)
+        })
+        .await
+    }
+
+    /// Searches on the calling thread (CPU-bound: do not call it on an async executor).
+    ///
+    /// # Errors
+    /// [`RetrieveError::InvalidRequest`] for a bad floor or glob;
+    /// [`RetrieveError::Engine`] when the index cannot be read, or for an explicit
+    /// `vector`/`hybrid` mode when the vector side is not usable.
+    pub fn search_blocking(
+        &self,
+        query: &str,
+        options: &RetrieveOptions,
+    ) -> Result<Retrieval, RetrieveError> {
+        search_blocking(&self.inner.index, query, options)
+    }
+
+    /// Reads a passage from an indexed file, confined to the indexed roots (see
+    /// [`PassageRequest`]).
+    ///
+    /// # Errors
+    /// [`RetrieveError::Refused`] for a path that leaves the roots;
+    /// [`RetrieveError::NotFound`] for a file that is not indexed or an unknown id;
+    /// [`RetrieveError::InvalidRequest`] for a bad line range.
+    pub async fn read_passage(&self, request: &PassageRequest) -> Result<Passage, RetrieveError> {
+        let request = request.clone();
+        self.run_blocking(false, move |inner| passage::read(inner, &request))
+            .await
+    }
+
+    /// [`DocfuseRetriever::read_passage`] on the calling thread.
+    ///
+    /// # Errors
+    /// As [`DocfuseRetriever::read_passage`].
+    pub fn read_passage_blocking(
+        &self,
+        request: &PassageRequest,
+    ) -> Result<Passage, RetrieveError> {
+        passage::read(&self.inner, request)
+    }
+
+    /// Freshness against the files on disk (walks the roots), counts and the vector side.
+    ///
+    /// # Errors
+    /// [`RetrieveError::Engine`] when the snapshot is damaged or a root has gone.
+    pub async fn status(&self) -> Result<IndexStatus, RetrieveError> {
+        self.run_blocking(false, |inner| index_status(&inner.index))
+            .await
+    }
+
+    /// Whether vector and hybrid queries work; the first call loads the model (slow: call
+    /// it once at start-up to keep the first query fast).
+    pub async fn vector_health(&self) -> Result<(), String> {
+        self.run_blocking(false, |inner| Ok(inner.index.vector_side().map(|_| ())))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+    }
+
+    /// Runs `f` on the blocking pool (or a thread of its own outside a tokio runtime).
+    /// A `bounded` job (a search: CPU-bound) first waits for a search permit and holds it
+    /// until `f` returns, even if the caller stops waiting; reads and status checks
+    /// (I/O-bound, cheap) do not queue behind searches.
+    async fn run_blocking<T: Send + 'static>(
+        &self,
+        bounded: bool,
+        f: impl FnOnce(&Inner) -> Result<T, RetrieveError> + Send + 'static,
+    ) -> Result<T, RetrieveError> {
+        let permit = if bounded {
+            let p = self.inner.permits.clone().acquire_owned().await;
+            Some(p.map_err(|e| RetrieveError::Task(e.to_string()))?)
+        } else {
+            None
+        };
+        let inner = self.inner.clone();
+        let job = move || {
+            let out = f(&inner);
+            drop(permit);
+            out
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => rt
+                .spawn_blocking(job)
+                .await
+                .map_err(|e| RetrieveError::Task(e.to_string()))?,
+            Err(_) => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(job());
+                });
+                rx.await.map_err(|e| RetrieveError::Task(e.to_string()))?
+            }
+        }
+    }
+}
+
+impl Retriever for DocfuseRetriever {
+    fn retrieve<'a>(
+        &'a self,
+        query: &'a str,
+        options: &'a RetrieveOptions,
+    ) -> BoxFuture<'a, Result<Vec<RetrievedDocument>, RetrieveError>> {
+        Box::pin(async move { Ok(self.search(query, options).await?.documents) })
+    }
+
+    fn name(&self) -> &str {
+        "docfuse"
+    }
+}
+
+fn search_blocking(
+    index: &DocIndex,
+    query: &str,
+    options: &RetrieveOptions,
+) -> Result<Retrieval, RetrieveError> {
+    let filter = options.validate()?;
+    let floor = options.floor.unwrap_or(QueryParams::default().floor);
+    // No more results than chunks: a huge limit must not size the engine's buffers.
+    let limit = options
+        .limit
+        .min(index.manifest().collection.chunks as usize);
+    let mut opts = SearchOptions {
+        limit: limit.max(1),
+        explain: options.explain,
+        mode: options.mode,
+        ..SearchOptions::default()
+    };
+    opts.params.floor = floor;
+    let generation = index.manifest().generation;
+    let stale = crate::engine::quick_stale(index).unwrap_or(true);
+    if limit == 0 {
+        // nothing to return, but the mode that would answer (and why) still applies
+        let resp = index.search(query, &opts)?;
+        return Ok(Retrieval {
+            documents: Vec::new(),
+            mode: resp.mode,
+            degraded: resp.degraded,
+            generation,
+            stale,
+        });
+    }
+    let (hits, mode, degraded) = if filter.is_empty() {
+        let resp = index.search(query, &opts)?;
+        (resp.hits, resp.mode, resp.degraded)
+    } else {
+        filtered_search(index, query, opts, &filter, limit, floor)?
+    };
+    let best = hits.first().map_or(0.0, |h| h.score);
+    let documents = hits
+        .into_iter()
+        .map(|h| {
+            let confidence = relative(h.score, best);
+            document(h, confidence, mode, degraded.clone())
+        })
+        .collect();
+    Ok(Retrieval {
+        documents,
+        mode,
+        degraded,
+        generation,
+        stale,
+    })
+}
+
+/// Over-fetches with no floor, filters, then applies the floor relative to the best hit
+/// that passed and cuts at `limit`.
+fn filtered_search(
+    index: &DocIndex,
+    query: &str,
+    mut opts: SearchOptions,
+    filter: &PathFilter,
+    limit: usize,
+    floor: f32,
+) -> Result<(Vec<Hit>, Mode, Option<String>), RetrieveError> {
+    let total = (index.manifest().collection.chunks as usize).max(1);
+    let mut depth = limit.saturating_mul(OVERFETCH).max(FUSION_DEPTH).min(total);
+    opts.params.floor = 0.0;
+    loop {
+        opts.limit = depth;
+        let resp = index.search(query, &opts)?;
+        let exhausted = resp.hits.len() < depth || depth >= total;
+        let mut kept: Vec<Hit> = resp
+            .hits
+            .into_iter()
+            .filter(|h| filter.matches(&h.chunk.path))
+            .collect();
+        if kept.len() >= limit || exhausted {
+            let best = kept.first().map_or(0.0, |h| h.score);
+            let cut = kept
+                .iter()
+                .take_while(|h| h.score >= floor * best)
+                .count()
+                .min(limit);
+            kept.truncate(cut);
+            return Ok((kept, resp.mode, resp.degraded));
+        }
+        depth = total;
+    }
+}
+
+/// An engine hit as a retrieved document.
+pub(super) fn document(
+    h: Hit,
+    confidence: f32,
+    mode: Mode,
+    degraded: Option<String>,
+) -> RetrievedDocument {
+    let c = h.chunk;
+    let snippet = snippet(&c.text, &h.matched_terms);
+    let content = format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text);
+    RetrievedDocument {
+        source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
+        id: c.id,
+        content,
+        score: h.score,
+        metadata: DocumentMetadata {
+            kind: serde_json::to_value(c.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            root: c.root,
+            path: c.path,
+            start_line: c.start_line,
+            end_line: c.end_line,
+            title: c.title,
+            heading_path: c.heading_path,
+            evidence: c.hash,
+            confidence,
+            matched_terms: h.matched_terms,
+            snippet,
+            mode: Some(mode),
+            explain: h.explain,
+            degraded,
+            fusion: Vec::new(),
+            first_stage: None,
+        },
+    }
+}
+
+/// `Title › Heading › Subheading` (the title is left out when the first heading repeats it).
+pub(crate) fn breadcrumb(title: &str, heading_path: &[String]) -> String {
+    let mut parts: Vec<&str> = Vec::with_capacity(heading_path.len() + 1);
+    if heading_path.first().map(String::as_str) != Some(title) && !title.is_empty() {
+        parts.push(title);
+    }
+    parts.extend(heading_path.iter().map(String::as_str));
+    parts.join(" › ")
+}
+
+fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
+    let m = index.manifest();
+    let s = status(index, &m.config)?;
+    let usable = index.vector_side().map(|_| ());
+    let roots = match &m.source {
+        SourceSpec::Roots { roots } => roots.clone(),
+        SourceSpec::Jsonl { .. } => Vec::new(),
+    };
+    Ok(IndexStatus {
+        status: s,
+        index_dir: index.dir().display().to_string(),
+        roots,
+        vectors: VectorsReport {
+            present: m.vectors.is_some(),
+            model: m.vectors.as_ref().map(|v| v.model.clone()),
+            dim: m.vectors.as_ref().map(|v| v.dim),
+            embedded: m.vectors.as_ref().map_or(0, |v| v.embedded),
+            pending: m.vectors.as_ref().map_or(0, |v| v.pending),
+            usable: usable.is_ok(),
+            reason: usable.err(),
+        },
+    })
+}

@@ -1,0 +1,474 @@
+//! Reading passages (a line range of an indexed file, or a chunk by id), confined to the
+//! indexed roots.
+//!
+//! A path is refused before anything is opened when it is absolute, has a `..`
+//! component, a backslash, a NUL byte or a percent-encoded byte (`%2e%2e`); then it must
+//! name a file of the index's snapshot; then the file is canonicalised (symlinks
+//! resolved) and must still lie inside its canonicalised root. Error messages never
+//! contain file content.
+
+use super::docfuse::Inner;
+use super::RetrieveError;
+use crate::store::SourceSpec;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Most lines one read returns (a longer range is cut and marked `truncated`).
+pub const MAX_PASSAGE_LINES: u32 = 2000;
+/// Most bytes of text one read returns.
+pub const MAX_PASSAGE_BYTES: usize = 256 * 1024;
+
+/// What to read: `id` (a chunk id from a search result), or `path` (relative to its
+/// root, as in search results) with an optional 1-based inclusive line range. With an
+/// id, the lines default to the chunk's; with a path, to the whole file (up to
+/// [`MAX_PASSAGE_LINES`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PassageRequest {
+    pub id: Option<String>,
+    pub path: Option<String>,
+    /// Root index, when several roots hold the same relative path (default: the first).
+    pub root: Option<usize>,
+    pub start_line: Option<u32>,
+    pub end_line: Option<u32>,
+}
+
+/// The exact text of a line range of an indexed file, as it is on disk now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Passage {
+    /// The chunk that contains `start_line` (or the one asked for).
+    pub id: Option<String>,
+    pub root: usize,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Lines in the file.
+    pub total_lines: u32,
+    /// Heading path of the chunk that contains `start_line`.
+    pub heading_path: Vec<String>,
+    /// `path:start-end`.
+    pub source: String,
+    /// The lines, joined with `\n`.
+    pub text: String,
+    /// The range was cut at [`MAX_PASSAGE_LINES`] or [`MAX_PASSAGE_BYTES`].
+    pub truncated: bool,
+}
+
+/// Where a chunk is, without its text (kept only for a JSONL source, which has no files).
+#[derive(Debug, Clone)]
+pub(super) struct ChunkRef {
+    pub id: String,
+    pub root: usize,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub heading_path: Vec<String>,
+    pub text: Option<String>,
+}
+
+/// Every chunk of the index, by id and by file.
+pub(super) struct ChunkTable {
+    refs: Vec<ChunkRef>,
+    by_id: HashMap<String, usize>,
+}
+
+pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, RetrieveError> {
+    let (root, path, chunk) = match (&req.id, &req.path) {
+        (Some(id), path) => {
+            let table = chunks(inner)?;
+            let c = table
+                .by_id
+                .get(id.as_str())
+                .map(|&i| &table.refs[i])
+                .ok_or_else(|| {
+                    RetrieveError::NotFound(format!("no chunk with id `{}`", shorten(id)))
+                })?;
+            if let Some(p) = path {
+                if normalise(p)? != c.path {
+                    return Err(RetrieveError::InvalidRequest(format!(
+                        "chunk `{}` is in `{}`, not in `{}`",
+                        shorten(id),
+                        c.path,
+                        shorten(p)
+                    )));
+                }
+            }
+            if let Some(text) = &c.text {
+                return Ok(stored_passage(c, text));
+            }
+            (c.root, c.path.clone(), Some(c))
+        }
+        (None, Some(p)) => {
+            let rel = normalise(p)?;
+            let root = indexed_root(inner, &rel, req.root)?;
+            (root, rel, None)
+        }
+        (None, None) => {
+            return Err(RetrieveError::InvalidRequest(
+                "give `path` (relative to an indexed root, with optional `start_line` and `end_line`) or `id` (from a search result)".into(),
+            ))
+        }
+    };
+    let file = confined(inner, root, &path)?;
+    let text = read_file(&file, inner.index.manifest().config.max_file_bytes)?;
+    let lines = split_lines(&text);
+    let total = lines.len() as u32;
+    let start = req.start_line.or(chunk.map(|c| c.start_line)).unwrap_or(1);
+    let end = req.end_line.or(if req.start_line.is_none() {
+        chunk.map(|c| c.end_line)
+    } else {
+        None
+    });
+    let (start, end, mut truncated) = line_range(start, end, total, &path)?;
+    let mut out = String::new();
+    let mut last = start.saturating_sub(1);
+    for (i, line) in lines[(start as usize - 1)..(end as usize)]
+        .iter()
+        .enumerate()
+    {
+        if out.len() + line.len() + 1 > MAX_PASSAGE_BYTES && i > 0 {
+            truncated = true;
+            break;
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(line);
+        last = start + i as u32;
+    }
+    let (id, heading_path) = match chunk {
+        Some(c) => (Some(c.id.clone()), c.heading_path.clone()),
+        None => containing_chunk(inner, root, &path, start),
+    };
+    Ok(Passage {
+        id,
+        root,
+        source: format!("{path}:{start}-{last}"),
+        path,
+        start_line: start,
+        end_line: last,
+        total_lines: total,
+        heading_path,
+        text: out,
+        truncated,
+    })
+}
+
+/// Checks a requested path without touching the disk and returns it normalised
+/// (`.` and empty components dropped, `/`-separated).
+fn normalise(p: &str) -> Result<String, RetrieveError> {
+    let refuse = |why: &str| {
+        RetrieveError::Refused(format!(
+            "path `{}` is refused: {why}; pass a path relative to an indexed root, as shown in search results",
+            shorten(p)
+        ))
+    };
+    if p.trim().is_empty() {
+        return Err(RetrieveError::InvalidRequest("`path` is empty".into()));
+    }
+    if p.contains('\0') {
+        return Err(refuse("it contains a NUL byte"));
+    }
+    if p.contains('\\') {
+        return Err(refuse("it contains a backslash"));
+    }
+    if has_percent_escape(p) {
+        return Err(refuse("it contains a percent-encoded byte"));
+    }
+    let path = Path::new(p);
+    if path.is_absolute() || p.starts_with('/') || p.get(1..2) == Some(":") {
+        return Err(refuse("it is absolute"));
+    }
+    let mut parts = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refuse("it leaves its root (`..`)")),
+            Component::RootDir | Component::Prefix(_) => return Err(refuse("it is absolute")),
+        }
+    }
+    if parts.is_empty() {
+        return Err(RetrieveError::InvalidRequest("`path` names no file".into()));
+    }
+    Ok(parts.join("/"))
+}
+
+fn has_percent_escape(p: &str) -> bool {
+    p.as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+}
+
+/// The root (the asked one, else the first) whose snapshot holds `rel`.
+fn indexed_root(inner: &Inner, rel: &str, root: Option<usize>) -> Result<usize, RetrieveError> {
+    let files = inner
+        .files
+        .get_or_init(|| {
+            inner
+                .index
+                .snapshot()
+                .map(|s| s.files.into_iter().map(|f| (f.root, f.rel_path)).collect())
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| RetrieveError::Engine(crate::Error::corrupt(inner.index.dir(), e.clone())))?;
+    let found = match root {
+        Some(r) => files.contains(&(r, rel.to_string())).then_some(r),
+        None => roots_of(files, rel),
+    };
+    found.ok_or_else(|| {
+        RetrieveError::NotFound(format!(
+            "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse index`)",
+            shorten(rel)
+        ))
+    })
+}
+
+fn roots_of(files: &HashSet<(usize, String)>, rel: &str) -> Option<usize> {
+    files
+        .iter()
+        .filter(|(_, p)| p == rel)
+        .map(|(r, _)| *r)
+        .min()
+}
+
+/// The canonical path of `rel` under root `root`, refused when it resolves outside the
+/// canonical root (a symlink leaving it).
+fn confined(inner: &Inner, root: usize, rel: &str) -> Result<PathBuf, RetrieveError> {
+    let Some(root_dir) = inner.index.root_dir(root) else {
+        return Err(RetrieveError::NotFound(
+            "this index has no files (a JSONL source): read passages by `id`".into(),
+        ));
+    };
+    let canon_root = std::fs::canonicalize(root_dir).map_err(|e| {
+        RetrieveError::NotFound(format!("root {root} (`{root_dir}`) cannot be read: {e}"))
+    })?;
+    let candidate = if canon_root.is_file() {
+        if canon_root.file_name().map(|n| n.to_string_lossy()) != Some(rel.into()) {
+            return Err(RetrieveError::NotFound(format!(
+                "`{}` is not in root {root}",
+                shorten(rel)
+            )));
+        }
+        canon_root.clone()
+    } else {
+        canon_root.join(rel)
+    };
+    let canon = std::fs::canonicalize(&candidate).map_err(|_| {
+        RetrieveError::NotFound(format!(
+            "`{}` is no longer on disk; the index is stale (rebuild with `docfuse index`)",
+            shorten(rel)
+        ))
+    })?;
+    if !canon.starts_with(&canon_root) {
+        return Err(RetrieveError::Refused(format!(
+            "path `{}` is refused: it resolves outside the indexed roots (a symlink leaves root {root})",
+            shorten(rel)
+        )));
+    }
+    if !canon.is_file() {
+        return Err(RetrieveError::NotFound(format!(
+            "`{}` is not a file",
+            shorten(rel)
+        )));
+    }
+    Ok(canon)
+}
+
+fn read_file(path: &Path, max_bytes: u64) -> Result<String, RetrieveError> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_bytes).read_to_end(&mut bytes))
+        .map_err(|e| RetrieveError::Engine(crate::Error::io("read", path, e)))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Lines as the chunker numbers them: LF, CRLF and lone CR end a line; a BOM is dropped.
+fn split_lines(text: &str) -> Vec<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                out.push(&text[start..i]);
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < bytes.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Validates and clamps a 1-based inclusive range against `total` lines.
+fn line_range(
+    start: u32,
+    end: Option<u32>,
+    total: u32,
+    path: &str,
+) -> Result<(u32, u32, bool), RetrieveError> {
+    if start == 0 {
+        return Err(RetrieveError::InvalidRequest(
+            "`start_line` is 1-based: it must be at least 1".into(),
+        ));
+    }
+    if let Some(e) = end {
+        if e < start {
+            return Err(RetrieveError::InvalidRequest(format!(
+                "`end_line` ({e}) is before `start_line` ({start})"
+            )));
+        }
+    }
+    if start > total {
+        return Err(RetrieveError::InvalidRequest(format!(
+            "`start_line` {start} is past the end of `{path}` ({total} lines)"
+        )));
+    }
+    let end = end.unwrap_or(u32::MAX).min(total);
+    let cap = start.saturating_add(MAX_PASSAGE_LINES - 1);
+    Ok((start, end.min(cap), end > cap))
+}
+
+fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
+    inner
+        .chunks
+        .get_or_init(|| {
+            let keep_text = matches!(inner.index.manifest().source, SourceSpec::Jsonl { .. });
+            let all = inner
+                .index
+                .lexical()
+                .all_chunks()
+                .map_err(|e| e.to_string())?;
+            let refs: Vec<ChunkRef> = all
+                .into_iter()
+                .map(|c| ChunkRef {
+                    id: c.id,
+                    root: c.root,
+                    path: c.path,
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    heading_path: c.heading_path,
+                    text: keep_text.then_some(c.text),
+                })
+                .collect();
+            let by_id = refs
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id.clone(), i))
+                .collect();
+            Ok(ChunkTable { refs, by_id })
+        })
+        .as_ref()
+        .map_err(|e| RetrieveError::Engine(crate::Error::corrupt(inner.index.dir(), e.clone())))
+}
+
+/// The id and heading path of the chunk of `(root, path)` that contains `line` (else the
+/// last one starting before it).
+fn containing_chunk(
+    inner: &Inner,
+    root: usize,
+    path: &str,
+    line: u32,
+) -> (Option<String>, Vec<String>) {
+    let Ok(table) = chunks(inner) else {
+        return (None, Vec::new());
+    };
+    table
+        .refs
+        .iter()
+        .filter(|c| c.root == root && c.path == path && c.start_line <= line)
+        .max_by_key(|c| (c.end_line >= line, c.start_line))
+        .map_or((None, Vec::new()), |c| {
+            (Some(c.id.clone()), c.heading_path.clone())
+        })
+}
+
+fn stored_passage(c: &ChunkRef, text: &str) -> Passage {
+    Passage {
+        id: Some(c.id.clone()),
+        root: c.root,
+        path: c.path.clone(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+        total_lines: c.end_line,
+        heading_path: c.heading_path.clone(),
+        source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
+        text: text.to_string(),
+        truncated: false,
+    }
+}
+
+/// User input echoed in messages, cut to 200 characters.
+fn shorten(s: &str) -> String {
+    if s.chars().count() <= 200 {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(199).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traversal_absolute_and_encoded_paths_are_refused_before_any_read() {
+        for bad in [
+            "../secret.md",
+            "guide/../../secret.md",
+            "/etc/passwd",
+            "%2e%2e/secret.md",
+            "guide%2F..%2F..%2Fsecret.md",
+            "..\\secret.md",
+            "C:/x.md",
+            "a\0b",
+        ] {
+            let e = normalise(bad).unwrap_err();
+            assert_eq!(e.code(), "forbidden_path", "{bad}: {e}");
+        }
+        assert_eq!(
+            normalise("./guide//install.md").unwrap(),
+            "guide/install.md"
+        );
+        assert_eq!(normalise("").unwrap_err().code(), "bad_request");
+        assert_eq!(normalise("100%.md").unwrap(), "100%.md");
+    }
+
+    #[test]
+    fn lines_split_like_the_chunker_and_ranges_clamp() {
+        assert_eq!(
+            split_lines("\u{feff}a\r\nb\rc\n\nd"),
+            ["a", "b", "c", "", "d"]
+        );
+        assert_eq!(split_lines("a\n"), ["a"]);
+        assert_eq!(line_range(2, Some(99), 5, "x").unwrap(), (2, 5, false));
+        assert_eq!(line_range(1, None, 5000, "x").unwrap(), (1, 2000, true));
+        assert_eq!(
+            line_range(0, None, 5, "x").unwrap_err().code(),
+            "bad_request"
+        );
+        assert_eq!(
+            line_range(3, Some(2), 5, "x").unwrap_err().code(),
+            "bad_request"
+        );
+        assert_eq!(
+            line_range(6, None, 5, "x").unwrap_err().code(),
+            "bad_request"
+        );
+    }
+}

@@ -1,0 +1,448 @@
+//! The retriever API on real indexes (the cargo book and the sample docs, lexical only):
+//! hybrid with a toy retriever, reranking, filters before the top-k cut, formatting
+//! under a budget, and use outside a tokio runtime.
+
+use super::*;
+use crate::engine::{build, BuildOptions, Source};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn cargo_book() -> PathBuf {
+    let shared = std::env::var_os("DOCFUSE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    shared.join("bench/corpora/cargo-book")
+}
+
+fn sample_docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-docs")
+}
+
+/// A lexical-only index of `root` in a temp dir, opened as a retriever.
+fn indexed(root: &Path) -> (tempfile::TempDir, DocfuseRetriever) {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = BuildOptions::default();
+    build(
+        tmp.path(),
+        &Source::Roots(vec![root.to_path_buf()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let r = DocfuseRetriever::open(tmp.path()).unwrap();
+    (tmp, r)
+}
+
+/// Awaits a retrieval on a single-threaded runtime; panics with the error.
+fn run<T>(f: impl std::future::Future<Output = Result<T, RetrieveError>>) -> T {
+    match rt().block_on(f) {
+        Ok(v) => v,
+        Err(e) => panic!("retrieval failed: {e}"),
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn lexical(limit: usize) -> RetrieveOptions {
+    RetrieveOptions {
+        limit,
+        mode: Mode::Lexical,
+        ..RetrieveOptions::default()
+    }
+}
+
+/// A toy retriever: fixed documents, in order, whatever the query; counts the limits
+/// it was asked for.
+struct Fixed {
+    docs: Vec<RetrievedDocument>,
+    asked: AtomicUsize,
+}
+
+impl Fixed {
+    fn new(items: &[(&str, &str)]) -> Self {
+        let docs = items
+            .iter()
+            .enumerate()
+            .map(|(i, (id, path))| {
+                let mut d = RetrievedDocument::new(
+                    *id,
+                    format!("toy {id}"),
+                    format!("{path}:1-1"),
+                    10.0 - i as f32,
+                );
+                d.metadata.path = path.to_string();
+                d
+            })
+            .collect();
+        Fixed {
+            docs,
+            asked: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Retriever for Fixed {
+    fn retrieve<'a>(
+        &'a self,
+        _query: &'a str,
+        options: &'a RetrieveOptions,
+    ) -> BoxFuture<'a, Result<Vec<RetrievedDocument>, RetrieveError>> {
+        self.asked.store(options.limit, Ordering::SeqCst);
+        let out = self.docs.iter().take(options.limit).cloned().collect();
+        Box::pin(async move { Ok(out) })
+    }
+    fn name(&self) -> &str {
+        "toy"
+    }
+}
+
+#[test]
+fn docfuse_documents_carry_content_source_and_metadata() {
+    let (_tmp, r) = indexed(&sample_docs());
+    let docs = run(r.retrieve("run tasks one after another", &RetrieveOptions::default()));
+    let d = &docs[0];
+    assert_eq!(
+        d.id,
+        "guide/parallel.md#running-tasks-in-parallel/limiting-concurrency"
+    );
+    assert_eq!(d.source, "guide/parallel.md:5-8");
+    assert!(
+        d.content.starts_with(
+            "Running tasks in parallel › Limiting concurrency\n\n## Limiting concurrency\n"
+        ),
+        "{}",
+        d.content
+    );
+    let m = &d.metadata;
+    assert_eq!(
+        (m.kind.as_str(), m.path.as_str(), m.start_line, m.end_line),
+        ("section", "guide/parallel.md", 5, 8)
+    );
+    assert_eq!(m.evidence.len(), 64, "sha256 content hash");
+    assert_eq!(m.confidence, 1.0);
+    assert!(docs
+        .iter()
+        .all(|d| (0.0..=1.0).contains(&d.metadata.confidence)));
+    assert!(docs.windows(2).all(|w| w[0].score >= w[1].score));
+    assert_eq!(m.mode, Some(Mode::Lexical));
+    assert!(
+        m.degraded.as_deref().unwrap().contains("no vectors"),
+        "auto fell back, and says why"
+    );
+    assert!(m.explain.is_none());
+    assert!(!m.matched_terms.is_empty());
+    let explained = run(r.retrieve(
+        "run tasks one after another",
+        &RetrieveOptions {
+            explain: true,
+            ..lexical(2)
+        },
+    ));
+    assert!(
+        explained[0]
+            .metadata
+            .explain
+            .as_ref()
+            .unwrap()
+            .lexical
+            .terms
+            .len()
+            >= 3
+    );
+    assert_eq!(explained[0].id, d.id, "explaining never changes the order");
+}
+
+#[test]
+fn filters_apply_before_the_top_k_cut() {
+    let (_tmp, r) = indexed(&cargo_book());
+    let q = "build the package";
+    let unfiltered = run(r.retrieve(q, &lexical(8)));
+    let in_commands = unfiltered
+        .iter()
+        .filter(|d| d.metadata.path.starts_with("commands/"))
+        .count();
+    assert!(
+        in_commands < 8,
+        "the unfiltered top 8 is mixed ({in_commands} in commands/)"
+    );
+    let mut opts = lexical(8);
+    opts.filters.path_prefix = Some("commands/".into());
+    let filtered = run(r.retrieve(q, &opts));
+    assert_eq!(filtered.len(), 8, "still `limit` results");
+    assert!(filtered
+        .iter()
+        .all(|d| d.metadata.path.starts_with("commands/")));
+    assert_eq!(
+        filtered[0].metadata.confidence, 1.0,
+        "confidence relative to the best that passed"
+    );
+    // the filtered list is the unfiltered ranking restricted to the prefix
+    let deep = run(r.retrieve(
+        q,
+        &RetrieveOptions {
+            floor: Some(0.0),
+            ..lexical(500)
+        },
+    ));
+    let expected: Vec<&str> = deep
+        .iter()
+        .filter(|d| d.metadata.path.starts_with("commands/"))
+        .take(8)
+        .map(|d| d.id.as_str())
+        .collect();
+    let got: Vec<&str> = filtered.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(got, expected);
+    // globs and excludes
+    opts.filters = PathFilters {
+        path_prefix: None,
+        globs: vec!["commands/cargo-*.md".into()],
+        exclude: vec!["commands/cargo-build.md".into()],
+    };
+    let globbed = run(r.retrieve(q, &opts));
+    assert_eq!(globbed.len(), 8);
+    assert!(globbed
+        .iter()
+        .all(|d| d.metadata.path.starts_with("commands/cargo-")
+            && d.metadata.path != "commands/cargo-build.md"));
+    // a filter nothing passes gives nothing, not an error
+    opts.filters = PathFilters {
+        path_prefix: Some("nowhere/".into()),
+        ..PathFilters::default()
+    };
+    assert!(run(r.retrieve(q, &opts)).is_empty());
+}
+
+#[test]
+fn hybrid_of_docfuse_and_a_toy_retriever_fuses_and_deduplicates() {
+    let (_tmp, r) = indexed(&sample_docs());
+    let q = "run tasks one after another";
+    let docfuse_docs = run(r.retrieve(q, &lexical(5)));
+    let shared_id = docfuse_docs[1].id.clone();
+    let toy = Fixed::new(&[
+        (shared_id.as_str(), "guide/parallel.md"),
+        ("toy#only", "toy/only.md"),
+    ]);
+    let hybrid = HybridRetriever::new(Combination::Rrf { k: 60.0 })
+        .with(r.clone(), 1.0)
+        .with(toy, 1.0);
+    let fused = run(hybrid.retrieve(q, &lexical(5)));
+    assert_eq!(fused.len(), 5);
+    let ids: Vec<&str> = fused.iter().map(|d| d.id.as_str()).collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "no duplicates: {ids:?}");
+    // found by both (docfuse rank 2, toy rank 1): first, with both parts
+    assert_eq!(fused[0].id, shared_id);
+    assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
+    let parts: Vec<(&str, u32)> = fused[0]
+        .metadata
+        .fusion
+        .iter()
+        .map(|p| (p.retriever.as_str(), p.rank))
+        .collect();
+    assert_eq!(parts, [("docfuse", 2), ("toy", 1)]);
+    assert_eq!(
+        fused[0].metadata.kind, "section",
+        "metadata of the first member that had it"
+    );
+    assert_eq!(fused[0].metadata.confidence, 1.0);
+    // then docfuse's rank 1 (1/61), the toy's rank 2 (1/62), docfuse's rank 3 (1/63)
+    assert_eq!(fused[1].id, docfuse_docs[0].id);
+    assert_eq!(fused[2].id, "toy#only");
+    assert_eq!(fused[2].source, "toy/only.md:1-1");
+    assert_eq!(fused[3].id, docfuse_docs[2].id);
+    // normalised scores: same members, other combination, still deduplicated
+    let toy = Fixed::new(&[(shared_id.as_str(), "guide/parallel.md")]);
+    let hybrid = create_hybrid_retriever(
+        vec![
+            (
+                std::sync::Arc::new(r.clone()) as std::sync::Arc<dyn Retriever>,
+                0.5,
+            ),
+            (std::sync::Arc::new(toy), 0.5),
+        ],
+        Combination::NormalizedScores,
+    );
+    let fused = run(hybrid.retrieve(q, &lexical(3)));
+    assert_eq!(
+        fused[0].id, shared_id,
+        "top of the toy list and high on docfuse's"
+    );
+    assert!(fused.iter().filter(|d| d.id == shared_id).count() == 1);
+    // filters hold for members that ignore them
+    let toy = Fixed::new(&[("toy#only", "toy/only.md")]);
+    let hybrid = HybridRetriever::new(Combination::Rrf { k: 60.0 })
+        .with(r, 1.0)
+        .with(toy, 1.0);
+    let mut opts = lexical(5);
+    opts.filters.path_prefix = Some("guide/".into());
+    let fused = run(hybrid.retrieve(q, &opts));
+    assert!(!fused.is_empty() && fused.iter().all(|d| d.metadata.path.starts_with("guide/")));
+}
+
+#[test]
+fn reranked_retriever_rescores_the_top_candidates() {
+    let (_tmp, r) = indexed(&sample_docs());
+    let q = "install plugins configuration";
+    let first = run(r.retrieve(
+        q,
+        &RetrieveOptions {
+            floor: Some(0.0),
+            ..lexical(10)
+        },
+    ));
+    assert!(first.len() >= 4);
+    let toy = Fixed::new(&[("a", "a.md"), ("b", "b.md"), ("c", "c.md"), ("d", "d.md")]);
+    let counting = std::sync::Arc::new(toy);
+    let reranked = create_reranked_retriever(
+        counting.clone(),
+        std::sync::Arc::new(FnReranker(
+            |_: &str, d: &RetrievedDocument| {
+                if d.id == "c" {
+                    5.0
+                } else {
+                    -d.score
+                }
+            },
+        )),
+        4,
+    );
+    let out = run(reranked.retrieve(q, &lexical(2)));
+    assert_eq!(
+        counting.asked.load(Ordering::SeqCst),
+        4,
+        "asks the inner retriever for `candidates`"
+    );
+    let ids: Vec<&str> = out.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["c", "d"]);
+    assert_eq!(
+        out[0].metadata.first_stage,
+        Some(FirstStage {
+            rank: 3,
+            score: 8.0
+        })
+    );
+    assert_eq!(out[0].score, 5.0);
+
+    // a reranker that reverses the first stage: the last candidates come first
+    let reranked = RerankedRetriever::new(
+        r,
+        FnReranker(|_: &str, d: &RetrievedDocument| -d.score),
+        first.len(),
+    );
+    let opts = RetrieveOptions {
+        floor: Some(0.0),
+        ..lexical(3)
+    };
+    let out = run(reranked.retrieve(q, &opts));
+    assert_eq!(out.len(), 3);
+    let n = first.len();
+    for (k, d) in out.iter().enumerate() {
+        assert_eq!(d.score, -first[n - 1 - k].score);
+        let fs = d.metadata.first_stage.unwrap();
+        assert_eq!(
+            first[fs.rank as usize - 1].id,
+            d.id,
+            "first-stage rank recorded"
+        );
+        assert_eq!(fs.score, first[fs.rank as usize - 1].score);
+    }
+}
+
+#[test]
+fn a_reranker_returning_the_wrong_count_is_a_component_error() {
+    let toy = Fixed::new(&[("a", "a.md"), ("b", "b.md")]);
+    struct Short;
+    impl Reranker for Short {
+        fn rerank<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a [RetrievedDocument],
+        ) -> BoxFuture<'a, Result<Vec<f32>, RetrieveError>> {
+            Box::pin(async { Ok(vec![1.0]) })
+        }
+    }
+    let e = rt()
+        .block_on(RerankedRetriever::new(toy, Short, 5).retrieve("q", &RetrieveOptions::default()))
+        .unwrap_err();
+    assert_eq!(e.code(), "internal");
+    assert!(e.to_string().contains("1 scores for 2 documents"), "{e}");
+}
+
+#[test]
+fn formatted_documents_cite_path_lines_within_the_budget() {
+    let (_tmp, r) = indexed(&cargo_book());
+    let docs = run(r.retrieve("specifying dependencies from git", &lexical(10)));
+    assert_eq!(docs.len(), 10);
+    for budget in [0, 50, 200, 1000, 100_000] {
+        let out = format_retrieved_documents(&docs, budget);
+        assert!(
+            estimate_tokens(&out) <= budget,
+            "{} tokens > {budget}",
+            estimate_tokens(&out)
+        );
+        if budget >= 200 {
+            assert!(
+                out.starts_with(&format!("[1] {}\n", docs[0].source)),
+                "{out}"
+            );
+        }
+    }
+    let all = format_retrieved_documents(&docs, 100_000);
+    for (i, d) in docs.iter().enumerate() {
+        assert!(all.contains(&format!(
+            "[{}] {}\n{}",
+            i + 1,
+            d.source,
+            d.content.trim_end()
+        )));
+    }
+    let some = format_retrieved_documents(&docs, 300);
+    assert!(some.ends_with("[…]") || !some.contains(&format!("[{}]", docs.len())));
+}
+
+/// Polls a future to completion on this thread, with no async runtime at all.
+fn block_on_without_runtime<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn works_outside_a_tokio_runtime_and_under_concurrency() {
+    let (_tmp, r) = indexed(&sample_docs());
+    let docs = block_on_without_runtime(r.retrieve("install from source", &lexical(3))).unwrap();
+    assert_eq!(docs[0].metadata.path, "guide/install.md");
+    // 16 concurrent searches on a single-threaded runtime, 1 at a time on the pool
+    let one = DocfuseRetriever::with_concurrency(
+        std::sync::Arc::new(crate::engine::DocIndex::open(r.index().dir()).unwrap()),
+        1,
+    );
+    let queries = ["install", "plugins", "parallel jobs", "configuration file"];
+    let results = rt().block_on(async {
+        let opts = lexical(3);
+        futures::future::join_all((0..16).map(|i| one.retrieve(queries[i % 4], &opts))).await
+    });
+    for (i, res) in results.into_iter().enumerate() {
+        let expected = block_on_without_runtime(r.retrieve(queries[i % 4], &lexical(3))).unwrap();
+        assert_eq!(res.unwrap(), expected);
+    }
+}

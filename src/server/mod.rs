@@ -1,0 +1,49 @@
+//! Front ends for programs and assistants over the [`crate::retriever`] API: an HTTP API
+//! ([`http`], axum on tokio) and an MCP server on stdio ([`mcp`], the official `rmcp`
+//! SDK). Both open the index once and keep it (and the embedding model) loaded.
+//!
+//! Must not import: `cli`; sees the engine only through `retriever`. Never prints: the
+//! MCP server owns stdout, logs go to stderr through `tracing`.
+
+pub mod http;
+pub mod mcp;
+
+use crate::retriever::RetrieveError;
+use serde::Serialize;
+
+/// The error body of every failed HTTP request and MCP tool call:
+/// `{"error": {"code": "...", "message": "..."}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// A stable, machine-readable `code` and a human-readable `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorDetail {
+    /// `bad_request`, `forbidden_path`, `not_found`, `method_not_allowed`,
+    /// `payload_too_large`, `unsupported_media_type`, `vectors_unavailable`, `timeout`,
+    /// `internal`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ErrorBody {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        ErrorBody {
+            error: ErrorDetail {
+                code,
+                message: message.into(),
+            },
+        }
+    }
+}
+
+impl From<&RetrieveError> for ErrorBody {
+    fn from(e: &RetrieveError) -> Self {
+        if !e.is_client_error() {
+            tracing::error!("{e}");
+        }
+        ErrorBody::new(e.code(), e.to_string())
+    }
+}

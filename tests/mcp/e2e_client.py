@@ -1,0 +1,206 @@
+"""End-to-end check of `docfuse mcp` with the official MCP Python SDK (`mcp` on PyPI).
+
+Run by tests/mcp_e2e.rs, which builds the index and plants the files this script expects:
+
+    python3 e2e_client.py DOCFUSE_BIN INDEX_DIR ROOT SECRET_FILE LINKED_REL TRANSCRIPT STDERR_LOG
+
+- ROOT: the indexed root (a copy of the cargo book);
+- SECRET_FILE: a file outside ROOT whose content must never appear in any response;
+- LINKED_REL: an indexed file of ROOT replaced, after indexing, by a symlink to SECRET_FILE;
+- TRANSCRIPT: every response is appended there as JSON, for the caller to grep.
+
+Drives initialize, tools/list and tools/call of every tool; exits non-zero with a message
+on the first failed check.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+DOCFUSE, INDEX, ROOT, SECRET, LINKED_REL, TRANSCRIPT, STDERR_LOG = sys.argv[1:8]
+transcript = []
+
+
+def field(obj, snake, camel):
+    """An attribute under its v2 (snake_case) or v1 (camelCase) name."""
+    return getattr(obj, snake, None) if hasattr(obj, snake) else getattr(obj, camel, None)
+
+
+def dump(obj):
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return obj
+
+
+def check(cond, what, detail=None):
+    if not cond:
+        extra = "" if detail is None else "\n" + json.dumps(dump(detail), indent=2)[:4000]
+        raise AssertionError(f"check failed: {what}{extra}")
+
+
+def text_of(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def file_lines(rel, start, end):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    return "\n".join(lines[start - 1 : end])
+
+
+async def call(session, name, args):
+    result = await session.call_tool(name, args)
+    transcript.append({"tool": name, "arguments": args, "result": dump(result)})
+    return result, field(result, "structured_content", "structuredContent"), field(result, "is_error", "isError")
+
+
+async def run():
+    params = StdioServerParameters(command=DOCFUSE, args=["mcp", "--index", INDEX], cwd=os.path.dirname(INDEX))
+    with open(STDERR_LOG, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session)
+
+
+async def exercise(session):
+    init = await session.initialize()
+    transcript.append({"initialize": dump(init)})
+    info = field(init, "server_info", "serverInfo")
+    check(info.name == "docfuse", "server name is docfuse", init)
+    check(field(init, "capabilities", "capabilities").tools is not None, "tools capability", init)
+
+    # tools/list: three tools with schemas and descriptions
+    listed = await session.list_tools()
+    transcript.append({"tools/list": dump(listed)})
+    tools = {t.name: t for t in listed.tools}
+    check(set(tools) == {"search_docs", "read_passage", "index_status"}, "the three tools", listed)
+    for t in tools.values():
+        check(t.description and len(t.description) > 40, f"{t.name} has a description", t)
+    search_schema = field(tools["search_docs"], "input_schema", "inputSchema")
+    check(search_schema.get("required") == ["query"], "search_docs requires only query", search_schema)
+    props = search_schema["properties"]
+    for p in ["query", "limit", "mode", "path_prefix", "globs"]:
+        check(p in props, f"search_docs has `{p}`", search_schema)
+    check("lexical" in json.dumps(search_schema), "search_docs schema names the modes", search_schema)
+    read_props = field(tools["read_passage"], "input_schema", "inputSchema")["properties"]
+    for p in ["id", "path", "start_line", "end_line"]:
+        check(p in read_props, f"read_passage has `{p}`", read_props)
+
+    # search_docs: real passages with heading path, path:line, score, lexical match
+    result, data, is_error = await call(
+        session, "search_docs", {"query": "publish a crate to crates.io", "limit": 3, "mode": "lexical"}
+    )
+    check(not is_error, "search_docs succeeds", result)
+    check(data["mode"] == "lexical" and data["query"] == "publish a crate to crates.io", "envelope", data)
+    hits = data["results"]
+    check(len(hits) == 3, "three results", data)
+    check(hits[0]["path"] == "reference/publishing.md", "best passage is from publishing.md", data)
+    check(hits[0]["heading_path"][0] == "Publishing on crates.io", "heading path", data)
+    check(all(h["lexical_match"] for h in hits), "every result matched lexically", data)
+    check([h["rank"] for h in hits] == [1, 2, 3], "ranks", data)
+    check(hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"] > 0, "scores descend", data)
+    text = text_of(result)
+    first = f'{hits[0]["path"]}:{hits[0]["start_line"]}-{hits[0]["end_line"]}'
+    check(f"1. {first}" in text and f"[1] {first}" in text, "text cites path:start-end", text)
+    check("lexical match: yes" in text, "text says lexical match", text)
+    check(file_lines(hits[0]["path"], hits[0]["start_line"], hits[0]["start_line"] + 1).split("\n")[0] in hits[0]["content"],
+          "content holds the passage text", hits[0])
+
+    # search_docs with a path filter: still `limit` results, all under the prefix
+    result, data, is_error = await call(
+        session, "search_docs", {"query": "build the package", "limit": 5, "path_prefix": "commands/", "mode": "lexical"}
+    )
+    check(not is_error, "filtered search succeeds", result)
+    check(len(data["results"]) == 5, "five filtered results", data)
+    check(all(h["path"].startswith("commands/") for h in data["results"]), "all under commands/", data)
+    result, data, is_error = await call(
+        session, "search_docs", {"query": "build", "limit": 4, "globs": ["reference/*.md"]}
+    )
+    check(not is_error and len(data["results"]) == 4, "glob-filtered search", result)
+    check(all(h["path"].startswith("reference/") for h in data["results"]), "all match the glob", data)
+
+    # search_docs: a bad limit is a tool error the assistant can read
+    result, data, is_error = await call(session, "search_docs", {"query": "x", "limit": 0})
+    check(is_error and data["error"]["code"] == "bad_request", "limit 0 is refused", result)
+
+    # read_passage by id: the exact lines of the chunk, as on disk
+    result, data, is_error = await call(session, "search_docs", {"query": "publish a crate to crates.io", "limit": 1, "mode": "lexical"})
+    top = data["results"][0]
+    result, data, is_error = await call(session, "read_passage", {"id": top["id"]})
+    check(not is_error, "read_passage by id succeeds", result)
+    check((data["path"], data["start_line"], data["end_line"]) == (top["path"], top["start_line"], top["end_line"]),
+          "the chunk's lines", data)
+    check(data["text"] == file_lines(top["path"], top["start_line"], top["end_line"]), "exact text by id", data)
+    check(data["heading_path"] == top["heading_path"], "heading path of the chunk", data)
+    check(text_of(result).startswith(f'{top["path"]}:{top["start_line"]}-{top["end_line"]}'), "text starts with the citation", result)
+
+    # read_passage by path and lines
+    result, data, is_error = await call(session, "read_passage", {"path": "faq.md", "start_line": 3, "end_line": 6})
+    check(not is_error, "read_passage by path succeeds", result)
+    check(data["text"] == file_lines("faq.md", 3, 6), "exact lines 3-6 of faq.md", data)
+    check((data["start_line"], data["end_line"]) == (3, 6) and data["total_lines"] > 100, "line numbers", data)
+    result, data, is_error = await call(session, "read_passage", {"path": "faq.md", "start_line": 100000})
+    check(is_error and data["error"]["code"] == "bad_request", "a line past the end is refused", result)
+    result, data, is_error = await call(session, "read_passage", {"path": "no/such/file.md"})
+    check(is_error and data["error"]["code"] == "not_found", "an unknown file is not found", result)
+
+    # read_passage: every traversal attempt is refused
+    with open(SECRET, encoding="utf-8") as f:
+        secret = f.read().strip()
+    secret_rel = os.path.relpath(SECRET, ROOT)
+    refused = [
+        secret_rel,
+        "../" + secret_rel,
+        "guide/../../" + os.path.basename(SECRET),
+        SECRET,
+        "%2e%2e/" + os.path.basename(SECRET),
+        "%2E%2E%2F" + os.path.basename(SECRET),
+        "guide/%2e%2e/%2e%2e/" + os.path.basename(SECRET),
+        "..\\" + os.path.basename(SECRET),
+        LINKED_REL,
+        "./" + LINKED_REL,
+    ]
+    for path in refused:
+        for args in [{"path": path}, {"path": path, "start_line": 1, "end_line": 3}]:
+            result, data, is_error = await call(session, "read_passage", args)
+            check(is_error, f"`{path}` is refused", result)
+            check(data["error"]["code"] == "forbidden_path", f"`{path}` is forbidden_path", result)
+    # the symlink that replaced an indexed file is refused by id too
+    stem = os.path.splitext(os.path.basename(LINKED_REL))[0]
+    result, data, is_error = await call(session, "search_docs", {"query": stem, "limit": 50, "path_prefix": LINKED_REL, "mode": "lexical"})
+    ids = [h["id"] for h in data["results"]]
+    check(ids, f"chunks of {LINKED_REL} are indexed", data)
+    result, data, is_error = await call(session, "read_passage", {"id": ids[0]})
+    check(is_error and data["error"]["code"] == "forbidden_path", "reading the linked chunk by id is refused", result)
+    # a symlink planted after indexing is not an indexed file
+    result, data, is_error = await call(session, "read_passage", {"path": "planted-link.md"})
+    check(is_error and data["error"]["code"] in ("not_found", "forbidden_path"), "planted symlink refused", result)
+
+    # index_status: fresh (the relinked file counts as changed), counts, embedder
+    result, data, is_error = await call(session, "index_status", {})
+    check(not is_error, "index_status succeeds", result)
+    check(data["documents"] == 100 and data["chunks"] > 1000, "counts", data)
+    check(data["vectors"]["present"] is False and data["vectors"]["usable"] is False, "lexical-only index", data)
+    check(data["roots"] == [os.path.realpath(ROOT)] or data["roots"] == [ROOT], "roots", data)
+    check(text_of(result).split(":")[0] in ("fresh", "stale"), "text says fresh or stale", result)
+    check(LINKED_REL in data["changed"] and data["fresh"] is False, "the relinked file makes the index stale", data)
+
+    everything = json.dumps(transcript)
+    check(secret not in everything, "the secret never appears in a response")
+
+
+try:
+    asyncio.run(run())
+    status = 0
+except BaseException as e:  # noqa: BLE001 - report any failure, including ExceptionGroup
+    print(f"FAILED: {e!r}", file=sys.stderr)
+    status = 1
+finally:
+    with open(TRANSCRIPT, "w", encoding="utf-8") as f:
+        json.dump(transcript, f, indent=1)
+print(f"mcp e2e: {len(transcript)} responses checked", file=sys.stderr)
+sys.exit(status)

@@ -1,0 +1,641 @@
+//! The HTTP API: every route and error case called on the router directly
+//! (`tower::ServiceExt::oneshot`, no socket), plus `docfuse serve` over a real loopback
+//! socket. Runs on a lexical-only index of the cargo book.
+
+mod common;
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use common::*;
+use docfuse::retriever::DocfuseRetriever;
+use docfuse::server::http::{router, with_limits, HttpConfig};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+use tower::ServiceExt;
+
+/// The cargo book indexed without embeddings, once per test binary.
+fn cargo_index() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("server_http/cargo-book-lexical");
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = docfuse(
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &[
+                "index",
+                "--index",
+                dir.to_str().unwrap(),
+                "--no-embeddings",
+                cargo_book().to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        dir
+    })
+}
+
+fn app() -> Router {
+    let retriever = DocfuseRetriever::open(cargo_index()).unwrap();
+    router(retriever, HttpConfig::default())
+}
+
+async fn send(app: &Router, req: Request<Body>) -> (StatusCode, Value) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let ctype = resp.headers().get(header::CONTENT_TYPE).cloned();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctype.as_ref().and_then(|c| c.to_str().ok()),
+        Some("application/json"),
+        "every answer is JSON ({status})"
+    );
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)));
+    (status, v)
+}
+
+fn post(uri: &str, body: impl Into<String>) -> Request<Body> {
+    Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.into()))
+        .unwrap()
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::builder().uri(uri).body(Body::empty()).unwrap()
+}
+
+/// Asserts the stable error shape `{"error": {"code", "message"}}` and returns the code.
+fn error_code(v: &Value) -> &str {
+    let e = v["error"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no error object: {v}"));
+    assert_eq!(e.len(), 2, "only code and message: {v}");
+    assert!(!e["message"].as_str().unwrap().is_empty());
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    e["code"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn search_answers_the_cli_json_shape_with_the_same_values() {
+    let app = app();
+    let (status, v) = send(
+        &app,
+        post("/v1/search", r#"{"query": "publish a crate", "limit": 3}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["mode"], "lexical");
+    assert_eq!(v["generation"], 1);
+    assert!(v["degraded"].as_str().unwrap().contains("no vectors"));
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["path"], "reference/publishing.md");
+    assert_eq!(results[0]["heading_path"][0], "Publishing on crates.io");
+    assert_eq!(results[0]["rank"], 1);
+    assert_eq!(results[0]["lexical_match"], true);
+    assert!(results[0].get("content").is_none() && results[0].get("explain").is_none());
+    let cli = docfuse(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[
+            "search",
+            "--json",
+            "--limit",
+            "3",
+            "--index",
+            cargo_index().to_str().unwrap(),
+            "publish a crate",
+        ],
+    );
+    let cli: Value = serde_json::from_str(&stdout(&cli)).unwrap();
+    assert_eq!(
+        v, cli,
+        "HTTP and `docfuse search --json` give the same JSON"
+    );
+}
+
+#[tokio::test]
+async fn filters_apply_before_the_top_k_cut() {
+    let app = app();
+    let query = |filters: Value| {
+        json!({"query": "build the package", "limit": 5, "mode": "lexical", "filters": filters})
+            .to_string()
+    };
+    let (_, all) = send(&app, post("/v1/search", query(json!({})))).await;
+    let reference_in_top5 = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap().starts_with("reference/"))
+        .count();
+    assert!(
+        reference_in_top5 < 5,
+        "the test needs a query whose top 5 is mixed"
+    );
+    let (status, v) = send(
+        &app,
+        post("/v1/search", query(json!({"path_prefix": "reference/"}))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 5, "{v}");
+    assert!(
+        paths.iter().all(|p| p.starts_with("reference/")),
+        "{paths:?}"
+    );
+    let (_, v) = send(
+        &app,
+        post(
+            "/v1/search",
+            query(json!({"globs": ["commands/cargo-b*.md"], "exclude": ["**/cargo-bench.md"]})),
+        ),
+    )
+    .await;
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(!paths.is_empty());
+    assert!(
+        paths
+            .iter()
+            .all(|p| p.starts_with("commands/cargo-b") && *p != "commands/cargo-bench.md"),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn search_explains_and_includes_content_on_request() {
+    let app = app();
+    let body = r#"{"query": "cargo build release profile", "limit": 2, "explain": true, "include_content": true, "floor": 0}"#;
+    let (status, v) = send(&app, post("/v1/search", body)).await;
+    assert_eq!(status, StatusCode::OK);
+    let r = &v["results"][0];
+    assert!(r["explain"]["terms"].as_array().unwrap().len() >= 3, "{r}");
+    assert!(r["explain"]["k1"].as_f64().unwrap() > 0.0);
+    let content = r["content"].as_str().unwrap();
+    let heading = r["heading_path"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        content.contains(heading),
+        "content starts with the heading path: {content}"
+    );
+}
+
+#[tokio::test]
+async fn bad_search_requests_are_4xx_with_the_error_shape() {
+    let app = app();
+    let cases: Vec<(Request<Body>, StatusCode, &str)> = vec![
+        (
+            post("/v1/search", "{not json"),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"limit": 3}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "limt": 3}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "   "}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "limit": 0}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "limit": 101}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "mode": "fuzzy"}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "floor": 2}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post(
+                "/v1/search",
+                r#"{"query": "x", "filters": {"globs": ["a/[b"]}}"#,
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post(
+                "/v1/search",
+                r#"{"query": "x", "filters": {"prefix": "a"}}"#,
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post(
+                "/v1/search",
+                format!(r#"{{"query": "{}"}}"#, "x".repeat(5000)),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            post(
+                "/v1/search",
+                format!(r#"{{"query": "{}"}}"#, "x".repeat(70_000)),
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+        ),
+        (
+            Request::builder()
+                .method(Method::POST)
+                .uri("/v1/search")
+                .body(Body::from(r#"{"query": "x"}"#))
+                .unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post("/v1/search", r#"{"query": "x", "mode": "hybrid"}"#),
+            StatusCode::CONFLICT,
+            "vectors_unavailable",
+        ),
+        (
+            get("/v1/search"),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+        (
+            post("/v1/status", "{}"),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+        (get("/v2/search"), StatusCode::NOT_FOUND, "not_found"),
+        (get("/"), StatusCode::NOT_FOUND, "not_found"),
+    ];
+    for (req, want_status, want_code) in cases {
+        let what = format!("{} {}", req.method(), req.uri());
+        let (status, v) = send(&app, req).await;
+        assert_eq!(status, want_status, "{what}: {v}");
+        assert_eq!(error_code(&v), want_code, "{what}: {v}");
+    }
+}
+
+fn file_lines(rel: &str, start: usize, end: usize) -> String {
+    let text = std::fs::read_to_string(cargo_book().join(rel)).unwrap();
+    text.lines()
+        .skip(start - 1)
+        .take(end + 1 - start)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn passages_are_exact_by_path_and_by_id() {
+    let app = app();
+    let (status, v) = send(&app, get("/v1/passage?path=faq.md&start_line=3&end_line=6")).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["text"], file_lines("faq.md", 3, 6));
+    assert_eq!(
+        (v["start_line"].as_u64(), v["end_line"].as_u64()),
+        (Some(3), Some(6))
+    );
+    assert_eq!(v["source"], "faq.md:3-6");
+    assert_eq!(v["heading_path"][0], "Frequently Asked Questions");
+    assert!(v["total_lines"].as_u64().unwrap() > 100);
+    assert_eq!(v["truncated"], false);
+
+    let (_, s) = send(
+        &app,
+        post("/v1/search", r#"{"query": "publish a crate", "limit": 1}"#),
+    )
+    .await;
+    let top = &s["results"][0];
+    let id = top["id"].as_str().unwrap();
+    let uri = format!("/v1/passage?id={}", id.replace('#', "%23"));
+    let (status, v) = send(&app, get(&uri)).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["id"], top["id"]);
+    assert_eq!(v["heading_path"], top["heading_path"]);
+    let (a, b) = (
+        top["start_line"].as_u64().unwrap(),
+        top["end_line"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        (v["start_line"].as_u64(), v["end_line"].as_u64()),
+        (Some(a), Some(b))
+    );
+    assert_eq!(
+        v["text"],
+        file_lines("reference/publishing.md", a as usize, b as usize)
+    );
+}
+
+#[tokio::test]
+async fn bad_passage_requests_are_refused_with_the_right_status() {
+    let app = app();
+    let cases = [
+        (
+            "/v1/passage?path=../secret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=guide/../../secret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=%2e%2e%2fsecret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=%252e%252e%252fsecret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=/etc/passwd",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=..%5Csecret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/passage?path=no/such.md",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "/v1/passage?path=FILES.sha256",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "/v1/passage?id=nope%23nothing",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        ("/v1/passage", StatusCode::BAD_REQUEST, "bad_request"),
+        (
+            "/v1/passage?path=faq.md&start_line=abc",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/passage?path=faq.md&start_line=0",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/passage?path=faq.md&start_line=9&end_line=3",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/passage?path=faq.md&start_line=99999",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/passage?path=faq.md&lines=1-3",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+    ];
+    for (uri, want_status, want_code) in cases {
+        let (status, v) = send(&app, get(uri)).await;
+        assert_eq!(status, want_status, "{uri}: {v}");
+        assert_eq!(error_code(&v), want_code, "{uri}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("root:x:0:0"), "no file content in errors");
+    }
+}
+
+#[tokio::test]
+async fn status_and_health_report_the_index_and_the_vector_side() {
+    let app = app();
+    let (status, v) = send(&app, get("/v1/status")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["fresh"], true);
+    assert_eq!(v["documents"], 100);
+    assert!(v["chunks"].as_u64().unwrap() > 1000);
+    assert_eq!(v["reasons"], json!([]));
+    assert_eq!(v["vectors"]["present"], false);
+    assert_eq!(v["vectors"]["usable"], false);
+    assert!(v["roots"][0].as_str().unwrap().ends_with("cargo-book"));
+    let (status, v) = send(&app, get("/healthz")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["status"], "degraded");
+    assert_eq!(v["lexical"], "up");
+    assert_eq!(v["vector"], "down");
+    assert!(v["vector_reason"].as_str().unwrap().contains("no vectors"));
+}
+
+#[tokio::test]
+async fn a_damaged_index_is_a_500_not_a_4xx() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let out = docfuse(
+        tmp.path(),
+        &[
+            "index",
+            "--index",
+            dir.to_str().unwrap(),
+            "--no-embeddings",
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let app = router(DocfuseRetriever::open(&dir).unwrap(), HttpConfig::default());
+    let gen = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("gen-"))
+        .unwrap();
+    std::fs::write(gen.path().join("files.json"), b"{\"files\": []}").unwrap();
+    let (status, v) = send(&app, get("/v1/status")).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{v}");
+    assert_eq!(error_code(&v), "internal");
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("files.json"));
+}
+
+#[tokio::test]
+async fn a_slow_request_is_a_503_timeout_with_the_error_shape() {
+    let slow = Router::new().route(
+        "/slow",
+        axum::routing::get(|| async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            "late"
+        }),
+    );
+    let cfg = HttpConfig {
+        request_timeout: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let (status, v) = send(&with_limits(slow, &cfg), get("/slow")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(error_code(&v), "timeout");
+}
+
+/// One HTTP/1.1 exchange over a fresh connection: (status, JSON body).
+fn exchange(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let body = body.unwrap_or("");
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, payload) = raw.split_once("\r\n\r\n").unwrap();
+    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (
+        code,
+        serde_json::from_str(payload).unwrap_or_else(|e| panic!("{e}: {payload}")),
+    )
+}
+
+#[test]
+fn docfuse_serve_answers_over_a_loopback_socket_and_stops_on_sigterm() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(cargo_index())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut addr = None;
+    for _ in 0..10 {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.split("http://").nth(1) {
+            addr = rest.split_whitespace().next().map(str::to_string);
+            break;
+        }
+    }
+    let addr = addr.expect("the server says where it listens");
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let (code, v) = exchange(
+        &addr,
+        "POST",
+        "/v1/search",
+        Some(r#"{"query": "workspace members", "limit": 4}"#),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["results"].as_array().unwrap().len(), 4);
+    assert!(v["results"][0]["path"].as_str().unwrap().ends_with(".md"));
+    let (code, v) = exchange(&addr, "GET", "/healthz", None);
+    assert_eq!((code, v["lexical"].as_str()), (200, Some("up")));
+    let (code, v) = exchange(
+        &addr,
+        "GET",
+        "/v1/passage?path=%2e%2e/%2e%2e/etc/passwd",
+        None,
+    );
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (403, Some("forbidden_path"))
+    );
+    let (code, _) = exchange(&addr, "POST", "/v1/search", Some("{"));
+    assert_eq!(code, 400);
+    let killed = std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful stop on SIGTERM: {status:?}");
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("stopping"), "{rest}");
+}
+
+#[cfg(feature = "embeddings")]
+#[tokio::test]
+async fn hybrid_index_answers_hybrid_and_is_healthy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let out = docfuse(
+        tmp.path(),
+        &[
+            "index",
+            "--index",
+            dir.to_str().unwrap(),
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n(run `bash scripts/provision-models`)",
+        stderr(&out)
+    );
+    let app = router(DocfuseRetriever::open(&dir).unwrap(), HttpConfig::default());
+    let (status, v) = send(&app, get("/healthz")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (v["status"].as_str(), v["vector"].as_str()),
+        (Some("ok"), Some("up")),
+        "{v}"
+    );
+    let (status, v) = send(
+        &app,
+        post(
+            "/v1/search",
+            r#"{"query": "run tasks one after another", "limit": 3}"#,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["mode"], "hybrid");
+    assert_eq!(v["degraded"], Value::Null);
+    assert_eq!(v["results"][0]["path"], "guide/parallel.md");
+    let (status, v) = send(&app, get("/v1/status")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["vectors"]["usable"], true);
+    assert_eq!(v["vectors"]["model"], "all-MiniLM-L6-v2");
+}
