@@ -102,6 +102,9 @@ fn walk_root(i: usize, root: &Path, files: &mut Vec<FoundFile>, warnings: &mut V
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
+    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    // Folders reached through a symbolic link: files under them may live outside the root.
+    let mut linked_dirs: Vec<PathBuf> = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -113,11 +116,26 @@ fn walk_root(i: usize, root: &Path, files: &mut Vec<FoundFile>, warnings: &mut V
                 continue;
             }
         };
+        if entry.path_is_symlink() && entry.file_type().is_some_and(|t| t.is_dir()) {
+            linked_dirs.push(entry.path().to_path_buf());
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
         let path = entry.path();
         let Some(kind) = kind_of(path) else { continue };
+        let linked = entry.path_is_symlink() || linked_dirs.iter().any(|d| path.starts_with(d));
+        if linked
+            && !path
+                .canonicalize()
+                .is_ok_and(|c| c.starts_with(&canon_root))
+        {
+            warnings.push(Warning {
+                path: path.to_path_buf(),
+                message: "a symbolic link that leaves the root; skipped".into(),
+            });
+            continue;
+        }
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
@@ -288,6 +306,29 @@ mod tests {
         assert!(
             warnings.iter().any(|w| w.message.contains("loop")),
             "{warnings:?}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_that_leave_the_root_are_skipped_and_links_inside_are_followed() {
+        let d = tree();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), "# Secret\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), d.path().join("leak.md"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("leakdir")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("a.md"), d.path().join("alias.md")).unwrap();
+        let (files, warnings) = discover(&[d.path().to_path_buf()]).unwrap();
+        let rels: Vec<&str> = files.iter().map(|f| f.rel_path.as_str()).collect();
+        assert!(rels.contains(&"alias.md"), "{rels:?}");
+        assert!(!rels.iter().any(|r| r.contains("leak")), "{rels:?}");
+        assert_eq!(
+            warnings
+                .iter()
+                .filter(|w| w.message.contains("leaves the root"))
+                .count(),
+            2
         );
     }
 
