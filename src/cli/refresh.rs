@@ -1,7 +1,7 @@
 //! `docfuse refresh`: bring an index up to date with its roots, once or continuously.
 
 use super::args::RefreshArgs;
-use super::build_run::{load_embedder, print_report, run_build};
+use super::build_run::{print_report, run_build};
 use crate::engine::{BuildOptions, Source};
 use crate::store::{Manifest, SourceSpec};
 use anyhow::Context;
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let manifest = Manifest::load(&a.index)?;
-    let embedder = embedder_for(&manifest, a.no_embeddings);
+    let embedder = embedder_for(&manifest, a.no_embeddings)?;
     let source = source_of(&manifest, &a.roots);
     let opts = BuildOptions {
         config: manifest.config,
@@ -29,13 +29,21 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// The embedder a refresh uses: the default one when the index has vectors.
-fn embedder_for(m: &Manifest, no_embeddings: bool) -> Option<Box<dyn crate::embed::Embedder>> {
+/// The embedder a refresh uses: the default one when the index has vectors. A refresh
+/// of an index with vectors never quietly drops them: when the model cannot be loaded it
+/// fails (`--no-embeddings` makes the index lexical-only on purpose).
+fn embedder_for(
+    m: &Manifest,
+    no_embeddings: bool,
+) -> anyhow::Result<Option<Box<dyn crate::embed::Embedder>>> {
     if no_embeddings || m.vectors.is_none() {
-        None
-    } else {
-        load_embedder()
+        return Ok(None);
     }
+    crate::embed::load_default_embedder().map(Some).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot refresh the vectors of this index: {e}\nhint: to make the index lexical-only instead, pass `--no-embeddings`"
+        )
+    })
 }
 
 fn source_of(m: &Manifest, roots: &[PathBuf]) -> Source {
@@ -49,7 +57,7 @@ fn source_of(m: &Manifest, roots: &[PathBuf]) -> Source {
 /// `search --refresh`; prints a one-line summary on stderr.
 pub fn refresh_before_search(index: &std::path::Path) -> anyhow::Result<()> {
     let manifest = Manifest::load(index)?;
-    let embedder = embedder_for(&manifest, false);
+    let embedder = embedder_for(&manifest, false)?;
     let opts = BuildOptions {
         config: manifest.config,
         embedder: embedder.as_deref(),
@@ -92,6 +100,14 @@ fn watch(
         let Ok(events) = events else { continue };
         // Changes inside the index folder itself (when it lives under a root) are ignored.
         if events.iter().all(|e| e.path.starts_with(&index_dir)) {
+            continue;
+        }
+        // Reading the files for a refresh raises events of its own: refresh only when a
+        // file really changed size or mtime (or appeared, or went).
+        let stale = crate::engine::DocIndex::open(&a.index)
+            .and_then(|i| crate::engine::quick_stale(&i))
+            .unwrap_or(true);
+        if !stale {
             continue;
         }
         match run_build(&a.index, source, opts) {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of [`embedding_input`]'s template; part of the identity.
-pub const INPUT_TEMPLATE_VERSION: u32 = 1;
+pub const INPUT_TEMPLATE_VERSION: u32 = 2;
 
 /// Everything that decides the vectors an embedder produces. Two embedders with equal
 /// identities give equal vectors for equal inputs; any difference re-embeds everything.
@@ -42,13 +42,16 @@ pub fn embedding_hash(identity_key: &str, input: &str) -> String {
 }
 
 /// The text embedded for a chunk: document title, heading path (` › `-joined) and the
-/// chunk's plain body, separated by blank lines (template version 1).
+/// chunk's plain body, separated by blank lines (template version 2: the build passes an
+/// empty title when the title is only the file stem).
 pub fn embedding_input(title: &str, heading_path: &[String], body: &str) -> String {
     let mut s = String::with_capacity(title.len() + body.len() + 64);
     s.push_str(title.trim());
     let path = heading_path.join(" › ");
     if !path.is_empty() && path != title.trim() {
-        s.push('\n');
+        if !s.is_empty() {
+            s.push('\n');
+        }
         s.push_str(&path);
     }
     s.push_str("\n\n");
@@ -85,7 +88,7 @@ mod tests {
             Box::new(|i| i.normalized = false),
             Box::new(|i| i.max_length = 128),
             Box::new(|i| i.dim = 768),
-            Box::new(|i| i.input_template = 2),
+            Box::new(|i| i.input_template += 1),
         ];
         for change in variants {
             let mut i = id();
@@ -99,5 +102,6 @@ mod tests {
         let s = embedding_input("Book", &["Ch".into(), "Sec".into()], " body text ");
         assert_eq!(s, "Book\nCh › Sec\n\nbody text");
         assert_eq!(embedding_input("T", &["T".into()], "b"), "T\n\nb");
+        assert_eq!(embedding_input("", &["H".into()], "b"), "H\n\nb");
     }
 }

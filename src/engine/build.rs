@@ -152,6 +152,7 @@ pub fn build(
     if let Some(prev) = previous
         .as_ref()
         .filter(|p| !opts.force && unchanged(p, &spec, &files, opts))
+        .filter(|p| generation_is_sound(index_dir, p))
     {
         let chunks = prev.collection.chunks;
         return Ok(BuildReport {
@@ -224,6 +225,7 @@ fn plan(
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
+    let requested = without_overlaps(&prev_roots, requested)?;
     let mut roots = prev_roots.clone();
     roots.extend(
         requested
@@ -259,6 +261,34 @@ fn plan(
         )));
     }
     Ok((SourceSpec::Roots { roots }, docs))
+}
+
+/// Maps a requested folder inside one of the index's roots to that root (refreshing it
+/// refreshes the folder), and refuses roots that contain or repeat each other, which would
+/// index the same files twice.
+fn without_overlaps(existing: &[String], requested: Vec<String>) -> Result<Vec<String>> {
+    let inside = |a: &str, b: &str| a != b && Path::new(a).starts_with(b);
+    let mut out: Vec<String> = Vec::new();
+    for r in requested {
+        let r = existing
+            .iter()
+            .find(|p| inside(&r, p))
+            .cloned()
+            .unwrap_or(r);
+        let clash = existing
+            .iter()
+            .chain(&out)
+            .find(|p| inside(p, &r) || inside(&r, p));
+        if let Some(p) = clash {
+            return Err(Error::Config(format!(
+                "root `{r}` overlaps root `{p}`: their files would be indexed twice\nhint: pass one of them, or index the other into another folder with `--index`"
+            )));
+        }
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    Ok(out)
 }
 
 fn root_names(spec: &SourceSpec) -> Vec<String> {
@@ -326,6 +356,17 @@ fn unchanged(prev: &Manifest, spec: &SourceSpec, files: &FileDiff, opts: &BuildO
     same_files && same_vectors && prev.source == *spec && prev.config_hash == opts.config.hash()
 }
 
+/// True when the published generation opens and its vectors read: a damaged one is
+/// rebuilt by the next refresh instead of being called fresh.
+fn generation_is_sound(index_dir: &Path, prev: &Manifest) -> bool {
+    let gen = index_dir.join(&prev.generation_dir);
+    let lexical_ok = super::open::DocIndex::open(index_dir)
+        .and_then(|i| i.snapshot().map(|_| ()))
+        .is_ok();
+    let vectors_ok = prev.vectors.is_none() || crate::vector::VectorSet::read(&gen).is_ok();
+    lexical_ok && vectors_ok && gen.join(super::source::SOURCES_FILE).is_file()
+}
+
 /// Compares chunk `(id, hash)` lists.
 fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff {
     let old_map: HashMap<&str, &str> = old.iter().map(|(i, h)| (i.as_str(), h.as_str())).collect();
@@ -349,6 +390,26 @@ fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_roots_are_mapped_or_refused() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            without_overlaps(&s(&["/d"]), s(&["/d/guide"])).unwrap(),
+            s(&["/d"])
+        );
+        assert_eq!(
+            without_overlaps(&s(&["/d"]), s(&["/e", "/e"])).unwrap(),
+            s(&["/e"])
+        );
+        assert!(without_overlaps(&s(&["/d/guide"]), s(&["/d"])).is_err());
+        assert!(without_overlaps(&s(&[]), s(&["/d", "/d/x"])).is_err());
+        // a name prefix is not a folder prefix
+        assert_eq!(
+            without_overlaps(&s(&["/doc"]), s(&["/docs"])).unwrap(),
+            s(&["/docs"])
+        );
+    }
 
     #[test]
     fn chunk_diff_counts_each_kind() {

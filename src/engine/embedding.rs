@@ -54,18 +54,43 @@ fn read_cache(index_dir: &Path, dim: usize) -> HashMap<String, Vec<f32>> {
     let Ok(bytes) = std::fs::read(cache_path(index_dir)) else {
         return HashMap::new();
     };
-    let rec = 64 + dim * 4;
     bytes
-        .chunks_exact(rec)
+        .chunks_exact(64 + dim * 4)
         .filter_map(|r| {
-            let hash = std::str::from_utf8(&r[..64]).ok()?.to_string();
-            let v = r[64..]
+            let hash = std::str::from_utf8(&r[..64]).ok()?;
+            if !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let v: Vec<f32> = r[64..]
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
-            Some((hash, v))
+            // A damaged record is never reused: every vector is finite and L2-normalised.
+            let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let sound = v.iter().all(|x| x.is_finite()) && (norm - 1.0).abs() < 1e-3;
+            sound.then(|| (hash.to_string(), v))
         })
         .collect()
+}
+
+/// Opens the cache for appending, first cutting a torn last record (a crash mid-write)
+/// so that new records stay aligned.
+fn open_cache(path: &Path, dim: usize) -> Result<std::fs::File> {
+    let rec = (64 + dim * 4) as u64;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io("open", path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    if len % rec != 0 {
+        file.set_len(len - len % rec)
+            .map_err(|e| Error::io("truncate", path, e))?;
+    }
+    Ok(file)
 }
 
 fn append_cache(
@@ -126,11 +151,7 @@ pub(super) fn embed_all(
         .map_or(todo.len(), |m| (m as usize).min(todo.len()));
     let total = budget as u64;
     let path = cache_path(index_dir);
-    let mut cache = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io("open", &path, e))?;
+    let mut cache = open_cache(&path, dim)?;
     let mut done = 0usize;
     for group in todo[..budget].chunks(GROUP) {
         if limits

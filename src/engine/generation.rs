@@ -50,6 +50,7 @@ pub(super) fn write_generation(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Written> {
     let config = &opts.config;
+    let published = Manifest::load(index_dir).ok().map(|m| m.generation);
     let generation = next_generation(index_dir);
     let gen_name = format!("gen-{generation:06}");
     let gen_dir = index_dir.join(&gen_name);
@@ -71,7 +72,7 @@ pub(super) fn write_generation(
         for chunk in chunks {
             if opts.embedder.is_some() {
                 inputs.push(embedding_input(
-                    &chunk.title,
+                    title_for_embedding(&chunk.title, &chunk.rel_path),
                     &chunk.heading_path,
                     &chunk.body,
                 ));
@@ -149,7 +150,7 @@ pub(super) fn write_generation(
     )?;
     pause_point("published");
     super::embedding::clear_cache(index_dir);
-    remove_old_generations(index_dir, generation);
+    remove_old_generations(index_dir, generation, published);
     Ok(Written {
         generation,
         documents: total,
@@ -158,6 +159,19 @@ pub(super) fn write_generation(
         reused,
         pending,
     })
+}
+
+/// The title that goes into a chunk's embedding input: none when it is only the file
+/// stem (a file without front-matter title or H1), so renaming such a file changes no
+/// embedding hash and re-embeds nothing.
+fn title_for_embedding<'a>(title: &'a str, rel_path: &str) -> &'a str {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    if title == stem {
+        ""
+    } else {
+        title
+    }
 }
 
 /// The `(id, hash)` list of the published generation, if readable.
@@ -226,11 +240,12 @@ fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
         .collect()
 }
 
-/// Removes every generation but the current and the previous one (a reader that opened
-/// the previous manifest moments ago can still finish; open files stay readable on Unix).
-fn remove_old_generations(index_dir: &Path, current: u64) {
+/// Removes every generation but the current one and the one published before it (a
+/// reader that opened the previous manifest moments ago can still finish; open files stay
+/// readable on Unix). Folders left by crashed builds go too.
+fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>) {
     for (g, path) in generation_dirs(index_dir) {
-        if g + 1 < current || g > current {
+        if g != current && Some(g) != previous {
             if let Err(e) = std::fs::remove_dir_all(&path) {
                 tracing::warn!("cannot remove old generation `{}`: {e}", path.display());
             }
