@@ -180,14 +180,15 @@ async def exercise(session):
     result, data, is_error = await call(session, "read_passage", {"path": "planted-link.md"})
     check(is_error and data["error"]["code"] in ("not_found", "forbidden_path"), "planted symlink refused", result)
 
-    # index_status: fresh (the relinked file counts as changed), counts, embedder
+    # index_status: stale (the relinked file now leaves the root, so discovery skips it:
+    # it counts as removed), counts, embedder
     result, data, is_error = await call(session, "index_status", {})
     check(not is_error, "index_status succeeds", result)
     check(data["documents"] == 100 and data["chunks"] > 1000, "counts", data)
     check(data["vectors"]["present"] is False and data["vectors"]["usable"] is False, "lexical-only index", data)
     check(data["roots"] == [os.path.realpath(ROOT)] or data["roots"] == [ROOT], "roots", data)
     check(text_of(result).split(":")[0] in ("fresh", "stale"), "text says fresh or stale", result)
-    check(LINKED_REL in data["changed"] and data["fresh"] is False, "the relinked file makes the index stale", data)
+    check(LINKED_REL in data["removed"] and data["fresh"] is False, "the relinked file makes the index stale", data)
 
     everything = json.dumps(transcript)
     check(secret not in everything, "the secret never appears in a response")
