@@ -124,6 +124,24 @@ pub struct RunArgs {
     pub no_wait: bool,
 }
 
+impl RunArgs {
+    /// The build options of this run, with `config` and `embedder`.
+    pub fn build_options<'a>(
+        &self,
+        config: crate::config::IndexConfig,
+        embedder: Option<&'a dyn crate::embed::Embedder>,
+    ) -> crate::engine::BuildOptions<'a> {
+        crate::engine::BuildOptions {
+            config,
+            embedder,
+            max_chunks: self.max_chunks,
+            max_seconds: self.max_seconds,
+            force: self.force,
+            no_wait: self.no_wait,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
     /// Index folder.

@@ -3,7 +3,7 @@
 use super::args::IndexArgs;
 use super::build_run::{load_embedder, print_report, run_build};
 use crate::config::{Field, IndexConfig};
-use crate::engine::{BuildOptions, Source};
+use crate::engine::Source;
 use anyhow::{bail, Context};
 
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
@@ -18,14 +18,7 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     } else {
         load_embedder()
     };
-    let opts = BuildOptions {
-        config,
-        embedder: embedder.as_deref(),
-        max_chunks: a.run.max_chunks,
-        max_seconds: a.run.max_seconds,
-        force: a.run.force,
-        no_wait: a.run.no_wait,
-    };
+    let opts = a.run.build_options(config, embedder.as_deref());
     let report = run_build(&a.index, &source, &opts)?;
     print_report(&a.index, &report, embedder.is_some(), a.json)?;
     Ok(super::EXIT_OK)

@@ -13,14 +13,7 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let manifest = Manifest::load(&a.index)?;
     let embedder = embedder_for(&manifest, a.no_embeddings)?;
     let source = source_of(&manifest, &a.roots);
-    let opts = BuildOptions {
-        config: manifest.config,
-        embedder: embedder.as_deref(),
-        max_chunks: a.run.max_chunks,
-        max_seconds: a.run.max_seconds,
-        force: a.run.force,
-        no_wait: a.run.no_wait,
-    };
+    let opts = a.run.build_options(manifest.config, embedder.as_deref());
     let report = run_build(&a.index, &source, &opts)?;
     print_report(&a.index, &report, embedder.is_some(), a.json)?;
     if a.watch {
