@@ -41,6 +41,9 @@ pub struct Candidate {
     pub cosine: f32,
     /// 1-based rank in the vector list, if in it.
     pub vector_rank: Option<u32>,
+    /// False for a chunk that has no vector yet (pending embedding): its lexical side then
+    /// stands in for the vector side, so it is ranked as in lexical search, not buried.
+    pub has_vector: bool,
 }
 
 /// A fused result with the contribution of each side (`score = lexical_part + vector_part`).
@@ -65,7 +68,11 @@ pub fn fuse(candidates: &[Candidate], fusion: &Fusion) -> Vec<Fused> {
             .map(|c| {
                 let rr = |rank: Option<u32>, w: f32| rank.map_or(0.0, |r| w / (k + r as f32));
                 let l = rr(c.lexical_rank, lexical_weight);
-                let v = rr(c.vector_rank, vector_weight);
+                let v = if c.has_vector {
+                    rr(c.vector_rank, vector_weight)
+                } else {
+                    rr(c.lexical_rank, vector_weight)
+                };
                 fused(c.key, l, v)
             })
             .collect(),
@@ -73,6 +80,7 @@ pub fn fuse(candidates: &[Candidate], fusion: &Fusion) -> Vec<Fused> {
             let max_lex = candidates.iter().map(|c| c.lexical).fold(0.0f32, f32::max);
             let (lo, hi) = candidates
                 .iter()
+                .filter(|c| c.has_vector)
                 .map(|c| c.cosine)
                 .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), x| {
                     (a.min(x), b.max(x))
@@ -85,7 +93,9 @@ pub fn fuse(candidates: &[Candidate], fusion: &Fusion) -> Vec<Fused> {
                     } else {
                         0.0
                     };
-                    let v = if hi > lo {
+                    let v = if !c.has_vector {
+                        l
+                    } else if hi > lo {
                         (c.cosine - lo) / (hi - lo)
                     } else {
                         0.0
@@ -120,7 +130,22 @@ mod tests {
             lexical_rank: lr,
             cosine,
             vector_rank: vr,
+            has_vector: true,
         }
+    }
+
+    #[test]
+    fn a_chunk_without_a_vector_is_ranked_by_its_lexical_side() {
+        let mut pending = c(3, 10.0, Some(1), 0.0, None);
+        pending.has_vector = false;
+        let cands = [
+            c(1, 2.0, Some(2), 0.9, Some(1)),
+            c(2, 1.0, Some(3), 0.8, Some(2)),
+            pending,
+        ];
+        let f = fuse(&cands, &Fusion::Convex { alpha: 0.4 });
+        assert_eq!(f[0].key, 3);
+        assert!((f[0].score - 1.0).abs() < 1e-6);
     }
 
     const RRF: Fusion = Fusion::Rrf {

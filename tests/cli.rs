@@ -17,9 +17,13 @@ fn indexed_sample() -> tempfile::TempDir {
     d
 }
 
+/// `docfuse search --json ARGS...`, the last of `args` being the query (after `--`).
 fn search_json(dir: &std::path::Path, args: &[&str]) -> (i32, serde_json::Value) {
     let mut all = vec!["search", "--json"];
-    all.extend_from_slice(args);
+    let (query, options) = args.split_last().expect("a query");
+    all.extend_from_slice(options);
+    all.push("--");
+    all.push(query);
     let o = docfuse(dir, &all);
     let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
     (o.status.code().unwrap_or(-1), v)
@@ -53,7 +57,10 @@ fn search_json_has_the_documented_shape_and_finds_the_section() {
 #[test]
 fn text_output_shows_path_line_heading_path_and_score() {
     let d = indexed_sample();
-    let o = docfuse(d.path(), &["search", "--limit", "1", "--group-output"]);
+    let o = docfuse(
+        d.path(),
+        &["search", "--limit", "1", "--", "--group-output"],
+    );
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     let mut lines = out.lines();
@@ -106,6 +113,19 @@ fn no_hits_exits_1_and_errors_exit_2() {
         stderr(&o)
     );
     assert!(stderr(&o).contains("hint:"));
+}
+
+#[test]
+fn options_after_the_query_are_options_and_typos_are_errors() {
+    let d = indexed_sample();
+    let o = docfuse(d.path(), &["search", "run", "tasks", "--json", "-n", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["query"], "run tasks");
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+    let o = docfuse(d.path(), &["search", "--limt", "3", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--limt"), "{}", stderr(&o));
 }
 
 #[test]
@@ -254,5 +274,33 @@ fn rebuilding_publishes_a_new_generation_and_keeps_answering() {
     assert_eq!(
         (v["generation"].as_u64(), v["skipped"].as_bool()),
         (Some(2), Some(true))
+    );
+}
+
+#[test]
+fn two_roots_with_the_same_relative_path_get_distinct_ids() {
+    let d = tempfile::tempdir().unwrap();
+    for (root, word) in [("r1", "Alpha"), ("r2", "Beta")] {
+        fs::create_dir(d.path().join(root)).unwrap();
+        fs::write(
+            d.path().join(root).join("README.md"),
+            format!("# {word}\n\ngnat {word}\n"),
+        )
+        .unwrap();
+    }
+    let o = docfuse(d.path(), &["index", "--no-embeddings", "r1", "r2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_, v) = search_json(d.path(), &["gnat"]);
+    let ids: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(
+        ids.contains(&"0:README.md#alpha") && ids.contains(&"1:README.md#beta"),
+        "{ids:?}"
     );
 }

@@ -316,3 +316,34 @@ fn opts_limit(mode: Mode, limit: usize) -> SearchOptions {
         ..opts(mode)
     }
 }
+
+#[test]
+fn a_chunk_pending_embedding_is_still_found_first_by_hybrid_search() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    let idx = d.path().join("idx");
+    index_with(&idx, &docs, minilm().as_ref());
+    std::fs::write(
+        docs.join("walrus.md"),
+        "# Walrus mode\n\nWalruses lounge on ice floes.\n",
+    )
+    .unwrap();
+    let e = minilm();
+    let build_opts = BuildOptions {
+        embedder: Some(e.as_ref()),
+        max_chunks: Some(0),
+        ..Default::default()
+    };
+    let r = build(
+        &idx,
+        &Source::Roots(vec![docs.clone()]),
+        &build_opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.pending, 1);
+    let index = open(&idx, minilm());
+    let resp = index.search("walruses", &opts(Mode::Hybrid)).unwrap();
+    assert_eq!(resp.hits[0].chunk.path, "walrus.md");
+}

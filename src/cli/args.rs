@@ -189,8 +189,10 @@ pub struct SearchArgs {
     /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
     #[arg(long, default_value = "auto")]
     pub mode: crate::engine::Mode,
-    /// The question or keywords (several words are joined with spaces).
-    #[arg(value_name = "QUERY", required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+    /// The question or keywords (several words are joined with spaces). Options may come
+    /// before or after it; a query that starts with `-` goes after `--`
+    /// (`docfuse search -- --test-threads`).
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
     pub query: Vec<String>,
 }
 

@@ -66,10 +66,15 @@ pub(super) fn write_generation(
     let mut inputs = Vec::new();
     let mut chunk_hashes = Vec::new();
     let mut loaded = docs;
+    // With several roots, the same relative path can exist twice: ids name the root.
+    let multi_root = matches!(&spec, SourceSpec::Roots { roots } if roots.len() > 1);
     for (i, d) in loaded.iter_mut().enumerate() {
         let chunks = chunk_document(&d.doc, &config.chunker);
         d.entry.chunks = chunks.len() as u32;
-        for chunk in chunks {
+        for mut chunk in chunks {
+            if multi_root {
+                chunk.id = format!("{}:{}", d.entry.root, chunk.id);
+            }
             if opts.embedder.is_some() {
                 inputs.push(embedding_input(
                     title_for_embedding(&chunk.title, &chunk.rel_path),

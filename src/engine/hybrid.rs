@@ -65,7 +65,8 @@ impl DocIndex {
         let lexical = run.scored();
         let vector = vectors.top(&qvec, depth, EF_SEARCH.max(depth));
         let cosine = |ord: u64| vectors.cosine(ord as usize, &qvec);
-        let cands = candidates(&lexical, &vector, &cosine, depth, mode);
+        let has_vector = |ord: u64| vectors.set.has_vector(ord as usize);
+        let cands = candidates(&lexical, &vector, &cosine, &has_vector, depth, mode);
         let fusion = match mode {
             Mode::Vector => crate::fusion::Fusion::Convex { alpha: 0.0 },
             _ => opts.fusion,
@@ -131,6 +132,7 @@ fn candidates(
     lexical: &[Scored],
     vector: &[(u32, f32)],
     cosine: &dyn Fn(u64) -> f32,
+    has_vector: &dyn Fn(u64) -> bool,
     depth: usize,
     mode: Mode,
 ) -> Vec<Candidate> {
@@ -151,6 +153,7 @@ fn candidates(
             lexical_rank: rank.filter(|r| (*r as usize) <= depth),
             cosine: cosine(ord),
             vector_rank: None,
+            has_vector: has_vector(ord),
         }
     };
     if mode == Mode::Hybrid {

@@ -46,6 +46,11 @@ impl VectorSet {
         self.meta.hashes.is_empty()
     }
 
+    /// True when row `i` holds a vector (false for a chunk pending embedding).
+    pub fn has_vector(&self, i: usize) -> bool {
+        self.meta.hashes.get(i).is_some_and(|h| !h.is_empty())
+    }
+
     /// Row `i` (empty slice when out of range).
     pub fn row(&self, i: usize) -> &[f32] {
         let d = self.meta.dim;
