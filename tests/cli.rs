@@ -304,3 +304,51 @@ fn two_roots_with_the_same_relative_path_get_distinct_ids() {
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_missing_root_is_reported_and_can_be_dropped() {
+    let d = tempfile::tempdir().unwrap();
+    for root in ["keep", "gone"] {
+        fs::create_dir(d.path().join(root)).unwrap();
+        fs::write(
+            d.path().join(root).join(format!("{root}.md")),
+            format!("# {root}\n\nword {root}\n"),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        docfuse(d.path(), &["index", "--no-embeddings", "keep", "gone"])
+            .status
+            .code(),
+        Some(0)
+    );
+    fs::remove_dir_all(d.path().join("gone")).unwrap();
+    let s = docfuse(d.path(), &["status", "--json"]);
+    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(v["fresh"], false);
+    assert!(
+        v["reasons"][0].as_str().unwrap().contains("is missing"),
+        "{v}"
+    );
+    let o = docfuse(d.path(), &["refresh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--drop-missing-roots"),
+        "{}",
+        stderr(&o)
+    );
+    let o = docfuse(d.path(), &["refresh", "--json", "--drop-missing-roots"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["files"]["removed"].as_u64(), v["documents"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let (code, v) = search_json(d.path(), &["word"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"][0]["path"], "keep.md");
+    let s = docfuse(d.path(), &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(v["fresh"], true, "{v}");
+}

@@ -122,6 +122,9 @@ pub struct RunArgs {
     /// Fail at once when another docfuse is writing the index (default: wait for it).
     #[arg(long)]
     pub no_wait: bool,
+    /// Remove roots of the index that no longer exist, with their chunks.
+    #[arg(long)]
+    pub drop_missing_roots: bool,
 }
 
 impl RunArgs {
@@ -138,6 +141,7 @@ impl RunArgs {
             max_seconds: self.max_seconds,
             force: self.force,
             no_wait: self.no_wait,
+            drop_missing_roots: self.drop_missing_roots,
         }
     }
 }

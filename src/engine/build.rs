@@ -48,6 +48,8 @@ pub struct BuildOptions<'a> {
     pub force: bool,
     /// Fail instead of waiting when another process is writing the index.
     pub no_wait: bool,
+    /// Remove the index's roots that no longer exist (and their chunks) instead of failing.
+    pub drop_missing_roots: bool,
 }
 
 /// Files compared with the previous generation (by root, path and content sha256).
@@ -141,13 +143,7 @@ pub fn build(
         }
     };
     let mut warnings = Vec::new();
-    let (spec, docs) = plan(
-        index_dir,
-        source,
-        previous.as_ref(),
-        &opts.config,
-        &mut warnings,
-    )?;
+    let (spec, docs) = plan(index_dir, source, previous.as_ref(), opts, &mut warnings)?;
     let files = diff_files(index_dir, previous.as_ref(), &spec, &docs);
     if let Some(prev) = previous
         .as_ref()
@@ -198,9 +194,10 @@ fn plan(
     index_dir: &Path,
     source: &Source,
     previous: Option<&Manifest>,
-    config: &IndexConfig,
+    opts: &BuildOptions,
     warnings: &mut Vec<Warning>,
 ) -> Result<(SourceSpec, Vec<Loaded>)> {
+    let config = &opts.config;
     let requested = match source {
         Source::Jsonl(path) => {
             let abs = absolute(path)?;
@@ -217,10 +214,18 @@ fn plan(
             .map(|p| absolute(p))
             .collect::<Result<Vec<PathBuf>>>()?,
     };
-    let prev_roots: Vec<String> = match previous.map(|p| &p.source) {
+    let mut prev_roots: Vec<String> = match previous.map(|p| &p.source) {
         Some(SourceSpec::Roots { roots }) => roots.clone(),
         _ => Vec::new(),
     };
+    if let Some(gone) = prev_roots.iter().find(|r| !Path::new(r.as_str()).exists()) {
+        if !opts.drop_missing_roots {
+            return Err(Error::Config(format!(
+                "root `{gone}` of the index is missing\nhint: restore it, or drop it with `docfuse refresh --drop-missing-roots`"
+            )));
+        }
+        prev_roots.retain(|r| Path::new(r.as_str()).exists());
+    }
     let requested: Vec<String> = requested
         .iter()
         .map(|p| p.to_string_lossy().into_owned())

@@ -122,7 +122,10 @@ impl DocIndex {
             .get_or_init(|| {
                 crate::embed::load_default_embedder()
                     .map(Arc::from)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| match e {
+                        Error::VectorsUnavailable(why) => why,
+                        other => other.to_string(),
+                    })
             })
             .as_ref()
             .map_err(Clone::clone)?;

@@ -102,9 +102,21 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
     let m = index.manifest();
     let snapshot = index.snapshot()?;
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut missing_roots = Vec::new();
     if let SourceSpec::Roots { roots } = &m.source {
-        let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
-        let (found, _) = discover(&roots)?;
+        // A root that has gone is a reason to report, not an error: its files count as removed.
+        let present: Vec<usize> = (0..roots.len())
+            .filter(|&i| PathBuf::from(&roots[i]).exists())
+            .collect();
+        missing_roots = (0..roots.len())
+            .filter(|i| !present.contains(i))
+            .map(|i| roots[i].clone())
+            .collect();
+        let paths: Vec<PathBuf> = present.iter().map(|&i| PathBuf::from(&roots[i])).collect();
+        let (mut found, _) = discover(&paths)?;
+        for f in &mut found {
+            f.root = present[f.root];
+        }
         let mut known: HashMap<(usize, &str), &crate::store::FileEntry> = snapshot
             .files
             .iter()
@@ -130,7 +142,10 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
         removed.sort();
     }
     let config_changed = m.config_hash != config.hash();
-    let mut reasons = Vec::new();
+    let mut reasons: Vec<String> = missing_roots
+        .iter()
+        .map(|r| format!("root `{r}` is missing (restore it, or drop it with `docfuse refresh --drop-missing-roots`)"))
+        .collect();
     for (n, what) in [
         (added.len(), "added"),
         (changed.len(), "changed"),
