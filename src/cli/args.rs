@@ -175,9 +175,9 @@ pub struct SearchArgs {
     /// Index folder.
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
-    /// Most results to print.
-    #[arg(short = 'n', long, default_value_t = 10)]
-    pub limit: usize,
+    /// Most results to print (at least 1).
+    #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: u64,
     /// Print one JSON object: {"query", "results": [...]}.
     #[arg(long)]
     pub json: bool,

@@ -12,7 +12,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     }
     let index = DocIndex::open(&a.index)?;
     let mut opts = SearchOptions {
-        limit: a.limit,
+        limit: a.limit as usize,
         explain: a.explain,
         mode: a.mode,
         ..SearchOptions::default()
@@ -25,7 +25,12 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
         opts.params.floor = f;
     }
     let resp = index.search(&query, &opts)?;
-    if let Some(why) = &resp.degraded {
+    // A lexical-only index (built with --no-embeddings) answers lexically by choice: no note.
+    if let Some(why) = resp
+        .degraded
+        .as_ref()
+        .filter(|_| index.manifest().vectors.is_some())
+    {
         eprintln!("note: answering lexically: {why}");
     }
     if a.json {
