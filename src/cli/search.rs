@@ -45,7 +45,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             mode: resp.mode.name(),
             degraded: resp.degraded,
             generation: index.manifest().generation,
-            stale: crate::engine::quick_stale(&index).unwrap_or(true),
+            stale: index.stale(),
             results,
         })?;
     } else {

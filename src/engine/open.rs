@@ -48,7 +48,15 @@ pub struct DocIndex {
     pub(super) lexical: LexicalIndex,
     vectors: OnceLock<std::result::Result<VectorSearch, String>>,
     embedder: EmbedderSlot,
+    /// The generation's files.json, read once (a generation never changes).
+    snapshot: OnceLock<Snapshot>,
+    /// The last cheap stale check and when it ran.
+    stale_cache: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
 }
+
+/// A stale check is reused for this long (a server answers many queries a second; each
+/// check walks the roots).
+const STALE_CHECK_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl DocIndex {
     /// Opens the index in `dir`: verifies the manifest (seal, versions), then opens the
@@ -82,6 +90,8 @@ impl DocIndex {
             lexical,
             vectors: OnceLock::new(),
             embedder: OnceLock::new(),
+            snapshot: OnceLock::new(),
+            stale_cache: std::sync::Mutex::new(None),
         })
     }
 
@@ -175,6 +185,29 @@ impl DocIndex {
     /// # Errors
     /// [`Error::Corrupt`] when `files.json` is missing, altered or does not parse.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        if let Some(s) = self.snapshot.get() {
+            return Ok(s.clone());
+        }
+        let s = self.read_snapshot()?;
+        let _ = self.snapshot.set(s.clone());
+        Ok(s)
+    }
+
+    /// Whether files changed since this generation was built ([`super::quick_stale`]),
+    /// reusing a check younger than a second; true when the check itself fails.
+    pub fn stale(&self) -> bool {
+        let mut cache = self.stale_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, stale)) = *cache {
+            if at.elapsed() < STALE_CHECK_TTL {
+                return stale;
+            }
+        }
+        let stale = super::quick_stale(self).unwrap_or(true);
+        *cache = Some((std::time::Instant::now(), stale));
+        stale
+    }
+
+    fn read_snapshot(&self) -> Result<Snapshot> {
         let path = self
             .dir
             .join(&self.manifest.generation_dir)

@@ -257,7 +257,7 @@ fn search_blocking(
     };
     opts.params.floor = floor;
     let generation = index.manifest().generation;
-    let stale = crate::engine::quick_stale(index).unwrap_or(true);
+    let stale = index.stale();
     if limit == 0 {
         // nothing to return, but the mode that would answer (and why) still applies
         let resp = index.search(query, &opts)?;
