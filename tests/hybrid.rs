@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use docfuse::config::IndexConfig;
-use docfuse::embed::{load_default_embedder, Embedder, EmbedderIdentity};
+use docfuse::embed::{load_default_embedder, Embedder};
 use docfuse::engine::{build, BuildOptions, BuildReport, DocIndex, Mode, SearchOptions, Source};
 use docfuse::eval::{evaluate, read_docfuse};
 use std::path::Path;
@@ -21,21 +21,6 @@ fn minilm() -> Arc<dyn Embedder> {
         )
     })
     .clone()
-}
-
-/// The MiniLM embedder under another identity (as if the model file had changed).
-struct Renamed(Arc<dyn Embedder>, EmbedderIdentity);
-
-impl Embedder for Renamed {
-    fn identity(&self) -> &EmbedderIdentity {
-        &self.1
-    }
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn embed(&self, texts: &[&str]) -> docfuse::Result<Vec<f32>> {
-        self.0.embed(texts)
-    }
 }
 
 fn renamed() -> Renamed {

@@ -1012,19 +1012,6 @@ fn cli_refresh_after_an_embedder_change_re_embeds_every_chunk() {
     use docfuse::embed::load_default_embedder;
     use std::sync::Arc;
 
-    /// The MiniLM embedder under another identity (as if the model file had changed).
-    struct Renamed(Arc<dyn Embedder>, EmbedderIdentity);
-    impl Embedder for Renamed {
-        fn identity(&self) -> &EmbedderIdentity {
-            &self.1
-        }
-        fn dim(&self) -> usize {
-            self.0.dim()
-        }
-        fn embed(&self, texts: &[&str]) -> docfuse::Result<Vec<f32>> {
-            self.0.embed(texts)
-        }
-    }
     let minilm: Arc<dyn Embedder> =
         Arc::from(load_default_embedder().expect("run `bash scripts/provision-models`"));
     let mut id = minilm.identity().clone();

@@ -70,3 +70,22 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// An embedder under another identity (as if the model file had changed): same vectors,
+/// different identity key.
+pub struct Renamed(
+    pub std::sync::Arc<dyn docfuse::embed::Embedder>,
+    pub docfuse::embed::EmbedderIdentity,
+);
+
+impl docfuse::embed::Embedder for Renamed {
+    fn identity(&self) -> &docfuse::embed::EmbedderIdentity {
+        &self.1
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> docfuse::Result<Vec<f32>> {
+        self.0.embed(texts)
+    }
+}
