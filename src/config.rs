@@ -133,6 +133,20 @@ impl Default for QueryParams {
     }
 }
 
+/// How the walk treats hidden entries and ignore rules; recorded with the index (it
+/// shapes which files are indexed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkOptions {
+    /// Walk hidden files and folders (names starting with `.`), as `rg --hidden`.
+    /// Version-control folders (`.git`, …) are skipped regardless.
+    #[serde(default)]
+    pub hidden: bool,
+    /// Ignore `.gitignore` / `.ignore` rules and walk dependency and build-output
+    /// folders too (`node_modules`, `target`, …), as `rg --no-ignore`.
+    #[serde(default)]
+    pub no_ignore: bool,
+}
+
 /// Everything that shapes an index build. Hashed into the manifest's `config_hash`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct IndexConfig {
@@ -144,6 +158,9 @@ pub struct IndexConfig {
     /// where HNSW overtakes exact search; see `benches/vector.rs`).
     #[serde(default = "default_hnsw_min_vectors")]
     pub hnsw_min_vectors: usize,
+    /// Which entries the walk of the roots includes.
+    #[serde(default)]
+    pub walk: WalkOptions,
 }
 
 fn default_hnsw_min_vectors() -> usize {
@@ -157,6 +174,7 @@ impl Default for IndexConfig {
             chunker: ChunkerConfig::default(),
             max_file_bytes: 4 * 1024 * 1024,
             hnsw_min_vectors: default_hnsw_min_vectors(),
+            walk: WalkOptions::default(),
         }
     }
 }
@@ -188,6 +206,22 @@ impl IndexConfig {
         Ok(())
     }
 
+    /// docfuse's defaults with `overrides` applied: a JSON object over this struct's
+    /// shape (`{"bm25f": {"k1": 1.5}, "walk": {"hidden": true}}`); objects merge key by
+    /// key, anything else replaces. `null` gives the defaults.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the overrides do not fit the shape or a value is out of range.
+    pub fn with_overrides(overrides: &serde_json::Value) -> Result<IndexConfig> {
+        let mut base = serde_json::to_value(IndexConfig::default())
+            .map_err(|e| Error::Config(e.to_string()))?;
+        merge_json(&mut base, overrides);
+        let c: IndexConfig = serde_json::from_value(base)
+            .map_err(|e| Error::Config(format!("recorded settings do not fit: {e}")))?;
+        c.validate()?;
+        Ok(c)
+    }
+
     /// sha256 over the JSON of this configuration.
     pub fn hash(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
@@ -195,8 +229,37 @@ impl IndexConfig {
     }
 }
 
+/// Merges `over` into `base`: objects key by key, anything else replaces.
+pub fn merge_json(base: &mut serde_json::Value, over: &serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                merge_json(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (_, serde_json::Value::Null) => {}
+        (b, o) => *b = o.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn overrides_apply_over_the_defaults() {
+        let c = IndexConfig::with_overrides(
+            &serde_json::json!({"bm25f": {"k1": 1.5}, "walk": {"hidden": true}}),
+        )
+        .unwrap();
+        assert_eq!(c.bm25f.k1, 1.5);
+        assert_eq!(c.bm25f.b, 0.75);
+        assert!(c.walk.hidden && !c.walk.no_ignore);
+        assert_eq!(
+            IndexConfig::with_overrides(&serde_json::Value::Null).unwrap(),
+            IndexConfig::default()
+        );
+        assert!(IndexConfig::with_overrides(&serde_json::json!({"bm25f": {"b": 3.0}})).is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -24,9 +24,23 @@ pub enum Error {
         "no docfuse index at `{dir}`\nhint: build one with `docfuse index --index {dir} <ROOT>...`"
     )]
     NoIndex { dir: PathBuf },
-    /// The index on disk is damaged or was written by an incompatible version.
-    #[error("index at `{dir}` is unusable: {reason}\nhint: rebuild it with `docfuse index --index {dir} <ROOT>...`")]
+    /// The index on disk is damaged.
+    #[error("index at `{dir}` is unusable: {reason}\nhint: rebuild it with `docfuse refresh --force --index {dir}` (or `docfuse index --force --index {dir} <ROOT>...`); `docfuse verify --index {dir}` lists what is damaged")]
     Corrupt { dir: PathBuf, reason: String },
+    /// The index was written by another version of docfuse (`what` names the part).
+    #[error("{}", version_message(dir, what, *newer))]
+    IndexVersion {
+        dir: PathBuf,
+        what: String,
+        /// Written by a newer docfuse (else an older one).
+        newer: bool,
+    },
+    /// The index folder cannot be written (read-only disk, another owner).
+    #[error("the index folder `{dir}` is read-only ({source}): nothing was changed\nhint: refresh it where it is writable, or index into another folder with `--index`")]
+    ReadOnly {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
     /// An I/O failure on a named path.
     #[error("{action} `{path}`: {source}")]
     Io {
@@ -57,6 +71,15 @@ pub enum Error {
     /// A setting out of its range.
     #[error("invalid setting: {0}")]
     Config(String),
+}
+
+fn version_message(dir: &std::path::Path, what: &str, newer: bool) -> String {
+    let d = dir.display();
+    if newer {
+        format!("the index at `{d}` was written by a newer docfuse ({what})\nhint: upgrade docfuse; to overwrite it with this version instead, pass `--force` to `docfuse index` or `docfuse refresh`")
+    } else {
+        format!("the index at `{d}` was written by an older docfuse ({what})\nhint: run `docfuse refresh --index {d}` to rebuild it")
+    }
 }
 
 impl Error {

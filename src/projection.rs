@@ -8,6 +8,27 @@ use crate::chunk::{Chunk, ChunkKind};
 use crate::config::PerField;
 use serde::{Deserialize, Serialize};
 
+/// Version of the projection (field texts, exact-match keys, content hash, stored shape);
+/// recorded in the manifest. Bump on any change of output.
+pub const PROJECTION_VERSION: u32 = 2;
+
+/// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
+/// only the file stem, so renaming a file without a title re-embeds nothing), heading
+/// path and body.
+pub fn chunk_embedding_input(chunk: &Chunk) -> String {
+    let name = chunk.rel_path.rsplit('/').next().unwrap_or(&chunk.rel_path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    let title = if chunk.title == stem {
+        ""
+    } else {
+        &chunk.title
+    };
+    embedding_input(title, &chunk.heading_path, &chunk.body)
+}
+
+/// Version of [`embedding_input`]'s template; part of the embedder identity.
+pub const INPUT_TEMPLATE_VERSION: u32 = 2;
+
 /// What is stored for each chunk and returned with a hit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredChunk {
@@ -23,7 +44,8 @@ pub struct StoredChunk {
     pub heading_path: Vec<String>,
     /// Exact source text of the chunk's lines.
     pub text: String,
-    /// sha256 over kind, path, title, heading path and text.
+    /// sha256 over kind, path, title, heading path, text and the document's aliases and
+    /// tags (everything the chunk is found by besides its text).
     pub hash: String,
 }
 
@@ -105,8 +127,27 @@ fn content_hash(c: &Chunk) -> String {
         .part(&c.rel_path)
         .part(&c.title)
         .part(c.heading_path.join("\u{1f}"))
-        .part(&c.text);
+        .part(&c.text)
+        .part(c.aliases.join("\u{1f}"));
     h.finish()
+}
+
+/// The text embedded for a chunk: document title, heading path (` › `-joined) and the
+/// chunk's plain body, separated by blank lines (template version 2: the build passes an
+/// empty title when the title is only the file stem).
+pub fn embedding_input(title: &str, heading_path: &[String], body: &str) -> String {
+    let mut s = String::with_capacity(title.len() + body.len() + 64);
+    s.push_str(title.trim());
+    let path = heading_path.join(" › ");
+    if !path.is_empty() && path != title.trim() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&path);
+    }
+    s.push_str("\n\n");
+    s.push_str(body.trim());
+    s
 }
 
 fn dedup(mut v: Vec<String>) -> Vec<String> {
@@ -150,6 +191,30 @@ mod tests {
         assert_eq!(e.path_keys, ["guide/install.md", "install.md", "install"]);
         assert_eq!(e.symbol_keys, ["cargo build", "hashmap::new"]);
         assert_eq!(e.fields[2], "guide Install.md");
+    }
+
+    #[test]
+    fn input_joins_title_heading_path_and_body() {
+        let s = embedding_input("Book", &["Ch".into(), "Sec".into()], " body text ");
+        assert_eq!(s, "Book\nCh › Sec\n\nbody text");
+        assert_eq!(embedding_input("T", &["T".into()], "b"), "T\n\nb");
+        assert_eq!(embedding_input("", &["H".into()], "b"), "H\n\nb");
+    }
+
+    #[test]
+    fn hash_changes_with_an_alias_or_tag_only_edit() {
+        let a = project(chunk(), 0).stored.hash;
+        let mut c = chunk();
+        c.aliases.push("quickstart".into());
+        assert_ne!(a, project(c, 0).stored.hash);
+    }
+
+    #[test]
+    fn a_stem_only_title_is_left_out_of_the_embedding_input() {
+        let mut c = chunk();
+        assert!(chunk_embedding_input(&c).starts_with("Install › From source\n\n"));
+        c.title = "Installing".into();
+        assert!(chunk_embedding_input(&c).starts_with("Installing\nInstall › From source"));
     }
 
     #[test]

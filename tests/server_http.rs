@@ -94,7 +94,7 @@ async fn search_answers_the_cli_json_shape_with_the_same_values() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["mode"], "lexical");
     assert_eq!(v["generation"], 1);
-    assert!(v["degraded"].as_str().unwrap().contains("no vectors"));
+    assert!(v["degraded"].as_str().unwrap().contains("without vectors"));
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
     assert_eq!(results[0]["path"], "reference/publishing.md");
@@ -465,7 +465,10 @@ async fn status_and_health_report_the_index_and_the_vector_side() {
     assert_eq!(v["status"], "degraded");
     assert_eq!(v["lexical"], "up");
     assert_eq!(v["vector"], "down");
-    assert!(v["vector_reason"].as_str().unwrap().contains("no vectors"));
+    assert!(v["vector_reason"]
+        .as_str()
+        .unwrap()
+        .contains("without vectors"));
 }
 
 #[tokio::test]

@@ -6,6 +6,11 @@
 //! Must not import: `lexical`, `store`, `cli` (it is ingest, below the indexes).
 //! Markdown is parsed with `pulldown-cmark` (CommonMark); no regex splitter.
 
+/// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
+/// the manifest. Bump on any change of output: an index chunked by another version is
+/// rebuilt by `docfuse refresh`.
+pub const CHUNKER_VERSION: u32 = 2;
+
 /// What kind of source a document is, decided from its file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -29,6 +29,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Print every indexed chunk as JSON Lines (id, path, lines, heading path, text).
     Chunks(ChunksArgs),
+    /// Check every file of the index against the sha256 its manifest recorded.
+    Verify(VerifyArgs),
     /// Serve the HTTP API (search, passages, status) on a loopback address.
     Serve(ServeArgs),
     /// Serve the MCP tools (search_docs, read_passage, index_status) on stdin/stdout.
@@ -59,6 +61,16 @@ pub struct McpArgs {
     /// Index folder.
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -100,6 +112,14 @@ pub struct IndexArgs {
     /// Build a lexical-only index: no model is loaded, no chunk is embedded.
     #[arg(long)]
     pub no_embeddings: bool,
+    /// Also index hidden files and folders (names starting with `.`), as `rg --hidden`;
+    /// version-control folders stay skipped. Recorded: refreshes keep it.
+    #[arg(long)]
+    pub hidden: bool,
+    /// Ignore `.gitignore`/`.ignore` rules and walk dependency and build folders
+    /// (`node_modules`, `target`, …) too, as `rg --no-ignore`. Recorded: refreshes keep it.
+    #[arg(long)]
+    pub no_ignore: bool,
     #[command(flatten)]
     pub run: RunArgs,
     /// Print the summary as JSON.
@@ -108,7 +128,7 @@ pub struct IndexArgs {
 }
 
 /// Settings of one build or refresh run.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// Embed at most N chunks in this run; the rest stays lexical-only ("pending").
     #[arg(long, value_name = "N")]
@@ -116,7 +136,8 @@ pub struct RunArgs {
     /// Stop embedding after S seconds; the rest stays lexical-only ("pending").
     #[arg(long, value_name = "S")]
     pub max_seconds: Option<f64>,
-    /// Write a new generation even when nothing changed.
+    /// Write a new generation even when nothing changed (and overwrite an index written
+    /// by a newer docfuse).
     #[arg(long)]
     pub force: bool,
     /// Fail at once when another docfuse is writing the index (default: wait for it).
@@ -128,15 +149,20 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The build options of this run, with `config` and `embedder`.
+    /// The build options of this run: `config` (with its explicit `overrides`), whether
+    /// vectors are wanted, and the embedder (or why none could be loaded).
     pub fn build_options<'a>(
         &self,
         config: crate::config::IndexConfig,
-        embedder: Option<&'a dyn crate::embed::Embedder>,
+        overrides: serde_json::Value,
+        vectors: &'a super::build_run::Vectors,
     ) -> crate::engine::BuildOptions<'a> {
         crate::engine::BuildOptions {
             config,
-            embedder,
+            config_overrides: overrides,
+            embeddings: vectors.wanted,
+            embedder: vectors.embedder.as_deref(),
+            embedder_unavailable: vectors.unavailable.as_deref(),
             max_chunks: self.max_chunks,
             max_seconds: self.max_seconds,
             force: self.force,

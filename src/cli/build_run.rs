@@ -38,18 +38,36 @@ pub fn run_build(
     Ok(report)
 }
 
-/// Prints a build summary: JSON, or one line.
+/// Prints a build summary: JSON, or one line (plus a line of skip counts and one per
+/// partial file on stderr).
 pub fn print_report(
     index: &Path,
     r: &BuildReport,
-    vectors: bool,
+    vectors: &Vectors,
     json: bool,
 ) -> anyhow::Result<()> {
     if json {
         let mut v = serde_json::to_value(r)?;
         v["index"] = serde_json::json!(index);
-        v["vectors"] = serde_json::json!(vectors);
+        v["vectors"] = serde_json::json!(vectors.wanted && r.vectors_unavailable.is_none());
         return print_json(&v);
+    }
+    if !r.skipped_entries.is_empty() {
+        let parts: Vec<String> = r
+            .skipped_entries
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name().replace('_', " ")))
+            .collect();
+        eprintln!(
+            "skipped: {} (see `docfuse status --json`)",
+            parts.join(", ")
+        );
+    }
+    for p in &r.partial {
+        eprintln!("partial: {p} (its last indexed text is kept)");
+    }
+    if let Some(why) = &r.vectors_unavailable {
+        eprintln!("warning: no vectors for new or changed chunks: {why}\nhint: fix the model, then run `docfuse refresh` to embed them");
     }
     if r.skipped {
         return print_line(&format!(
@@ -63,7 +81,7 @@ pub fn print_report(
     }
     let f = &r.files;
     let c = &r.chunk_diff;
-    let vec_part = if vectors {
+    let vec_part = if vectors.wanted {
         let pending = if r.pending > 0 {
             format!(", {} pending", r.pending)
         } else {
@@ -73,8 +91,13 @@ pub fn print_report(
     } else {
         "; lexical only".into()
     };
+    let touched = if f.touched > 0 {
+        format!(" ({} touched, same content)", f.touched)
+    } else {
+        String::new()
+    };
     print_line(&format!(
-        "indexed {} documents into {} chunks in {} ms → `{}` (generation {}); files +{} ~{} -{}; chunks +{} ~{} ={} -{}{vec_part}{}",
+        "indexed {} documents into {} chunks in {} ms → `{}` (generation {}); files +{} ~{} -{}{touched}; chunks +{} ~{} ={} -{}{vec_part}{}",
         r.documents,
         r.chunks,
         r.elapsed_ms,
@@ -104,13 +127,44 @@ fn style(phase: Phase) -> ProgressStyle {
     ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
-/// The default embedder, or `None` with a warning saying why indexing goes on lexically.
-pub fn load_embedder() -> Option<Box<dyn crate::embed::Embedder>> {
-    match crate::embed::load_default_embedder() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            eprintln!("warning: {e}\nwarning: building a lexical-only index");
-            None
+/// Whether a run wants vectors, and the embedder it loaded (or why it could not).
+pub struct Vectors {
+    pub wanted: bool,
+    pub embedder: Option<Box<dyn crate::embed::Embedder>>,
+    pub unavailable: Option<String>,
+}
+
+impl Vectors {
+    /// Loads the default embedder when vectors are `wanted`; when it cannot be loaded,
+    /// says why on stderr and goes on: the build records the reason, keeps the vectors
+    /// it has (by hash) and a later refresh that can load the model fills in the rest.
+    pub fn load(wanted: bool) -> Vectors {
+        if !wanted {
+            return Vectors {
+                wanted,
+                embedder: None,
+                unavailable: None,
+            };
+        }
+        match crate::embed::load_default_embedder() {
+            Ok(e) => Vectors {
+                wanted,
+                embedder: Some(e),
+                unavailable: None,
+            },
+            Err(e) => {
+                let why = match e {
+                    crate::Error::VectorsUnavailable(w) => w,
+                    other => other.to_string(),
+                };
+                let first = why.lines().next().unwrap_or_default().to_string();
+                eprintln!("warning: vector search unavailable: {why}\nwarning: indexing lexically; vectors follow once the model loads (`docfuse refresh`)");
+                Vectors {
+                    wanted,
+                    embedder: None,
+                    unavailable: Some(first),
+                }
+            }
         }
     }
 }

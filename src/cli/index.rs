@@ -1,26 +1,25 @@
 //! `docfuse index`: build the index (on an existing index: refresh the given roots).
 
 use super::args::IndexArgs;
-use super::build_run::{load_embedder, print_report, run_build};
-use crate::config::{Field, IndexConfig};
+use super::build_run::{print_report, run_build, Vectors};
+use crate::config::{merge_json, Field, IndexConfig};
 use crate::engine::Source;
+use crate::store::Existing;
 use anyhow::{bail, Context};
+use serde_json::{json, Value};
 
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
-    let config = config_from(&a)?;
+    let overrides = overrides_of(&a)?;
+    let config = IndexConfig::with_overrides(&overrides)?;
     let source = match &a.jsonl {
         Some(f) => Source::Jsonl(f.clone()),
         None => Source::Roots(a.roots.clone()),
     };
     check_sources(&source)?;
-    let embedder = if a.no_embeddings {
-        None
-    } else {
-        load_embedder()
-    };
-    let opts = a.run.build_options(config, embedder.as_deref());
+    let vectors = Vectors::load(!a.no_embeddings);
+    let opts = a.run.build_options(config, overrides, &vectors);
     let report = run_build(&a.index, &source, &opts)?;
-    print_report(&a.index, &report, embedder.is_some(), a.json)?;
+    print_report(&a.index, &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }
 
@@ -39,38 +38,64 @@ fn check_sources(source: &Source) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn config_from(a: &IndexArgs) -> anyhow::Result<IndexConfig> {
-    let mut c = IndexConfig::default();
+/// The settings given explicitly: those recorded by an earlier `index` of this folder,
+/// then this run's flags (which win).
+fn overrides_of(a: &IndexArgs) -> anyhow::Result<Value> {
+    let mut over = match Existing::load(&a.index) {
+        Ok(Existing::Current(m)) => m.config_overrides.clone(),
+        Ok(Existing::Older {
+            config_overrides, ..
+        }) => config_overrides,
+        _ => Value::Null,
+    };
+    if over.is_null() {
+        over = json!({});
+    }
+    merge_json(&mut over, &flags(a)?);
+    Ok(over)
+}
+
+/// This run's flags as configuration overrides.
+fn flags(a: &IndexArgs) -> anyhow::Result<Value> {
+    let mut f = json!({});
+    let mut set = |v: Value| merge_json(&mut f, &v);
     if let Some(n) = a.max_tokens {
-        c.chunker.max_tokens = n;
+        set(json!({"chunker": {"max_tokens": n}}));
     }
     if let Some(k1) = a.k1 {
-        c.bm25f.k1 = k1;
+        set(json!({"bm25f": {"k1": k1}}));
     }
     if let Some(b) = a.b {
-        c.bm25f.b = b;
+        set(json!({"bm25f": {"b": b}}));
     }
     if let Some(n) = a.hnsw_min_vectors {
-        c.hnsw_min_vectors = n;
+        set(json!({"hnsw_min_vectors": n}));
     }
     if let Some(n) = a.max_file_bytes {
-        c.max_file_bytes = n;
+        set(json!({"max_file_bytes": n}));
+    }
+    if a.hidden {
+        set(json!({"walk": {"hidden": true}}));
+    }
+    if a.no_ignore {
+        set(json!({"walk": {"no_ignore": true}}));
     }
     if let Some(spec) = &a.weights {
+        let mut w = IndexConfig::default().bm25f.weights;
         for pair in spec.split(',').filter(|p| !p.trim().is_empty()) {
-            let Some((name, w)) = pair.split_once('=') else {
+            let Some((name, value)) = pair.split_once('=') else {
                 bail!("`--weights`: expected FIELD=W, got `{pair}`");
             };
             let field = Field::ALL
                 .into_iter()
                 .find(|f| f.name() == name.trim())
                 .with_context(|| format!("`--weights`: unknown field `{name}` (fields: title, headings, path, symbols, aliases, summary, body)"))?;
-            c.bm25f.weights[field.index()] = w
+            w[field.index()] = value
                 .trim()
                 .parse()
-                .with_context(|| format!("`--weights`: `{w}` is not a number"))?;
+                .with_context(|| format!("`--weights`: `{value}` is not a number"))?;
         }
+        set(json!({"bm25f": {"weights": w}}));
     }
-    c.validate()?;
-    Ok(c)
+    Ok(f)
 }

@@ -13,6 +13,7 @@ mod refresh;
 mod search;
 mod serve;
 mod status;
+mod verify;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -42,6 +43,7 @@ pub fn run() -> i32 {
         Command::Status(a) => status::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Chunks(a) => chunks::run(a),
+        Command::Verify(a) => verify::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),
     };

@@ -1,62 +1,73 @@
 //! `docfuse refresh`: bring an index up to date with its roots, once or continuously.
 
-use super::args::RefreshArgs;
-use super::build_run::{print_report, run_build};
+use super::args::{RefreshArgs, RunArgs};
+use super::build_run::{print_report, run_build, Vectors};
 use crate::engine::{BuildOptions, Source};
-use crate::store::{Manifest, SourceSpec};
+use crate::store::SourceSpec;
 use anyhow::Context;
 use notify_debouncer_mini::{new_debouncer, notify::RecursiveMode};
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
-    let manifest = Manifest::load(&a.index)?;
-    let embedder = embedder_for(&manifest, a.no_embeddings)?;
-    let source = source_of(&manifest, &a.roots);
-    let opts = a.run.build_options(manifest.config, embedder.as_deref());
+    let rec = Recorded::load(&a.index)?;
+    let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
+    let source = rec.source_for(&a.roots);
+    let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
+    let opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
     let report = run_build(&a.index, &source, &opts)?;
-    print_report(&a.index, &report, embedder.is_some(), a.json)?;
+    print_report(&a.index, &report, &vectors, a.json)?;
     if a.watch {
-        watch(&a, &manifest, &source, &opts, embedder.is_some())?;
+        watch(&a, &rec.spec, &source, &opts, &vectors)?;
     }
     Ok(super::EXIT_OK)
 }
 
-/// The embedder a refresh uses: the default one when the index has vectors. A refresh
-/// of an index with vectors never quietly drops them: when the model cannot be loaded it
-/// fails (`--no-embeddings` makes the index lexical-only on purpose).
-fn embedder_for(
-    m: &Manifest,
-    no_embeddings: bool,
-) -> anyhow::Result<Option<Box<dyn crate::embed::Embedder>>> {
-    if no_embeddings || m.vectors.is_none() {
-        return Ok(None);
-    }
-    crate::embed::load_default_embedder().map(Some).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot refresh the vectors of this index: {e}\nhint: to make the index lexical-only instead, pass `--no-embeddings`"
-        )
-    })
+/// What the index records about itself, read leniently (an index of an older docfuse is
+/// refreshed into a rebuild).
+struct Recorded {
+    spec: SourceSpec,
+    overrides: serde_json::Value,
+    /// Vectors were asked for when it was built.
+    wanted: bool,
 }
 
-fn source_of(m: &Manifest, roots: &[PathBuf]) -> Source {
-    match &m.source {
-        SourceSpec::Jsonl { file } => Source::Jsonl(PathBuf::from(file)),
-        SourceSpec::Roots { .. } => Source::Roots(roots.to_vec()),
+impl Recorded {
+    fn load(index: &std::path::Path) -> anyhow::Result<Recorded> {
+        let v = crate::store::read_manifest_json(index)?;
+        let spec: SourceSpec = v
+            .get("source")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .with_context(|| format!("the manifest of `{}` does not say what was indexed\nhint: rebuild it with `docfuse index --force --index {} <ROOT>...`", index.display(), index.display()))?;
+        let wanted = v
+            .get("embeddings")
+            .and_then(|e| e.get("wanted"))
+            .and_then(serde_json::Value::as_bool)
+            // an index of an older docfuse: vectors were wanted if it had some
+            .unwrap_or_else(|| v.get("vectors").is_some_and(|x| !x.is_null()));
+        Ok(Recorded {
+            spec,
+            overrides: v.get("config_overrides").cloned().unwrap_or_default(),
+            wanted,
+        })
+    }
+
+    fn source_for(&self, roots: &[PathBuf]) -> Source {
+        match &self.spec {
+            SourceSpec::Jsonl { file } => Source::Jsonl(PathBuf::from(file)),
+            SourceSpec::Roots { .. } => Source::Roots(roots.to_vec()),
+        }
     }
 }
 
 /// Refreshes every root of the index at `index` with its recorded configuration, for
 /// `search --refresh`; prints a one-line summary on stderr.
 pub fn refresh_before_search(index: &std::path::Path) -> anyhow::Result<()> {
-    let manifest = Manifest::load(index)?;
-    let embedder = embedder_for(&manifest, false)?;
-    let opts = BuildOptions {
-        config: manifest.config,
-        embedder: embedder.as_deref(),
-        ..BuildOptions::default()
-    };
-    let r = run_build(index, &source_of(&manifest, &[]), &opts)?;
+    let rec = Recorded::load(index)?;
+    let vectors = Vectors::load(rec.wanted);
+    let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
+    let opts = RunArgs::default().build_options(config, rec.overrides.clone(), &vectors);
+    let r = run_build(index, &rec.source_for(&[]), &opts)?;
     if !r.skipped {
         eprintln!(
             "refreshed: generation {}, {} embedded, {} reused",
@@ -69,12 +80,12 @@ pub fn refresh_before_search(index: &std::path::Path) -> anyhow::Result<()> {
 /// Refreshes after every debounced burst of changes under the roots, until interrupted.
 fn watch(
     a: &RefreshArgs,
-    manifest: &Manifest,
+    spec: &SourceSpec,
     source: &Source,
     opts: &BuildOptions,
-    vectors: bool,
+    vectors: &Vectors,
 ) -> anyhow::Result<()> {
-    let paths: Vec<PathBuf> = match &manifest.source {
+    let paths: Vec<PathBuf> = match spec {
         SourceSpec::Roots { roots } => roots.iter().map(PathBuf::from).collect(),
         SourceSpec::Jsonl { file } => vec![PathBuf::from(file)],
     };
@@ -97,9 +108,7 @@ fn watch(
         }
         // Reading the files for a refresh raises events of its own: refresh only when a
         // file really changed size or mtime (or appeared, or went).
-        let stale = crate::engine::DocIndex::open(&a.index)
-            .and_then(|i| crate::engine::quick_stale(&i))
-            .unwrap_or(true);
+        let stale = crate::engine::DocIndex::open(&a.index).map_or(true, |i| i.stale());
         if !stale {
             continue;
         }

@@ -33,12 +33,26 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     {
         eprintln!("note: answering lexically: {why}");
     }
+    let notes: Vec<Option<String>> = resp
+        .hits
+        .iter()
+        .map(|h| {
+            index
+                .file_state(h.chunk.root, &h.chunk.path)
+                .ok()
+                .and_then(|s| s.note())
+        })
+        .collect();
     if a.json {
         let results: Vec<SearchResult> = resp
             .hits
             .iter()
+            .zip(&notes)
             .enumerate()
-            .map(|(i, h)| SearchResult::from_hit(i, h))
+            .map(|(i, (h, note))| SearchResult {
+                stale_reason: note.clone(),
+                ..SearchResult::from_hit(i, h)
+            })
             .collect();
         print_json(&SearchEnvelope {
             query,
@@ -49,7 +63,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             results,
         })?;
     } else {
-        print_text(&resp.hits)?;
+        print_text(&resp.hits, &notes)?;
     }
     Ok(if resp.hits.is_empty() {
         super::EXIT_NO_HITS
@@ -58,19 +72,22 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     })
 }
 
-fn print_text(hits: &[Hit]) -> anyhow::Result<()> {
+fn print_text(hits: &[Hit], notes: &[Option<String>]) -> anyhow::Result<()> {
     if hits.is_empty() {
         eprintln!("no results");
     }
-    for h in hits {
+    for (h, note) in hits.iter().zip(notes) {
         let c = &h.chunk;
         let heading = if c.heading_path.is_empty() {
             c.title.clone()
         } else {
             c.heading_path.join(" › ")
         };
+        let mark = note
+            .as_ref()
+            .map_or(String::new(), |n| format!("  [{n}: text as indexed]"));
         print_line(&format!(
-            "{}:{}  {}  ({:.3})",
+            "{}:{}  {}  ({:.3}){mark}",
             c.path, c.start_line, heading, h.score
         ))?;
         print_line(&format!("    {}", snippet(&c.text, &h.matched_terms)))?;

@@ -6,7 +6,9 @@ use crate::engine::{status, DocIndex};
 
 pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;
-    let s = status(&index, &index.manifest().config)?;
+    // Compare the embedder with the vectors too (this loads the model).
+    let _ = index.vector_side();
+    let s = status(&index)?;
     if a.json {
         print_json(&s)?;
         return Ok(super::EXIT_OK);
@@ -23,10 +25,29 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         ("added", &s.added),
         ("changed", &s.changed),
         ("removed", &s.removed),
+        ("unreadable", &s.unreadable),
+        ("partial", &s.partial),
     ] {
         for p in list.iter().take(20) {
             print_line(&format!("  {label}: {p}"))?;
         }
+        if list.len() > 20 {
+            print_line(&format!("  … and {} more {label}", list.len() - 20))?;
+        }
+    }
+    if s.touched > 0 {
+        print_line(&format!(
+            "  {} file(s) touched (same content); `docfuse refresh` records their new times",
+            s.touched
+        ))?;
+    }
+    if !s.skipped.is_empty() {
+        let parts: Vec<String> = s
+            .skipped
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.replace('_', " ")))
+            .collect();
+        print_line(&format!("  skipped at the last walk: {}", parts.join(", ")))?;
     }
     if !s.fresh {
         print_line("hint: run `docfuse refresh` to bring it up to date")?;

@@ -1,9 +1,9 @@
-//! The embedder identity and the embedding input of a chunk.
+//! The embedder identity and the embedding hash (the input template lives with the
+//! projection: [`embedding_input`]).
 
 use serde::{Deserialize, Serialize};
 
-/// Version of [`embedding_input`]'s template; part of the identity.
-pub const INPUT_TEMPLATE_VERSION: u32 = 2;
+pub use crate::projection::{embedding_input, INPUT_TEMPLATE_VERSION};
 
 /// Everything that decides the vectors an embedder produces. Two embedders with equal
 /// identities give equal vectors for equal inputs; any difference re-embeds everything.
@@ -39,24 +39,6 @@ pub fn embedding_hash(identity_key: &str, input: &str) -> String {
     let mut h = crate::hashing::Hasher::new();
     h.part(identity_key).part(input);
     h.finish()
-}
-
-/// The text embedded for a chunk: document title, heading path (` › `-joined) and the
-/// chunk's plain body, separated by blank lines (template version 2: the build passes an
-/// empty title when the title is only the file stem).
-pub fn embedding_input(title: &str, heading_path: &[String], body: &str) -> String {
-    let mut s = String::with_capacity(title.len() + body.len() + 64);
-    s.push_str(title.trim());
-    let path = heading_path.join(" › ");
-    if !path.is_empty() && path != title.trim() {
-        if !s.is_empty() {
-            s.push('\n');
-        }
-        s.push_str(&path);
-    }
-    s.push_str("\n\n");
-    s.push_str(body.trim());
-    s
 }
 
 #[cfg(test)]
@@ -95,13 +77,5 @@ mod tests {
             change(&mut i);
             assert_ne!(i.key(), base);
         }
-    }
-
-    #[test]
-    fn input_joins_title_heading_path_and_body() {
-        let s = embedding_input("Book", &["Ch".into(), "Sec".into()], " body text ");
-        assert_eq!(s, "Book\nCh › Sec\n\nbody text");
-        assert_eq!(embedding_input("T", &["T".into()], "b"), "T\n\nb");
-        assert_eq!(embedding_input("", &["H".into()], "b"), "H\n\nb");
     }
 }

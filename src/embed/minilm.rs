@@ -1,9 +1,11 @@
-//! all-MiniLM-L6-v2 through `fastembed` on ONNX Runtime, loaded at run time from a file
-//! (`ort::init_from`), mean pooling over the attention mask, L2-normalised, 256 word pieces.
+//! all-MiniLM-L6-v2 (or another BERT-style sentence encoder in its place) through
+//! `fastembed` on ONNX Runtime, loaded at run time from a file (`ort::init_from`), mean
+//! pooling over the attention mask, L2-normalised, 256 word pieces. The label and the
+//! dimension come from the model folder itself.
 
 use super::identity::{EmbedderIdentity, INPUT_TEMPLATE_VERSION};
 use super::locate::ModelPaths;
-use super::{Embedder, MINILM_DIM};
+use super::Embedder;
 use crate::error::{Error, Result};
 use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
@@ -58,19 +60,21 @@ impl MiniLm {
         let dir = &paths.model_dir;
         let onnx = read(&dir.join("model.onnx"))?;
         let tokenizer_file = read(&dir.join("tokenizer.json"))?;
+        let config_file = read(&dir.join("config.json"))?;
+        let (model, dim) = label_and_dim(dir, &config_file)?;
         let identity = EmbedderIdentity {
-            model: "all-MiniLM-L6-v2".into(),
+            model,
             model_sha256: crate::hashing::sha256_hex(&onnx),
             tokenizer_sha256: crate::hashing::sha256_hex(&tokenizer_file),
             pooling: "mean".into(),
             normalized: true,
             max_length: MAX_LENGTH,
-            dim: MINILM_DIM,
+            dim,
             input_template: INPUT_TEMPLATE_VERSION,
         };
         let files = TokenizerFiles {
             tokenizer_file,
-            config_file: read(&dir.join("config.json"))?,
+            config_file,
             special_tokens_map_file: read(&dir.join("special_tokens_map.json"))?,
             tokenizer_config_file: read(&dir.join("tokenizer_config.json"))?,
         };
@@ -105,13 +109,46 @@ impl MiniLm {
     }
 }
 
+/// The model's label and vector dimension, from its own files: the label is the model
+/// folder's name (`all-MiniLM-L6-v2` as provisioned), the dimension `hidden_size` of its
+/// `config.json` (a BERT-style encoder's pooled output has that many values).
+///
+/// # Errors
+/// [`Error::Embedder`] when `config.json` has no usable `hidden_size`.
+pub(crate) fn label_and_dim(dir: &Path, config: &[u8]) -> Result<(String, usize)> {
+    let v: serde_json::Value = serde_json::from_slice(config).map_err(|e| {
+        Error::Embedder(format!(
+            "`{}` is not JSON: {e}",
+            dir.join("config.json").display()
+        ))
+    })?;
+    let dim = v
+        .get("hidden_size")
+        .and_then(serde_json::Value::as_u64)
+        .filter(|&d| (1..=65_536).contains(&d))
+        .ok_or_else(|| {
+            Error::Embedder(format!(
+                "`{}` has no `hidden_size`: cannot tell the vector dimension",
+                dir.join("config.json").display()
+            ))
+        })? as usize;
+    let label = dir
+        .canonicalize()
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "embedder".into());
+    Ok((label, dim))
+}
+
 impl Embedder for MiniLm {
     fn identity(&self) -> &EmbedderIdentity {
         &self.identity
     }
 
     fn dim(&self) -> usize {
-        MINILM_DIM
+        self.identity.dim
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {
@@ -119,15 +156,16 @@ impl Embedder for MiniLm {
             .session()?
             .lock()
             .map_err(|_| Error::Embedder("the embedder panicked earlier".into()))?;
-        let mut out = Vec::with_capacity(texts.len() * MINILM_DIM);
+        let dim = self.identity.dim;
+        let mut out = Vec::with_capacity(texts.len() * dim);
         for batch in texts.chunks(BATCH) {
             let vecs = model
                 .embed(batch, Some(batch.len()))
                 .map_err(|e| Error::Embedder(format!("inference failed: {e}")))?;
             for v in vecs {
-                if v.len() != MINILM_DIM {
+                if v.len() != dim {
                     return Err(Error::Embedder(format!(
-                        "model returned {} dimensions, expected {MINILM_DIM}",
+                        "the model returned {} dimensions, its config.json says {dim} (`hidden_size`)",
                         v.len()
                     )));
                 }
@@ -135,5 +173,21 @@ impl Embedder for MiniLm {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_is_the_folder_and_dimension_the_hidden_size() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("bge-small-en");
+        std::fs::create_dir_all(&m).unwrap();
+        let (label, dim) = label_and_dim(&m, br#"{"hidden_size": 768}"#).unwrap();
+        assert_eq!((label.as_str(), dim), ("bge-small-en", 768));
+        let e = label_and_dim(&m, b"{}").unwrap_err().to_string();
+        assert!(e.contains("hidden_size"), "{e}");
     }
 }

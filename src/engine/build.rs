@@ -1,120 +1,39 @@
-//! Building and refreshing an index: one entry point. A build on an existing index is a
-//! refresh: documents are re-read and re-chunked, vectors of unchanged chunks are reused
-//! by hash, and nothing is written when nothing changed.
+//! Building and refreshing an index: one entry point, one pipeline — lock → plan (roots,
+//! walk, read, carry over) → diff against the published generation → write (or link) a
+//! generation → publish. A build on an existing index is a refresh: vectors of unchanged
+//! chunks are reused by hash, and nothing is written when nothing changed.
 
-use super::generation::{previous_chunks, write_generation};
+use super::generation::{link_generation, previous_chunks, write_generation};
 use super::lock;
-use super::source::{absolute, load_jsonl, load_roots, read_sources, Loaded, Source};
-use crate::config::IndexConfig;
+use super::options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
+use super::plan::{plan, Plan};
+use super::previous::{root_names, Previous};
+use super::source::Source;
 use crate::discover::Warning;
-use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::store::{Manifest, Snapshot, SourceSpec};
-use serde::Serialize;
+use crate::store::{Existing, Manifest};
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
-
-/// The phase a build is in, for progress reporting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Another process holds the writer lock; waiting for it.
-    Waiting,
-    /// Reading, chunking and indexing documents (units: documents).
-    Indexing,
-    /// Embedding chunks (units: chunks to embed).
-    Embedding,
-}
-
-/// Progress of a build: `done` of `total` units of `phase`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    pub phase: Phase,
-    pub done: u64,
-    pub total: u64,
-}
-
-/// How to build.
-#[derive(Clone, Copy, Default)]
-pub struct BuildOptions<'a> {
-    pub config: IndexConfig,
-    /// Embed chunks with this embedder; `None` builds a lexical-only index.
-    pub embedder: Option<&'a dyn Embedder>,
-    /// Embed at most this many chunks in this run (the rest stays pending).
-    pub max_chunks: Option<u64>,
-    /// Stop embedding after this many seconds (the rest stays pending).
-    pub max_seconds: Option<f64>,
-    /// Write a new generation even when nothing changed.
-    pub force: bool,
-    /// Fail instead of waiting when another process is writing the index.
-    pub no_wait: bool,
-    /// Remove the index's roots that no longer exist (and their chunks) instead of failing.
-    pub drop_missing_roots: bool,
-}
-
-/// Files compared with the previous generation (by root, path and content sha256).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct FileDiff {
-    pub scanned: u64,
-    pub added: u64,
-    pub changed: u64,
-    pub unchanged: u64,
-    pub removed: u64,
-}
-
-/// Chunks compared with the previous generation (by id and content hash).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct ChunkDiff {
-    pub total: u64,
-    pub added: u64,
-    pub changed: u64,
-    pub unchanged: u64,
-    pub removed: u64,
-}
-
-/// What a build did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BuildReport {
-    /// The published generation (the previous one when nothing changed).
-    pub generation: u64,
-    /// True when nothing changed and nothing was written.
-    pub skipped: bool,
-    /// Source documents indexed (files or JSONL records).
-    pub documents: u64,
-    pub chunks: u64,
-    pub files: FileDiff,
-    pub chunk_diff: ChunkDiff,
-    /// Chunks embedded in this run.
-    pub embedded: u64,
-    /// Chunks whose vector was reused (same embedding hash).
-    pub reused: u64,
-    /// Chunks without a vector yet (limits of this run).
-    pub pending: u64,
-    /// Files or records skipped or degraded, each with its reason.
-    #[serde(serialize_with = "warnings_as_text")]
-    pub warnings: Vec<Warning>,
-    /// Wall time, ms.
-    pub elapsed_ms: u64,
-}
-
-fn warnings_as_text<S: serde::Serializer>(
-    w: &[Warning],
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.collect_seq(w.iter().map(|w| w.to_string()))
-}
 
 /// Builds the index in `index_dir` from `source`, or refreshes it: takes the writer lock,
 /// re-reads the roots being refreshed (the index's other roots are carried over from the
 /// previous generation), and publishes a new generation by atomically replacing the
-/// manifest — unless nothing changed (same files, configuration and embedder, nothing
-/// pending), in which case nothing is written. Vectors of unchanged chunks are reused by
-/// embedding hash; a crash at any point leaves the previous generation readable.
+/// manifest — unless nothing changed (same files, configuration, versions and vector
+/// state), in which case nothing is written. Only file metadata changed (a `touch`):
+/// the new sizes and mtimes are published without re-indexing. Vectors of unchanged
+/// chunks are reused by embedding hash; a crash at any point leaves the previous
+/// generation readable.
+///
+/// An index written by an older docfuse is rebuilt from its roots; one written by a
+/// newer docfuse is refused unless `force` is set.
 ///
 /// # Errors
-/// [`Error::Config`] for an invalid configuration or when no document is found;
-/// [`Error::Root`] for a missing root; [`Error::Locked`] when another writer holds the
-/// lock and `no_wait` is set; [`Error::Io`]/[`Error::Tantivy`] on write failures.
+/// [`Error::Config`] for an invalid configuration or no root; [`Error::Root`] for a
+/// missing or unlistable root; [`Error::Locked`] when another writer holds the lock and
+/// `no_wait` is set; [`Error::ReadOnly`] when the index folder cannot be written;
+/// [`Error::IndexVersion`] for an index of a newer docfuse; [`Error::Io`] /
+/// [`Error::Tantivy`] on write failures.
 pub fn build(
     index_dir: &Path,
     source: &Source,
@@ -123,7 +42,7 @@ pub fn build(
 ) -> Result<BuildReport> {
     let started = Instant::now();
     opts.config.validate()?;
-    std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create", index_dir, e))?;
+    create_index_dir(index_dir)?;
     let _lock = lock::acquire(index_dir, !opts.no_wait, &mut |_| {
         progress(Progress {
             phase: Phase::Waiting,
@@ -131,245 +50,234 @@ pub fn build(
             total: 0,
         })
     })?;
-    let previous = match Manifest::load(index_dir) {
-        Ok(m) => Some(m),
-        Err(Error::NoIndex { .. }) => None,
-        Err(e) => {
-            tracing::warn!(
-                "ignoring the unusable index at `{}`: {e}",
-                index_dir.display()
-            );
-            None
-        }
-    };
-    let mut warnings = Vec::new();
-    let (spec, docs) = plan(index_dir, source, previous.as_ref(), opts, &mut warnings)?;
-    let files = diff_files(index_dir, previous.as_ref(), &spec, &docs);
-    if let Some(prev) = previous
-        .as_ref()
-        .filter(|p| !opts.force && unchanged(p, &spec, &files, opts))
-        .filter(|p| generation_is_sound(index_dir, p))
-    {
-        let chunks = prev.collection.chunks;
-        return Ok(BuildReport {
-            generation: prev.generation,
-            skipped: true,
-            documents: prev.collection.documents,
-            chunks,
-            files,
-            chunk_diff: ChunkDiff {
-                total: chunks,
-                unchanged: chunks,
-                ..ChunkDiff::default()
-            },
-            embedded: 0,
-            reused: prev.vectors.as_ref().map_or(0, |v| v.embedded),
-            pending: 0,
-            warnings,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        });
-    }
-    let old_chunks = previous
-        .as_ref()
-        .and_then(|p| previous_chunks(index_dir, p))
-        .unwrap_or_default();
-    let written = write_generation(index_dir, spec, docs, opts, progress)?;
-    Ok(BuildReport {
-        generation: written.generation,
+    let mut notes = Vec::new();
+    let (previous, prev_roots) = previous_of(index_dir, opts, &mut notes)?;
+    let mut plan = plan(source, &prev_roots, previous.as_ref(), opts)?;
+    plan.warnings.splice(0..0, notes);
+    let files = diff_files(previous.as_ref(), &plan);
+    let unavailable = opts.embedder_unavailable.map(str::to_string);
+    let mut report = BuildReport {
+        generation: 0,
         skipped: false,
-        documents: written.documents,
-        chunks: written.chunks.len() as u64,
+        documents: plan.docs.len() as u64,
+        chunks: 0,
         files,
-        chunk_diff: diff_chunks(&old_chunks, &written.chunks),
-        embedded: written.embedded,
-        reused: written.reused,
-        pending: written.pending,
-        warnings,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-    })
+        chunk_diff: ChunkDiff::default(),
+        embedded: 0,
+        reused: 0,
+        pending: 0,
+        vectors_unavailable: None,
+        partial: plan
+            .partial
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.reason))
+            .collect(),
+        skipped_entries: plan.skips.clone(),
+        warnings: Vec::new(),
+        elapsed_ms: 0,
+    };
+    let decision = match previous.as_ref() {
+        Some(prev) if !opts.force => decide(prev, &plan, &files, opts),
+        _ => Decision::Write,
+    };
+    match (decision, previous.as_ref()) {
+        (Decision::Unchanged, Some(prev)) | (Decision::MetadataOnly, Some(prev)) => {
+            let m = &prev.manifest;
+            report.generation = m.generation;
+            report.skipped = decision == Decision::Unchanged;
+            if decision == Decision::MetadataOnly {
+                report.generation = link_generation(index_dir, &plan, prev, opts, unavailable)?;
+            }
+            report.chunks = m.collection.chunks;
+            report.chunk_diff = ChunkDiff {
+                total: m.collection.chunks,
+                unchanged: m.collection.chunks,
+                ..ChunkDiff::default()
+            };
+            report.reused = m.vectors.as_ref().map_or(0, |v| v.embedded);
+            report.pending = m.vectors.as_ref().map_or(0, |v| v.pending);
+            report.vectors_unavailable = m.embeddings.unavailable.clone();
+        }
+        _ => {
+            let old_chunks = previous
+                .as_ref()
+                .and_then(|p| previous_chunks(&p.gen_dir))
+                .unwrap_or_default();
+            let warnings = std::mem::take(&mut plan.warnings);
+            let written = write_generation(index_dir, plan, previous.as_ref(), opts, progress)?;
+            report.warnings = warnings;
+            report.generation = written.generation;
+            report.chunks = written.chunks.len() as u64;
+            report.chunk_diff = diff_chunks(&old_chunks, &written.chunks);
+            report.embedded = written.embedded;
+            report.reused = written.reused;
+            report.pending = written.pending;
+            report.vectors_unavailable = written.vectors_unavailable;
+            report.elapsed_ms = started.elapsed().as_millis() as u64;
+            return Ok(report);
+        }
+    }
+    report.warnings = plan.warnings;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
 }
 
-/// The build's roots and documents: refreshed roots from disk, the others carried over.
-fn plan(
+/// Creates the index folder; a folder that cannot be written is [`Error::ReadOnly`].
+fn create_index_dir(index_dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create", index_dir, e))?;
+    let probe = index_dir.join(format!(".write-probe.{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(source) => Err(Error::ReadOnly {
+            dir: index_dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The published generation to start from and the roots the index had.
+fn previous_of(
     index_dir: &Path,
-    source: &Source,
-    previous: Option<&Manifest>,
     opts: &BuildOptions,
-    warnings: &mut Vec<Warning>,
-) -> Result<(SourceSpec, Vec<Loaded>)> {
-    let config = &opts.config;
-    let requested = match source {
-        Source::Jsonl(path) => {
-            let abs = absolute(path)?;
-            let docs = load_jsonl(&abs, warnings)?;
-            return Ok((
-                SourceSpec::Jsonl {
-                    file: abs.to_string_lossy().into_owned(),
-                },
-                docs,
-            ));
-        }
-        Source::Roots(r) => r
-            .iter()
-            .map(|p| absolute(p))
-            .collect::<Result<Vec<PathBuf>>>()?,
-    };
-    let mut prev_roots: Vec<String> = match previous.map(|p| &p.source) {
-        Some(SourceSpec::Roots { roots }) => roots.clone(),
-        _ => Vec::new(),
-    };
-    if let Some(gone) = prev_roots.iter().find(|r| !Path::new(r.as_str()).exists()) {
-        if !opts.drop_missing_roots {
-            return Err(Error::Config(format!(
-                "root `{gone}` of the index is missing\nhint: restore it, or drop it with `docfuse refresh --drop-missing-roots`"
-            )));
-        }
-        prev_roots.retain(|r| Path::new(r.as_str()).exists());
-    }
-    let requested: Vec<String> = requested
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let requested = without_overlaps(&prev_roots, requested)?;
-    let mut roots = prev_roots.clone();
-    roots.extend(
-        requested
-            .iter()
-            .filter(|r| !prev_roots.contains(r))
-            .cloned(),
-    );
-    if roots.is_empty() {
-        return Err(Error::Config(
-            "no root to index\nhint: pass one or more folders".into(),
-        ));
-    }
-    let refreshed: Vec<usize> = (0..roots.len())
-        .filter(|&i| requested.is_empty() || requested.contains(&roots[i]))
-        .collect();
-    let paths: Vec<PathBuf> = refreshed
-        .iter()
-        .map(|&i| PathBuf::from(&roots[i]))
-        .collect();
-    let mut docs = load_roots(&paths, &refreshed, config, warnings)?;
-    if let Some(prev) = previous {
-        let gen_dir = index_dir.join(&prev.generation_dir);
-        for i in (0..roots.len()).filter(|i| !refreshed.contains(i)) {
-            docs.extend(read_sources(&gen_dir, &roots[i], i)?);
-        }
-    }
-    docs.sort_by(|a, b| (a.entry.root, &a.entry.rel_path).cmp(&(b.entry.root, &b.entry.rel_path)));
-    if docs.is_empty() {
-        let list: Vec<String> = paths.iter().map(|r| format!("`{}`", r.display())).collect();
-        return Err(Error::Config(format!(
-            "no readable .md, .markdown, .mdx or .txt file under {}\nhint: check the path, or a .gitignore that excludes the files",
-            list.join(", ")
-        )));
-    }
-    Ok((SourceSpec::Roots { roots }, docs))
-}
-
-/// Maps a requested folder inside one of the index's roots to that root (refreshing it
-/// refreshes the folder), and refuses roots that contain or repeat each other, which would
-/// index the same files twice.
-fn without_overlaps(existing: &[String], requested: Vec<String>) -> Result<Vec<String>> {
-    let inside = |a: &str, b: &str| a != b && Path::new(a).starts_with(b);
-    let mut out: Vec<String> = Vec::new();
-    for r in requested {
-        let r = existing
-            .iter()
-            .find(|p| inside(&r, p))
-            .cloned()
-            .unwrap_or(r);
-        let clash = existing
-            .iter()
-            .chain(&out)
-            .find(|p| inside(p, &r) || inside(&r, p));
-        if let Some(p) = clash {
-            return Err(Error::Config(format!(
-                "root `{r}` overlaps root `{p}`: their files would be indexed twice\nhint: pass one of them, or index the other into another folder with `--index`"
-            )));
-        }
-        if !out.contains(&r) {
-            out.push(r);
-        }
-    }
-    Ok(out)
-}
-
-fn root_names(spec: &SourceSpec) -> Vec<String> {
-    match spec {
-        SourceSpec::Roots { roots } => roots.clone(),
-        SourceSpec::Jsonl { file } => vec![file.clone()],
-    }
-}
-
-/// Compares the new documents with the previous generation's snapshot.
-fn diff_files(
-    index_dir: &Path,
-    previous: Option<&Manifest>,
-    spec: &SourceSpec,
-    docs: &[Loaded],
-) -> FileDiff {
-    let old: HashMap<(String, String), String> = previous
-        .and_then(|p| {
-            let bytes = std::fs::read(index_dir.join(&p.generation_dir).join("files.json")).ok()?;
-            let snap: Snapshot = serde_json::from_slice(&bytes).ok()?;
-            let names = root_names(&p.source);
-            Some(
-                snap.files
-                    .into_iter()
-                    .map(|f| {
-                        (
-                            (names.get(f.root).cloned().unwrap_or_default(), f.rel_path),
-                            f.sha256,
-                        )
-                    })
-                    .collect(),
-            )
+    notes: &mut Vec<Warning>,
+) -> Result<(Option<Previous>, Vec<String>)> {
+    let mut note = |message: String| {
+        notes.push(Warning {
+            path: index_dir.to_path_buf(),
+            message,
         })
-        .unwrap_or_default();
-    let names = root_names(spec);
+    };
+    match Existing::load(index_dir)? {
+        Existing::None => Ok((None, Vec::new())),
+        Existing::Newer(what) if !opts.force => Err(Error::IndexVersion {
+            dir: index_dir.to_path_buf(),
+            what,
+            newer: true,
+        }),
+        Existing::Newer(what) => {
+            note(format!(
+                "written by a newer docfuse ({what}); overwritten (--force)"
+            ));
+            Ok((None, Vec::new()))
+        }
+        Existing::Older { what, source, .. } => {
+            note(format!(
+                "written by an older docfuse ({what}); rebuilt from its roots"
+            ));
+            Ok((None, source.map(|s| root_names(&s)).unwrap_or_default()))
+        }
+        Existing::Damaged(why) => {
+            note(format!("the index was unusable ({why}); rebuilt"));
+            Ok((None, Vec::new()))
+        }
+        Existing::Current(m) => {
+            let roots = root_names(&m.source);
+            match Previous::open(index_dir, *m) {
+                Ok(p) => Ok((Some(p), roots)),
+                Err(why) => {
+                    note(format!(
+                        "the published generation is damaged ({why}); rebuilt"
+                    ));
+                    Ok((None, roots))
+                }
+            }
+        }
+    }
+}
+
+/// What a build has to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    /// Nothing changed: write nothing.
+    Unchanged,
+    /// Only sizes, mtimes, partial records or skip counts changed: link a generation.
+    MetadataOnly,
+    /// Content, settings, versions or vectors changed: write a generation.
+    Write,
+}
+
+fn decide(prev: &Previous, plan: &Plan, files: &FileDiff, opts: &BuildOptions) -> Decision {
+    let m = &prev.manifest;
+    let same_content = files.added + files.changed + files.removed == 0
+        && m.source == plan.spec
+        && m.config_hash == opts.config.hash()
+        && m.config_overrides == opts.config_overrides
+        && same_vectors(m, opts);
+    if !same_content {
+        return Decision::Write;
+    }
+    let skips: std::collections::BTreeMap<String, u64> = plan
+        .skips
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+    let same_meta = files.touched == 0
+        && m.partial == plan.partial
+        && m.skips == skips
+        && m.embeddings.unavailable.as_deref() == opts.embedder_unavailable;
+    if same_meta {
+        Decision::Unchanged
+    } else {
+        Decision::MetadataOnly
+    }
+}
+
+/// True when a new generation would have the same vectors as `m`.
+fn same_vectors(m: &Manifest, opts: &BuildOptions) -> bool {
+    if m.embeddings.wanted != opts.wants_vectors() {
+        return false;
+    }
+    if !opts.wants_vectors() {
+        return m.vectors.is_none();
+    }
+    match (&m.vectors, opts.embedder) {
+        (Some(v), Some(e)) => v.identity_key == e.identity().key() && v.pending == 0,
+        // No model now: nothing could be embedded anyway; what was embedded stays.
+        (Some(v), None) => v.pending == 0,
+        (None, Some(_)) => false,
+        (None, None) => true,
+    }
+}
+
+/// Compares the planned documents with the previous generation's snapshot.
+fn diff_files(previous: Option<&Previous>, plan: &Plan) -> FileDiff {
+    let names = root_names(&plan.spec);
     let mut d = FileDiff {
-        scanned: docs.len() as u64,
+        scanned: plan.docs.len() as u64,
         ..FileDiff::default()
     };
     let mut seen = HashSet::new();
-    for doc in docs {
-        let key = (
-            names.get(doc.entry.root).cloned().unwrap_or_default(),
-            doc.entry.rel_path.clone(),
-        );
-        match old.get(&key) {
+    for doc in &plan.docs {
+        let root = names.get(doc.entry.root).cloned().unwrap_or_default();
+        let old = previous.and_then(|p| p.entry(&root, &doc.entry.rel_path));
+        match old {
             None => d.added += 1,
-            Some(sha) if *sha == doc.entry.sha256 => d.unchanged += 1,
-            Some(_) => d.changed += 1,
+            Some(o) if o.sha256 != doc.entry.sha256 => d.changed += 1,
+            Some(o) => {
+                d.unchanged += 1;
+                if o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns {
+                    d.touched += 1;
+                }
+            }
         }
-        seen.insert(key);
+        seen.insert((root, doc.entry.rel_path.clone()));
     }
-    d.removed = old.keys().filter(|k| !seen.contains(*k)).count() as u64;
+    if let Some(p) = previous {
+        let old_names = root_names(&p.manifest.source);
+        d.removed = p
+            .snapshot
+            .files
+            .iter()
+            .filter(|f| {
+                let root = old_names.get(f.root).cloned().unwrap_or_default();
+                !seen.contains(&(root, f.rel_path.clone()))
+            })
+            .count() as u64;
+    }
     d
-}
-
-/// True when a new generation would equal the published one.
-fn unchanged(prev: &Manifest, spec: &SourceSpec, files: &FileDiff, opts: &BuildOptions) -> bool {
-    let same_files = files.added + files.changed + files.removed == 0;
-    let same_vectors = match (&prev.vectors, opts.embedder) {
-        (None, None) => true,
-        (Some(v), Some(e)) => v.identity_key == e.identity().key() && v.pending == 0,
-        _ => false,
-    };
-    same_files && same_vectors && prev.source == *spec && prev.config_hash == opts.config.hash()
-}
-
-/// True when the published generation opens and its vectors read: a damaged one is
-/// rebuilt by the next refresh instead of being called fresh.
-fn generation_is_sound(index_dir: &Path, prev: &Manifest) -> bool {
-    let gen = index_dir.join(&prev.generation_dir);
-    let lexical_ok = super::open::DocIndex::open(index_dir)
-        .and_then(|i| i.snapshot().map(|_| ()))
-        .is_ok();
-    let vectors_ok = prev.vectors.is_none() || crate::vector::VectorSet::read(&gen).is_ok();
-    lexical_ok && vectors_ok && gen.join(super::source::SOURCES_FILE).is_file()
 }
 
 /// Compares chunk `(id, hash)` lists.
@@ -395,26 +303,6 @@ fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn overlapping_roots_are_mapped_or_refused() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            without_overlaps(&s(&["/d"]), s(&["/d/guide"])).unwrap(),
-            s(&["/d"])
-        );
-        assert_eq!(
-            without_overlaps(&s(&["/d"]), s(&["/e", "/e"])).unwrap(),
-            s(&["/e"])
-        );
-        assert!(without_overlaps(&s(&["/d/guide"]), s(&["/d"])).is_err());
-        assert!(without_overlaps(&s(&[]), s(&["/d", "/d/x"])).is_err());
-        // a name prefix is not a folder prefix
-        assert_eq!(
-            without_overlaps(&s(&["/doc"]), s(&["/docs"])).unwrap(),
-            s(&["/docs"])
-        );
-    }
 
     #[test]
     fn chunk_diff_counts_each_kind() {

@@ -7,7 +7,7 @@
 //! then `dim` little-endian f32. A torn last record is ignored. The cache is removed
 //! once a generation is published.
 
-use super::build::{Phase, Progress};
+use super::options::{Phase, Progress};
 use crate::embed::{embedding_hash, Embedder};
 use crate::error::{Error, Result};
 use crate::vector::{VectorMeta, VectorSet};
@@ -48,6 +48,15 @@ fn cache_path(index_dir: &Path) -> PathBuf {
 /// Removes the resumable cache (after a successful publish).
 pub(super) fn clear_cache(index_dir: &Path) {
     let _ = std::fs::remove_file(cache_path(index_dir));
+}
+
+/// Removes the cache when it holds no record (a run that failed before embedding
+/// anything leaves no empty file behind).
+pub(super) fn drop_empty_cache(index_dir: &Path) {
+    let path = cache_path(index_dir);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 fn read_cache(index_dir: &Path, dim: usize) -> HashMap<String, Vec<f32>> {
@@ -112,11 +121,21 @@ fn append_cache(
     file.sync_data().map_err(|e| Error::io("fsync", path, e))
 }
 
+/// Who makes the vectors of a build: a loaded embedder, or — when the model cannot be
+/// loaded — only the identity of the previous vectors (chunks whose embedding hash is
+/// known keep their vector; the others wait as pending).
+#[derive(Clone, Copy)]
+pub(super) enum VectorSource<'a> {
+    Embedder(&'a dyn Embedder),
+    ReuseOnly(&'a VectorSet),
+}
+
 /// Gives every input a vector: the previous generation's or the cache's when its
-/// embedding hash is known, else a fresh one, until a limit stops the run. Inputs are
-/// embedded longest first (each vector depends on its own text only).
+/// embedding hash is known, else a fresh one, until a limit stops the run (or at once
+/// when there is no embedder). Inputs are embedded longest first (each vector depends on
+/// its own text only).
 pub(super) fn embed_all(
-    embedder: &dyn Embedder,
+    source: VectorSource<'_>,
     inputs: &[String],
     previous: Option<&VectorSet>,
     index_dir: &Path,
@@ -124,9 +143,18 @@ pub(super) fn embed_all(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Embedded> {
     let started = Instant::now();
-    let identity = embedder.identity();
-    let key = identity.key();
-    let dim = embedder.dim();
+    let (identity, key, dim, embedder) = match source {
+        VectorSource::Embedder(e) => {
+            let id = serde_json::to_value(e.identity()).unwrap_or_default();
+            (id, e.identity().key(), e.dim(), Some(e))
+        }
+        VectorSource::ReuseOnly(v) => (
+            v.meta.identity.clone(),
+            v.meta.identity_key.clone(),
+            v.meta.dim,
+            None,
+        ),
+    };
     let hashes: Vec<String> = inputs.iter().map(|i| embedding_hash(&key, i)).collect();
     let mut known: HashMap<&str, &[f32]> = previous
         .filter(|p| p.meta.identity_key == key && p.meta.dim == dim)
@@ -146,14 +174,23 @@ pub(super) fn embed_all(
     }
     let reused = (inputs.len() - todo.len()) as u64;
     todo.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
-    let budget = limits
-        .max_chunks
-        .map_or(todo.len(), |m| (m as usize).min(todo.len()));
+    let budget = match embedder {
+        None => 0,
+        Some(_) => limits
+            .max_chunks
+            .map_or(todo.len(), |m| (m as usize).min(todo.len())),
+    };
     let total = budget as u64;
     let path = cache_path(index_dir);
-    let mut cache = open_cache(&path, dim)?;
+    let mut cache = match embedder {
+        Some(_) if budget > 0 => Some(open_cache(&path, dim)?),
+        _ => None,
+    };
     let mut done = 0usize;
     for group in todo[..budget].chunks(GROUP) {
+        let (Some(embedder), Some(cache)) = (embedder, cache.as_mut()) else {
+            break;
+        };
         if limits
             .max_seconds
             .is_some_and(|s| started.elapsed().as_secs_f64() >= s)
@@ -162,18 +199,25 @@ pub(super) fn embed_all(
         }
         let texts: Vec<&str> = group.iter().map(|&i| inputs[i].as_str()).collect();
         let vecs = embedder.embed(&texts)?;
+        if vecs.len() != texts.len() * dim {
+            return Err(crate::Error::Embedder(format!(
+                "the model returned {} values for {} texts, expected {dim} per text (its identity says {dim} dimensions)",
+                vecs.len(),
+                texts.len()
+            )));
+        }
         for (row, &i) in group.iter().enumerate() {
             data[i * dim..(i + 1) * dim].copy_from_slice(&vecs[row * dim..(row + 1) * dim]);
         }
         let group_hashes: Vec<&str> = group.iter().map(|&i| hashes[i].as_str()).collect();
-        append_cache(&mut cache, &path, &group_hashes, &vecs, dim)?;
+        append_cache(cache, &path, &group_hashes, &vecs, dim)?;
         done += group.len();
         progress(Progress {
             phase: Phase::Embedding,
             done: done as u64,
             total,
         });
-        super::generation::pause_point("embed-group");
+        super::hooks::pause_point("embed-group");
     }
     // Chunks the limits left out have no vector yet: an empty hash marks the row pending.
     let mut row_hashes = hashes;
@@ -181,7 +225,7 @@ pub(super) fn embed_all(
         row_hashes[i].clear();
     }
     let meta = VectorMeta {
-        identity: serde_json::to_value(identity).unwrap_or_default(),
+        identity,
         identity_key: key,
         dim,
         hashes: row_hashes,

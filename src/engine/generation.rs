@@ -1,17 +1,25 @@
-//! Writing one generation: chunk → project → lexical index → vectors → snapshot → publish
-//! (atomic manifest replacement), and the generation folders' life cycle.
+//! Writing one generation folder — chunk → project → lexical index → vectors → snapshot
+//! — or linking one that differs from the published generation only in file metadata;
+//! then publishing it (the manifest, listing every file of the folder with its size and
+//! sha256, replaced atomically), and the generation folders' life cycle. A folder that
+//! was not published is removed, whatever stopped the write.
 
-use super::build::{BuildOptions, Phase, Progress};
-use super::embedding::{embed_all, EmbedLimits};
-use super::source::{write_sources, Loaded};
+use super::embedding::{drop_empty_cache, embed_all, EmbedLimits, VectorSource};
+use super::hooks::pause_point;
+use super::options::{BuildOptions, Phase, Progress};
+use super::plan::Plan;
+use super::previous::{Previous, FILES_FILE};
+use super::source::write_sources;
 use crate::chunk::chunk_document;
-use crate::embed::embedding_input;
 use crate::error::{Error, Result};
 use crate::lexical::LexicalWriter;
-use crate::projection::project;
+use crate::projection::{chunk_embedding_input, project};
 use crate::store::{
-    write_atomic, CollectionShape, Manifest, Snapshot, SourceSpec, VectorsInfo, SCHEMA_VERSION,
+    list_contents, write_atomic, CollectionShape, EmbeddingsState, GenerationFile, Manifest,
+    Snapshot, SourceSpec, VectorsInfo,
 };
+use crate::vector::VectorSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,72 +29,82 @@ pub const CHUNKS_FILE: &str = "chunks.json";
 /// What writing a generation produced.
 pub(super) struct Written {
     pub generation: u64,
-    pub documents: u64,
     pub chunks: Vec<(String, String)>,
     pub embedded: u64,
     pub reused: u64,
     pub pending: u64,
+    pub vectors_unavailable: Option<String>,
 }
 
-/// Test hook: when `DOCFUSE_TEST_PAUSE_AFTER` names `step`, sleep for
-/// `DOCFUSE_TEST_PAUSE_MS` (default 60000) ms, so a crash test can kill the process there.
-pub(super) fn pause_point(step: &str) {
-    if std::env::var("DOCFUSE_TEST_PAUSE_AFTER").as_deref() == Ok(step) {
-        eprintln!("docfuse: paused after `{step}`");
-        let ms = std::env::var("DOCFUSE_TEST_PAUSE_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60_000);
-        std::thread::sleep(std::time::Duration::from_millis(ms));
+/// A generation folder being written: removed on drop unless published.
+struct NewGeneration {
+    generation: u64,
+    name: String,
+    dir: PathBuf,
+    index_dir: PathBuf,
+    published: bool,
+}
+
+impl NewGeneration {
+    fn create(index_dir: &Path) -> Result<Self> {
+        let generation = next_generation(index_dir);
+        let name = format!("gen-{generation:06}");
+        let dir = index_dir.join(&name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io("remove stale", &dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+        Ok(NewGeneration {
+            generation,
+            name,
+            dir,
+            index_dir: index_dir.to_path_buf(),
+            published: false,
+        })
     }
 }
 
-/// Writes a new generation of `docs` into `index_dir` and publishes it.
+impl Drop for NewGeneration {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            drop_empty_cache(&self.index_dir);
+        }
+    }
+}
+
+/// Writes a new generation of `plan` into `index_dir` and publishes it.
 pub(super) fn write_generation(
     index_dir: &Path,
-    spec: SourceSpec,
-    docs: Vec<Loaded>,
+    mut plan: Plan,
+    previous: Option<&Previous>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Written> {
     let config = &opts.config;
-    let published = Manifest::load(index_dir).ok().map(|m| m.generation);
-    let generation = next_generation(index_dir);
-    let gen_name = format!("gen-{generation:06}");
-    let gen_dir = index_dir.join(&gen_name);
-    let lex_dir = gen_dir.join("lexical");
-    if gen_dir.exists() {
-        std::fs::remove_dir_all(&gen_dir).map_err(|e| Error::io("remove stale", &gen_dir, e))?;
-    }
+    let mut gen = NewGeneration::create(index_dir)?;
+    let lex_dir = gen.dir.join("lexical");
     std::fs::create_dir_all(&lex_dir).map_err(|e| Error::io("create", &lex_dir, e))?;
-
     let mut writer = LexicalWriter::create(&lex_dir)?;
-    let total = docs.len() as u64;
-    let mut snapshot = Snapshot::default();
+    let total = plan.docs.len() as u64;
     let mut inputs = Vec::new();
     let mut chunk_hashes = Vec::new();
-    let mut loaded = docs;
     // With several roots, the same relative path can exist twice: ids name the root.
-    let multi_root = matches!(&spec, SourceSpec::Roots { roots } if roots.len() > 1);
-    for (i, d) in loaded.iter_mut().enumerate() {
+    let multi_root = matches!(&plan.spec, SourceSpec::Roots { roots } if roots.len() > 1);
+    for (i, d) in plan.docs.iter_mut().enumerate() {
         let chunks = chunk_document(&d.doc, &config.chunker);
         d.entry.chunks = chunks.len() as u32;
         for mut chunk in chunks {
             if multi_root {
                 chunk.id = format!("{}:{}", d.entry.root, chunk.id);
             }
-            if opts.embedder.is_some() {
-                inputs.push(embedding_input(
-                    title_for_embedding(&chunk.title, &chunk.rel_path),
-                    &chunk.heading_path,
-                    &chunk.body,
-                ));
+            if opts.wants_vectors() {
+                inputs.push(chunk_embedding_input(&chunk));
             }
             let entry = project(chunk, d.entry.root);
             chunk_hashes.push((entry.stored.id.clone(), entry.stored.hash.clone()));
             writer.add(&entry)?;
         }
-        snapshot.files.push(d.entry.clone());
         progress(Progress {
             phase: Phase::Indexing,
             done: i as u64 + 1,
@@ -95,100 +113,231 @@ pub(super) fn write_generation(
     }
     let stats = writer.finish()?;
     pause_point("lexical");
-    let roots = match &spec {
-        SourceSpec::Roots { roots } => roots.clone(),
-        SourceSpec::Jsonl { file } => vec![file.clone()],
-    };
-    write_sources(&gen_dir, &roots, &loaded)?;
+    write_sources(&gen.dir, &mut plan.docs)?;
     let chunks_json = serde_json::to_vec(&chunk_hashes).unwrap_or_default();
-    write_atomic(&gen_dir.join(CHUNKS_FILE), &chunks_json)?;
-
-    let (vectors, embedded, reused, pending) = match opts.embedder {
-        Some(e) => {
-            let previous = previous_vectors(index_dir);
-            let limits = EmbedLimits {
-                max_chunks: opts.max_chunks,
-                max_seconds: opts.max_seconds,
-            };
-            let mut out = embed_all(e, &inputs, previous.as_ref(), index_dir, limits, progress)?;
-            pause_point("vectors");
-            write_ann(&mut out.set, &gen_dir, config.hnsw_min_vectors)?;
-            out.set.write(&gen_dir)?;
-            let info = VectorsInfo {
-                identity_key: out.set.meta.identity_key.clone(),
-                model: e.identity().model.clone(),
-                dim: out.set.meta.dim,
-                embedded: out.set.len() as u64 - out.pending,
-                pending: out.pending,
-            };
-            (Some(info), out.embedded, out.reused, out.pending)
-        }
-        None => (None, 0, 0, 0),
+    write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
+    let vectors = write_vectors(index_dir, &gen.dir, &inputs, previous, opts, progress)?;
+    let snapshot = Snapshot {
+        files: plan.docs.iter().map(|d| d.entry.clone()).collect(),
     };
-
-    let files_json = serde_json::to_vec(&snapshot).unwrap_or_default();
-    write_atomic(&gen_dir.join("files.json"), &files_json)?;
-    let mut manifest = Manifest {
-        schema_version: SCHEMA_VERSION,
-        lexicon_version: crate::analysis::LEXICON_VERSION,
-        writer: format!("docfuse {}", env!("CARGO_PKG_VERSION")),
-        generation,
-        generation_dir: gen_name,
-        created_unix_ms: now_ms(),
-        source: spec,
-        config: *config,
-        config_hash: config.hash(),
+    let manifest = Manifest {
         collection: CollectionShape {
             documents: total,
             chunks: stats.chunks,
             avg_field_len: stats.avg_field_len,
         },
-        snapshot_hash: snapshot.hash(),
-        files_sha256: crate::hashing::sha256_hex(&files_json),
-        vectors,
-        seal: String::new(),
+        vectors: vectors.info.clone(),
+        embeddings: EmbeddingsState {
+            wanted: opts.wants_vectors(),
+            unavailable: vectors.unavailable.clone(),
+        },
+        ..base_manifest(&plan, opts, &snapshot)
     };
-    pause_point("before-publish");
-    write_atomic(
-        &index_dir.join(crate::store::MANIFEST_FILE),
-        &manifest.sealed_json(),
-    )?;
-    pause_point("published");
-    super::embedding::clear_cache(index_dir);
-    remove_old_generations(index_dir, generation, published);
+    publish(&mut gen, manifest, &snapshot, &HashMap::new())?;
     Ok(Written {
-        generation,
-        documents: total,
+        generation: gen.generation,
         chunks: chunk_hashes,
-        embedded,
-        reused,
-        pending,
+        embedded: vectors.embedded,
+        reused: vectors.reused,
+        pending: vectors.pending,
+        vectors_unavailable: vectors.unavailable,
     })
 }
 
-/// The title that goes into a chunk's embedding input: none when it is only the file
-/// stem (a file without front-matter title or H1), so renaming such a file changes no
-/// embedding hash and re-embeds nothing.
-fn title_for_embedding<'a>(title: &'a str, rel_path: &str) -> &'a str {
-    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
-    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    if title == stem {
-        ""
-    } else {
-        title
+/// Publishes a generation that differs from `previous` only in file metadata (sizes,
+/// mtimes), partial records or skip counts: every file of the previous generation is
+/// hard-linked (copied where links fail) and only the snapshot is written anew.
+pub(super) fn link_generation(
+    index_dir: &Path,
+    plan: &Plan,
+    previous: &Previous,
+    opts: &BuildOptions,
+    unavailable: Option<String>,
+) -> Result<u64> {
+    let mut gen = NewGeneration::create(index_dir)?;
+    link_tree(&previous.gen_dir, &gen.dir, Path::new(FILES_FILE))?;
+    let old = &previous.snapshot.files;
+    let aligned = old.len() == plan.docs.len()
+        && old
+            .iter()
+            .zip(&plan.docs)
+            .all(|(o, d)| o.root == d.entry.root && o.rel_path == d.entry.rel_path);
+    if !aligned {
+        return Err(Error::Config(
+            "internal: a metadata-only refresh over another set of files".into(),
+        ));
     }
+    let files = plan
+        .docs
+        .iter()
+        .zip(old)
+        .map(|(d, o)| crate::store::FileEntry {
+            size: d.entry.size,
+            mtime_ns: d.entry.mtime_ns,
+            ..o.clone()
+        })
+        .collect();
+    let snapshot = Snapshot { files };
+    let prev = &previous.manifest;
+    let manifest = Manifest {
+        collection: prev.collection.clone(),
+        vectors: prev.vectors.clone(),
+        embeddings: EmbeddingsState {
+            wanted: opts.wants_vectors(),
+            unavailable,
+        },
+        ..base_manifest(plan, opts, &snapshot)
+    };
+    // Linked files keep their recorded sha256; the snapshot is new.
+    let known: HashMap<String, GenerationFile> = prev
+        .contents
+        .iter()
+        .filter(|f| f.path != FILES_FILE)
+        .map(|f| (f.path.clone(), f.clone()))
+        .collect();
+    publish(&mut gen, manifest, &snapshot, &known)?;
+    Ok(gen.generation)
 }
 
-/// The `(id, hash)` list of the published generation, if readable.
-pub(super) fn previous_chunks(index_dir: &Path, m: &Manifest) -> Option<Vec<(String, String)>> {
-    let bytes = std::fs::read(index_dir.join(&m.generation_dir).join(CHUNKS_FILE)).ok()?;
+/// The parts of a new manifest that come from the plan and the options.
+fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manifest {
+    let mut m = Manifest {
+        schema_version: 0,
+        lexicon_version: 0,
+        chunker_version: 0,
+        projection_version: 0,
+        input_template_version: 0,
+        writer: format!("docfuse {}", env!("CARGO_PKG_VERSION")),
+        generation: 0,
+        generation_dir: String::new(),
+        created_unix_ms: now_ms(),
+        source: plan.spec.clone(),
+        config: opts.config,
+        config_hash: opts.config.hash(),
+        config_overrides: opts.config_overrides.clone(),
+        collection: CollectionShape {
+            documents: 0,
+            chunks: 0,
+            avg_field_len: [0.0; 7],
+        },
+        snapshot_hash: snapshot.hash(),
+        files_sha256: String::new(),
+        vectors: None,
+        embeddings: EmbeddingsState::default(),
+        partial: plan.partial.clone(),
+        skips: plan
+            .skips
+            .iter()
+            .map(|(k, v)| (k.name().to_string(), *v))
+            .collect(),
+        contents: Vec::new(),
+        seal: String::new(),
+    };
+    m.set_current_versions();
+    m
+}
+
+/// Writes `files.json`, lists the folder's contents into the manifest and publishes it
+/// by replacing `manifest.json`; then removes the resumable cache and old generations.
+fn publish(
+    gen: &mut NewGeneration,
+    mut manifest: Manifest,
+    snapshot: &Snapshot,
+    known: &HashMap<String, GenerationFile>,
+) -> Result<()> {
+    let files_json = serde_json::to_vec(snapshot).unwrap_or_default();
+    write_atomic(&gen.dir.join(FILES_FILE), &files_json)?;
+    let published = crate::store::manifest_generation(&gen.index_dir);
+    manifest.generation = gen.generation;
+    manifest.generation_dir = gen.name.clone();
+    manifest.files_sha256 = crate::hashing::sha256_hex(&files_json);
+    manifest.contents = list_contents(&gen.dir, known)?;
+    pause_point("before-publish");
+    write_atomic(
+        &gen.index_dir.join(crate::store::MANIFEST_FILE),
+        &manifest.sealed_json(),
+    )?;
+    gen.published = true;
+    pause_point("published");
+    super::embedding::clear_cache(&gen.index_dir);
+    remove_old_generations(&gen.index_dir, gen.generation, published);
+    Ok(())
+}
+
+/// The vector side of a new generation.
+struct Vectors {
+    info: Option<VectorsInfo>,
+    embedded: u64,
+    reused: u64,
+    pending: u64,
+    unavailable: Option<String>,
+}
+
+/// Embeds (or, without a model, reuses by hash) the vectors of `inputs` and writes them.
+fn write_vectors(
+    index_dir: &Path,
+    gen_dir: &Path,
+    inputs: &[String],
+    previous: Option<&Previous>,
+    opts: &BuildOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vectors> {
+    let none = |unavailable: Option<String>| Vectors {
+        info: None,
+        embedded: 0,
+        reused: 0,
+        pending: 0,
+        unavailable,
+    };
+    if !opts.wants_vectors() {
+        return Ok(none(None));
+    }
+    let old = previous.and_then(previous_vectors);
+    let unavailable = opts.embedder_unavailable.map(str::to_string).or_else(|| {
+        opts.embedder
+            .is_none()
+            .then(|| "no embedder was given".to_string())
+    });
+    let (source, model) = match (opts.embedder, &old) {
+        (Some(e), _) => (VectorSource::Embedder(e), e.identity().model.clone()),
+        (None, Some((set, info))) => (VectorSource::ReuseOnly(set), info.model.clone()),
+        (None, None) => return Ok(none(unavailable)),
+    };
+    let limits = EmbedLimits {
+        max_chunks: opts.max_chunks,
+        max_seconds: opts.max_seconds,
+    };
+    let old_set = old.as_ref().map(|(s, _)| s);
+    let mut out = embed_all(source, inputs, old_set, index_dir, limits, progress)?;
+    pause_point("vectors");
+    write_ann(&mut out.set, gen_dir, opts.config.hnsw_min_vectors)?;
+    out.set.write(gen_dir)?;
+    let info = VectorsInfo {
+        identity_key: out.set.meta.identity_key.clone(),
+        model,
+        dim: out.set.meta.dim,
+        embedded: out.set.len() as u64 - out.pending,
+        pending: out.pending,
+    };
+    Ok(Vectors {
+        info: Some(info),
+        embedded: out.embedded,
+        reused: out.reused,
+        pending: out.pending,
+        unavailable: opts.embedder.is_none().then_some(unavailable).flatten(),
+    })
+}
+
+/// The `(id, hash)` list of a published generation, if readable.
+pub(super) fn previous_chunks(gen_dir: &Path) -> Option<Vec<(String, String)>> {
+    let bytes = std::fs::read(gen_dir.join(CHUNKS_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Builds and dumps an HNSW graph when the collection is large enough for it to pay,
 /// recording the graph files' sha256 in the vector metadata.
 #[cfg(feature = "embeddings")]
-fn write_ann(set: &mut crate::vector::VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
+fn write_ann(set: &mut VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
     use crate::vector::{hnsw_files, HnswIndex};
     if set.len() < min {
         return Ok(());
@@ -204,16 +353,15 @@ fn write_ann(set: &mut crate::vector::VectorSet, gen_dir: &Path, min: usize) -> 
 }
 
 #[cfg(not(feature = "embeddings"))]
-fn write_ann(_: &mut crate::vector::VectorSet, _: &Path, _: usize) -> Result<()> {
+fn write_ann(_: &mut VectorSet, _: &Path, _: usize) -> Result<()> {
     Ok(())
 }
 
-/// The vectors of the currently published generation, if any can be read.
-fn previous_vectors(index_dir: &Path) -> Option<crate::vector::VectorSet> {
-    let m = Manifest::load(index_dir).ok()?;
-    m.vectors.as_ref()?;
-    match crate::vector::VectorSet::read(&index_dir.join(&m.generation_dir)) {
-        Ok(v) => Some(v),
+/// The vectors of the previous generation, if it has readable ones.
+fn previous_vectors(prev: &Previous) -> Option<(VectorSet, VectorsInfo)> {
+    let info = prev.manifest.vectors.clone()?;
+    match VectorSet::read(&prev.gen_dir) {
+        Ok(v) => Some((v, info)),
         Err(e) => {
             tracing::warn!("previous vectors unusable, embedding everything again: {e}");
             None
@@ -221,9 +369,32 @@ fn previous_vectors(index_dir: &Path) -> Option<crate::vector::VectorSet> {
     }
 }
 
+/// Hard-links every file of `from` into `to` (same relative paths) but `except`;
+/// copies a file when linking fails (another file system).
+fn link_tree(from: &Path, to: &Path, except: &Path) -> Result<()> {
+    let rd = std::fs::read_dir(from).map_err(|e| Error::io("list", from, e))?;
+    for e in rd {
+        let e = e.map_err(|e| Error::io("list", from, e))?;
+        let src = e.path();
+        let name = e.file_name();
+        if Path::new(&name) == except {
+            continue;
+        }
+        let dst = to.join(&name);
+        let t = e.file_type().map_err(|e| Error::io("stat", &src, e))?;
+        if t.is_dir() {
+            std::fs::create_dir_all(&dst).map_err(|e| Error::io("create", &dst, e))?;
+            link_tree(&src, &dst, Path::new(""))?;
+        } else if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// One more than the highest generation in the manifest or among `gen-*` folders.
 fn next_generation(index_dir: &Path) -> u64 {
-    let from_manifest = Manifest::load(index_dir).map(|m| m.generation).unwrap_or(0);
+    let from_manifest = crate::store::manifest_generation(index_dir).unwrap_or(0);
     let from_dirs = generation_dirs(index_dir)
         .into_iter()
         .map(|(g, _)| g)

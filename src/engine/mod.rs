@@ -1,30 +1,44 @@
 //! Composition: building an index folder from sources, opening it, searching it, and
-//! checking its freshness. The one API the front ends (CLI, later servers) use.
+//! checking its freshness. The one API the front ends (CLI, servers) use.
 //!
-//! Must not import: `cli`. Imports ingest (`discover`, `chunk`, `projection`), storage
-//! (`store`) and indexes (`lexical`).
+//! The write path is one pipeline, each step a module that never calls back up into its
+//! caller: `build` (lock, decide) → `plan` (roots, walk, read, carry over; `previous`,
+//! `source`) → `generation` (chunk, index, `embedding`, publish). `options` holds what
+//! they share; `hooks` the crash-test pause points.
+//!
+//! Must not import: `cli`, `server`, `retriever`. Imports ingest (`discover`, `chunk`,
+//! `projection`), storage (`store`) and indexes (`lexical`, `embed`, `vector`).
 
 mod build;
 mod embedding;
+mod freshness;
 mod generation;
 mod hit;
+mod hooks;
 mod hybrid;
 mod jsonl;
 mod lock;
 mod open;
+mod options;
+mod plan;
+mod previous;
 mod snippet;
 mod source;
 mod status;
+mod verify;
 
-pub use build::{build, BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
+pub use build::build;
 pub use embedding::EmbedLimits;
+pub use freshness::{FileState, Freshness};
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 pub use hybrid::FUSION_DEPTH;
 pub use lock::LOCK_FILE;
 pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
+pub use options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 pub use snippet::{snippet, SNIPPET_CHARS};
 pub use source::Source;
-pub use status::{quick_stale, status, EmbedderInfo, Status};
+pub use status::{status, EmbedderInfo, Status};
+pub use verify::{verify, Verification};
 
 /// Default index folder, relative to the current folder.
 pub const DEFAULT_INDEX_DIR: &str = ".docfuse";

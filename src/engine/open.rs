@@ -1,13 +1,16 @@
-//! Opening a published index; the vector side is loaded lazily, on first use.
+//! Opening a published index; the vector side is loaded lazily, on first use. Readers
+//! never write: an index on a read-only disk answers like any other.
 
+use super::freshness::FileChecks;
 use super::hit::{Mode, SearchResponse};
 use crate::config::QueryParams;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::fusion::Fusion;
 use crate::lexical::{LexicalIndex, LexicalQuery};
-use crate::store::{Manifest, Snapshot, SourceSpec};
+use crate::store::{check_sizes, FileEntry, GenerationFile, Manifest, Snapshot, SourceSpec};
 use crate::vector::VectorSearch;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -50,30 +53,45 @@ pub struct DocIndex {
     embedder: EmbedderSlot,
     /// The generation's files.json, read once (a generation never changes).
     snapshot: OnceLock<Snapshot>,
-    /// The last cheap stale check and when it ran.
-    stale_cache: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
+    /// Snapshot entries by (root, rel_path), built on first use.
+    by_path: OnceLock<HashMap<(usize, String), usize>>,
+    /// Why the vector files cannot be used (sizes differ from the manifest), if so.
+    vectors_damage: Option<String>,
+    /// Content checks of files whose size or mtime moved, and the last status.
+    pub(super) checks: FileChecks,
 }
 
-/// A stale check is reused for this long (a server answers many queries a second; each
-/// check walks the roots).
-const STALE_CHECK_TTL: std::time::Duration = std::time::Duration::from_secs(1);
-
 impl DocIndex {
-    /// Opens the index in `dir`: verifies the manifest (seal, versions), then opens the
-    /// generation it names. Vectors and the embedder are loaded on first vector use.
+    /// Opens the index in `dir`: verifies the manifest (seal, versions) and the sizes of
+    /// the generation's files, then opens its lexical index (read-only, no lock). Vectors
+    /// and the embedder are loaded on first vector use.
     ///
     /// # Errors
-    /// [`Error::NoIndex`] when `dir` holds no index; [`Error::Corrupt`] with a rebuild
-    /// hint when the manifest or the generation is damaged or of another version.
+    /// [`Error::NoIndex`] when `dir` holds no index; [`Error::IndexVersion`] when another
+    /// docfuse wrote it; [`Error::Corrupt`] (naming `dir`, with a rebuild hint) when the
+    /// manifest or the generation is damaged.
     pub fn open(dir: &Path) -> Result<Self> {
         let manifest = Manifest::load(dir)?;
         let gen = dir.join(&manifest.generation_dir);
-        if !gen.join("lexical").is_dir() {
+        if !gen.is_dir() {
             return Err(Error::corrupt(
                 dir,
                 format!("generation folder `{}` is missing", manifest.generation_dir),
             ));
         }
+        let (vector_files, other_files): (Vec<GenerationFile>, Vec<GenerationFile>) = manifest
+            .contents
+            .iter()
+            .cloned()
+            .partition(|f| is_vector_file(&f.path));
+        if let Some(why) = check_sizes(&gen, &other_files) {
+            return Err(Error::corrupt(
+                dir,
+                format!("generation {}: {why}", manifest.generation),
+            ));
+        }
+        let vectors_damage = check_sizes(&gen, &vector_files)
+            .map(|why| format!("the vectors are damaged ({why}); run `docfuse verify`"));
         let lexical = LexicalIndex::open(
             &gen.join("lexical"),
             manifest.config.bm25f,
@@ -91,7 +109,9 @@ impl DocIndex {
             vectors: OnceLock::new(),
             embedder: OnceLock::new(),
             snapshot: OnceLock::new(),
-            stale_cache: std::sync::Mutex::new(None),
+            by_path: OnceLock::new(),
+            vectors_damage,
+            checks: FileChecks::default(),
         })
     }
 
@@ -121,11 +141,33 @@ impl DocIndex {
         })
     }
 
+    /// Why the index has no usable vectors before any model is loaded, if so.
+    fn vectors_absent(&self) -> Option<String> {
+        if self.manifest.vectors.is_some() {
+            return self.vectors_damage.clone();
+        }
+        Some(match &self.manifest.embeddings {
+            e if !e.wanted => "the index was built without vectors (--no-embeddings); rebuild it without that flag to get them".into(),
+            e => format!(
+                "the index has no vectors yet: {}; run `docfuse refresh` once the model loads",
+                e.unavailable.as_deref().unwrap_or("the model was not loaded")
+            ),
+        })
+    }
+
+    /// True once the embedding model has been loaded (or failed to load).
+    pub fn embedder_loaded(&self) -> bool {
+        self.embedder.get().is_some()
+    }
+
     /// The vectors and the embedder, if both are usable and agree on the identity;
     /// otherwise the reason, for messages and the `degraded` flag.
     pub fn vector_side(&self) -> std::result::Result<(&VectorSearch, &dyn Embedder), String> {
+        if let Some(why) = self.vectors_absent() {
+            return Err(why);
+        }
         let Some(info) = &self.manifest.vectors else {
-            return Err("the index has no vectors (built with --no-embeddings or without a model); rebuild it with the model provisioned".into());
+            return Err("the index has no vectors".into());
         };
         let embedder = self
             .embedder
@@ -142,18 +184,24 @@ impl DocIndex {
         let key = embedder.identity().key();
         if key != info.identity_key {
             return Err(format!(
-                "the index's vectors come from another embedder ({} {}…), the loaded one is {} {}…; rebuild with `docfuse index` to re-embed",
+                "the index's vectors come from another embedder ({} {}…), the loaded one is {} {}…; run `docfuse refresh` to re-embed",
                 info.model,
                 &info.identity_key[..12.min(info.identity_key.len())],
                 embedder.identity().model,
-                &key[..12]
+                &key[..12.min(key.len())]
             ));
         }
         let vectors = self
             .vectors
             .get_or_init(|| {
-                VectorSearch::open(&self.dir.join(&self.manifest.generation_dir))
-                    .map_err(|e| e.to_string())
+                VectorSearch::open(&self.dir.join(&self.manifest.generation_dir)).map_err(|e| {
+                    match e {
+                        Error::Corrupt { reason, .. } => {
+                            format!("the vectors are damaged ({reason}); run `docfuse verify`")
+                        }
+                        other => other.to_string(),
+                    }
+                })
             })
             .as_ref()
             .map_err(Clone::clone)?;
@@ -166,6 +214,11 @@ impl DocIndex {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The folder of the open generation.
+    pub fn generation_dir(&self) -> PathBuf {
+        self.dir.join(&self.manifest.generation_dir)
     }
 
     pub fn lexical(&self) -> &LexicalIndex {
@@ -188,39 +241,45 @@ impl DocIndex {
         if let Some(s) = self.snapshot.get() {
             return Ok(s.clone());
         }
-        let s = self.read_snapshot()?;
+        let s = super::previous::read_snapshot(&self.dir, &self.manifest)?;
         let _ = self.snapshot.set(s.clone());
         Ok(s)
     }
 
-    /// Whether files changed since this generation was built ([`super::quick_stale`]),
-    /// reusing a check younger than a second; true when the check itself fails.
-    pub fn stale(&self) -> bool {
-        let mut cache = self.stale_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, stale)) = *cache {
-            if at.elapsed() < STALE_CHECK_TTL {
-                return stale;
-            }
-        }
-        let stale = super::quick_stale(self).unwrap_or(true);
-        *cache = Some((std::time::Instant::now(), stale));
-        stale
+    /// The snapshot entry of `rel_path` under root `root`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the snapshot cannot be read.
+    pub fn entry(&self, root: usize, rel_path: &str) -> Result<Option<FileEntry>> {
+        let snap = self.snapshot()?;
+        let map = self.by_path.get_or_init(|| {
+            snap.files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| ((f.root, f.rel_path.clone()), i))
+                .collect()
+        });
+        Ok(map
+            .get(&(root, rel_path.to_string()))
+            .map(|&i| snap.files[i].clone()))
     }
 
-    fn read_snapshot(&self) -> Result<Snapshot> {
-        let path = self
-            .dir
-            .join(&self.manifest.generation_dir)
-            .join("files.json");
-        let bytes = std::fs::read(&path)
-            .map_err(|e| Error::corrupt(&self.dir, format!("cannot read files.json ({e})")))?;
-        if crate::hashing::sha256_hex(&bytes) != self.manifest.files_sha256 {
-            return Err(Error::corrupt(
-                &self.dir,
-                "files.json does not match the manifest",
-            ));
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| Error::corrupt(&self.dir, format!("files.json does not parse ({e})")))
+    /// The text of an indexed file as it was indexed (from the generation's copy).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the copy cannot be read; `Ok(None)` for a path the
+    /// generation does not hold.
+    pub fn indexed_text(&self, root: usize, rel_path: &str) -> Result<Option<String>> {
+        let Some(entry) = self.entry(root, rel_path)? else {
+            return Ok(None);
+        };
+        let doc = super::source::read_record(&self.dir, &self.generation_dir(), &entry)?;
+        Ok(Some(doc.text))
     }
+}
+
+/// Files of a generation that belong to its vector side (damage there leaves lexical
+/// search working).
+fn is_vector_file(path: &str) -> bool {
+    path.starts_with("vectors.") || path.starts_with("hnsw.")
 }

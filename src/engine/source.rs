@@ -1,18 +1,18 @@
 //! Where a build's documents come from: roots on disk, a JSONL corpus, or the previous
-//! generation's copy of a root that is not being refreshed (`sources.jsonl`).
+//! generation's copy of a document (`sources.jsonl`: the text of every indexed document,
+//! so a root that is not refreshed, or a file that cannot be read now, keeps its last
+//! indexed text, and a passage of a changed file can still be served as indexed).
 
 use super::jsonl::read_jsonl;
 use crate::chunk::{SourceDoc, SourceKind};
-use crate::config::IndexConfig;
-use crate::discover::{discover, read_text, Warning};
+use crate::discover::Warning;
 use crate::error::{Error, Result};
 use crate::store::FileEntry;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// File of a generation holding the text of every indexed document, so that refreshing
-/// one root can carry the other roots over unchanged.
+/// File of a generation holding the text of every indexed document.
 pub const SOURCES_FILE: &str = "sources.jsonl";
 
 /// What to index.
@@ -26,6 +26,7 @@ pub enum Source {
 }
 
 /// A document ready to chunk, with its snapshot entry (`entry.root` indexes the build's roots).
+#[derive(Debug, Clone)]
 pub(super) struct Loaded {
     pub doc: SourceDoc,
     pub entry: FileEntry,
@@ -34,14 +35,10 @@ pub(super) struct Loaded {
 /// One line of `sources.jsonl`.
 #[derive(Serialize, Deserialize)]
 struct SourceRecord {
-    root: String,
     rel_path: String,
     kind: SourceKind,
     title_hint: Option<String>,
     text: String,
-    size: u64,
-    mtime_ns: u64,
-    sha256: String,
 }
 
 /// Canonical absolute path of a root or file.
@@ -53,40 +50,6 @@ pub(super) fn absolute(path: &Path) -> Result<PathBuf> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Walks and reads `roots` (absolute); `root_index[i]` is root `i`'s index in the build.
-pub(super) fn load_roots(
-    roots: &[PathBuf],
-    root_index: &[usize],
-    config: &IndexConfig,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<Loaded>> {
-    let (files, mut found_warnings) = discover(roots)?;
-    warnings.append(&mut found_warnings);
-    let mut loaded = Vec::with_capacity(files.len());
-    for f in files {
-        let Some(read) = read_text(&f.path, config.max_file_bytes, warnings) else {
-            continue;
-        };
-        loaded.push(Loaded {
-            doc: SourceDoc {
-                rel_path: f.rel_path.clone(),
-                text: read.text,
-                kind: f.kind,
-                title_hint: None,
-            },
-            entry: FileEntry {
-                root: root_index[f.root],
-                rel_path: f.rel_path,
-                size: f.size,
-                mtime_ns: f.mtime_ns,
-                sha256: read.sha256,
-                chunks: 0,
-            },
-        });
-    }
-    Ok(loaded)
 }
 
 /// Reads a JSONL corpus as documents of root 0.
@@ -112,33 +75,37 @@ pub(super) fn load_jsonl(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec
                 mtime_ns: crate::discover::mtime_ns(&meta),
                 sha256: crate::hashing::sha256_hex(doc.text.as_bytes()),
                 chunks: 0,
+                record: None,
             },
             doc,
         })
         .collect())
 }
 
-/// Writes every document's text to `gen_dir/sources.jsonl`; `roots[i]` names root `i`.
+/// Writes every document's text to `gen_dir/sources.jsonl` and records where each
+/// record is in its snapshot entry.
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be written.
-pub(super) fn write_sources(gen_dir: &Path, roots: &[String], docs: &[Loaded]) -> Result<()> {
+pub(super) fn write_sources(gen_dir: &Path, docs: &mut [Loaded]) -> Result<()> {
     let path = gen_dir.join(SOURCES_FILE);
     let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
     let mut w = std::io::BufWriter::new(file);
-    for d in docs {
+    let mut offset = 0u64;
+    for d in docs.iter_mut() {
         let rec = SourceRecord {
-            root: roots.get(d.entry.root).cloned().unwrap_or_default(),
-            rel_path: d.entry.rel_path.clone(),
+            rel_path: d.doc.rel_path.clone(),
             kind: d.doc.kind,
             title_hint: d.doc.title_hint.clone(),
             text: d.doc.text.clone(),
-            size: d.entry.size,
-            mtime_ns: d.entry.mtime_ns,
-            sha256: d.entry.sha256.clone(),
         };
-        let line = serde_json::to_string(&rec).unwrap_or_default();
-        writeln!(w, "{line}").map_err(|e| Error::io("write", &path, e))?;
+        let mut line = serde_json::to_vec(&rec)
+            .map_err(|e| Error::Config(format!("cannot serialise a source record: {e}")))?;
+        line.push(b'\n');
+        w.write_all(&line)
+            .map_err(|e| Error::io("write", &path, e))?;
+        d.entry.record = Some((offset, line.len() as u64));
+        offset += line.len() as u64;
     }
     let f = w
         .into_inner()
@@ -146,38 +113,37 @@ pub(super) fn write_sources(gen_dir: &Path, roots: &[String], docs: &[Loaded]) -
     f.sync_all().map_err(|e| Error::io("fsync", &path, e))
 }
 
-/// The documents of root `root` (absolute path as recorded) in a generation's
-/// `sources.jsonl`, assigned to build root index `index`.
+/// The indexed document of `entry` in the generation `gen_dir` (its `sources.jsonl`
+/// record), with `entry` as its snapshot entry.
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the file is missing or a line does not parse.
-pub(super) fn read_sources(gen_dir: &Path, root: &str, index: usize) -> Result<Vec<Loaded>> {
+/// [`Error::Corrupt`] (naming `index_dir`) when the record is missing or does not parse.
+pub(crate) fn read_record(
+    index_dir: &Path,
+    gen_dir: &Path,
+    entry: &FileEntry,
+) -> Result<SourceDoc> {
+    let corrupt = |why: String| Error::corrupt(index_dir, format!("{SOURCES_FILE}: {why}"));
+    let (offset, len) = entry
+        .record
+        .ok_or_else(|| corrupt(format!("no record for `{}`", entry.rel_path)))?;
     let path = gen_dir.join(SOURCES_FILE);
-    let corrupt = |why: String| Error::corrupt(gen_dir, format!("{SOURCES_FILE}: {why}"));
-    let file = std::fs::File::open(&path).map_err(|e| corrupt(e.to_string()))?;
-    let mut out = Vec::new();
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| corrupt(e.to_string()))?;
-        let rec: SourceRecord = serde_json::from_str(&line).map_err(|e| corrupt(e.to_string()))?;
-        if rec.root != root {
-            continue;
-        }
-        out.push(Loaded {
-            entry: FileEntry {
-                root: index,
-                rel_path: rec.rel_path.clone(),
-                size: rec.size,
-                mtime_ns: rec.mtime_ns,
-                sha256: rec.sha256,
-                chunks: 0,
-            },
-            doc: SourceDoc {
-                rel_path: rec.rel_path,
-                text: rec.text,
-                kind: rec.kind,
-                title_hint: rec.title_hint,
-            },
-        });
+    let mut f = std::fs::File::open(&path).map_err(|e| corrupt(e.to_string()))?;
+    f.seek(SeekFrom::Start(offset))
+        .map_err(|e| corrupt(e.to_string()))?;
+    let mut buf = vec![0u8; len as usize];
+    f.read_exact(&mut buf).map_err(|e| corrupt(e.to_string()))?;
+    let rec: SourceRecord = serde_json::from_slice(&buf).map_err(|e| corrupt(e.to_string()))?;
+    if rec.rel_path != entry.rel_path {
+        return Err(corrupt(format!(
+            "the record of `{}` names `{}`",
+            entry.rel_path, rec.rel_path
+        )));
     }
-    Ok(out)
+    Ok(SourceDoc {
+        rel_path: rec.rel_path,
+        text: rec.text,
+        kind: rec.kind,
+        title_hint: rec.title_hint,
+    })
 }

@@ -1,61 +1,13 @@
-//! Freshness: is the index up to date with the files on disk and the configuration?
+//! Status: is the index up to date with the files on disk, its settings and its vectors,
+//! and if not, why. The one answer behind `docfuse status`, `GET /v1/status`, MCP
+//! `index_status` and the `stale` flag of every search response.
 
+use super::freshness::Freshness;
 use super::open::DocIndex;
 use crate::config::IndexConfig;
-use crate::discover::{discover, read_text};
 use crate::error::Result;
-use crate::store::SourceSpec;
 use serde::Serialize;
-use std::collections::HashMap;
-use std::path::PathBuf;
-
-/// Whether any indexed file was added, removed, or changed size or mtime since the
-/// index was built: a cheap check (a walk and a stat per file, no hashing) for every
-/// search response. A file touched without a content change reads as stale here.
-///
-/// # Errors
-/// [`crate::Error::Corrupt`] when the snapshot is damaged.
-pub fn quick_stale(index: &DocIndex) -> Result<bool> {
-    let m = index.manifest();
-    let snapshot = index.snapshot()?;
-    match &m.source {
-        SourceSpec::Roots { roots } => {
-            let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
-            let Ok((found, _)) = discover(&roots) else {
-                return Ok(true);
-            };
-            let known: HashMap<(usize, &str), &crate::store::FileEntry> = snapshot
-                .files
-                .iter()
-                .map(|e| ((e.root, e.rel_path.as_str()), e))
-                .collect();
-            let mut seen = 0;
-            for f in &found {
-                match known.get(&(f.root, f.rel_path.as_str())) {
-                    Some(e) if e.size == f.size && e.mtime_ns == f.mtime_ns => seen += 1,
-                    Some(_) => return Ok(true),
-                    None if is_indexable(&f.path, m.config.max_file_bytes) => return Ok(true),
-                    None => {}
-                }
-            }
-            Ok(seen != snapshot.files.len())
-        }
-        SourceSpec::Jsonl { file } => {
-            let Ok(meta) = std::fs::metadata(file) else {
-                return Ok(true);
-            };
-            let first = snapshot.files.first();
-            Ok(first.is_none_or(|e| {
-                e.size != meta.len() || e.mtime_ns != crate::discover::mtime_ns(&meta)
-            }))
-        }
-    }
-}
-
-/// True when a build would index `path` (readable, not binary).
-fn is_indexable(path: &std::path::Path, max_bytes: u64) -> bool {
-    read_text(path, max_bytes, &mut Vec::new()).is_some()
-}
+use std::collections::BTreeMap;
 
 /// The freshness of an index against its sources.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,22 +16,37 @@ pub struct Status {
     pub generation: u64,
     pub documents: u64,
     pub chunks: u64,
-    /// Files under the roots that the index does not have (`root-index:path`).
+    /// Files under the roots that the index does not have.
     pub added: Vec<String>,
     /// Indexed files whose content changed.
     pub changed: Vec<String>,
     /// Indexed files no longer on disk.
     pub removed: Vec<String>,
-    /// The configuration in use differs from the one the index was built with.
+    /// Indexed files that cannot be read now.
+    pub unreadable: Vec<String>,
+    /// Indexed files touched (new mtime or size, same content); not a reason to refresh.
+    pub touched: u64,
+    /// Files that could not be read at the last refresh; their previous text is served
+    /// (`path: reason`).
+    pub partial: Vec<String>,
+    /// Roots of the index that are gone.
+    pub missing_roots: Vec<String>,
+    /// docfuse's defaults changed since the index was built (the settings given
+    /// explicitly are kept).
     pub config_changed: bool,
-    /// The embedder that would be loaded now differs from the one that made the vectors.
+    /// The embedder that would be loaded now differs from the one that made the vectors
+    /// (checked only when the model is loaded).
     pub embedder_changed: bool,
     /// Chunks still without a vector (lexical only until a refresh embeds them).
     pub pending: u64,
+    /// Why the index has no vectors although they were asked for.
+    pub vectors_missing: Option<String>,
     /// The embedder that made the index's vectors (`None` for a lexical-only index).
     pub embedder: Option<EmbedderInfo>,
-    /// Whether the vector side can answer now, or why not.
+    /// Whether the vector side can answer now (known once the model is loaded).
     pub vectors_usable: bool,
+    /// Entries the last walk skipped, per reason.
+    pub skipped: BTreeMap<String, u64>,
     /// Human-readable reasons, empty when fresh.
     pub reasons: Vec<String>,
 }
@@ -92,77 +59,64 @@ pub struct EmbedderInfo {
     pub dim: usize,
 }
 
-/// Compares `index` with the files under its roots and with `config`. A file whose size
-/// and mtime match the snapshot is taken as unchanged; otherwise its content hash decides.
+/// The status of `index`. Does not load the embedding model: the embedder is compared
+/// with the vectors only once it is loaded (call [`DocIndex::vector_side`] first to
+/// include that check).
 ///
 /// # Errors
-/// [`crate::Error::Corrupt`] when the snapshot is damaged; [`crate::Error::Root`] when a
-/// root has gone.
-pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
+/// [`crate::Error::Corrupt`] when the snapshot is damaged.
+pub fn status(index: &DocIndex) -> Result<Status> {
     let m = index.manifest();
-    let snapshot = index.snapshot()?;
-    let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
-    let mut missing_roots = Vec::new();
-    if let SourceSpec::Roots { roots } = &m.source {
-        // A root that has gone is a reason to report, not an error: its files count as removed.
-        let present: Vec<usize> = (0..roots.len())
-            .filter(|&i| PathBuf::from(&roots[i]).exists())
-            .collect();
-        missing_roots = (0..roots.len())
-            .filter(|i| !present.contains(i))
-            .map(|i| roots[i].clone())
-            .collect();
-        let paths: Vec<PathBuf> = present.iter().map(|&i| PathBuf::from(&roots[i])).collect();
-        let (mut found, _) = discover(&paths)?;
-        for f in &mut found {
-            f.root = present[f.root];
-        }
-        let mut known: HashMap<(usize, &str), &crate::store::FileEntry> = snapshot
-            .files
-            .iter()
-            .map(|f| ((f.root, f.rel_path.as_str()), f))
-            .collect();
-        for f in &found {
-            let label = f.rel_path.clone();
-            match known.remove(&(f.root, f.rel_path.as_str())) {
-                // A file the build skipped (binary, unreadable) is not new content.
-                None if is_indexable(&f.path, m.config.max_file_bytes) => added.push(label),
-                None => {}
-                Some(e) if e.size == f.size && e.mtime_ns == f.mtime_ns => {}
-                Some(e) => {
-                    let mut w = Vec::new();
-                    let now = read_text(&f.path, m.config.max_file_bytes, &mut w);
-                    if now.map(|r| r.sha256) != Some(e.sha256.clone()) {
-                        changed.push(label);
-                    }
-                }
-            }
-        }
-        removed = known.into_values().map(|e| e.rel_path.clone()).collect();
-        removed.sort();
-    }
-    let config_changed = m.config_hash != config.hash();
-    let mut reasons: Vec<String> = missing_roots
+    let f: Freshness = index.freshness()?;
+    let current = IndexConfig::with_overrides(&m.config_overrides).map(|c| c.hash());
+    let config_changed = current.as_deref().is_ok_and(|h| h != m.config_hash);
+    let mut reasons: Vec<String> = f
+        .missing_roots
         .iter()
         .map(|r| format!("root `{r}` is missing (restore it, or drop it with `docfuse refresh --drop-missing-roots`)"))
         .collect();
     for (n, what) in [
-        (added.len(), "added"),
-        (changed.len(), "changed"),
-        (removed.len(), "removed"),
+        (f.added.len(), "added"),
+        (f.changed.len(), "changed"),
+        (f.removed.len(), "removed"),
+        (
+            f.unreadable.len(),
+            "unreadable now (their last indexed text is served)",
+        ),
     ] {
         if n > 0 {
             reasons.push(format!("{n} file(s) {what}"));
         }
     }
+    let partial: Vec<String> = m
+        .partial
+        .iter()
+        .map(|p| format!("{}: {}", p.path, p.reason))
+        .collect();
+    if !partial.is_empty() {
+        reasons.push(format!(
+            "partial: {} file(s) could not be read at the last refresh; their last indexed text is kept",
+            partial.len()
+        ));
+    }
     if config_changed {
-        reasons.push("configuration changed".into());
+        reasons.push(
+            "configuration changed (docfuse's defaults moved since the index was built)".into(),
+        );
     }
     let pending = m.vectors.as_ref().map_or(0, |v| v.pending);
     if pending > 0 {
         reasons.push(format!("{pending} chunk(s) pending embedding"));
     }
-    let side = m.vectors.as_ref().map(|_| index.vector_side().map(|_| ()));
+    let vectors_missing = match (&m.vectors, &m.embeddings.unavailable) {
+        (None, Some(why)) if m.embeddings.wanted => Some(why.clone()),
+        _ => None,
+    };
+    if let Some(why) = &vectors_missing {
+        reasons.push(format!("vectors missing: {why}"));
+    }
+    let side =
+        (m.vectors.is_some() && index.embedder_loaded()).then(|| index.vector_side().map(|_| ()));
     let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));
     if embedder_changed {
         reasons.push("embedder changed".into());
@@ -172,18 +126,24 @@ pub fn status(index: &DocIndex, config: &IndexConfig) -> Result<Status> {
         generation: m.generation,
         documents: m.collection.documents,
         chunks: m.collection.chunks,
-        added,
-        changed,
-        removed,
+        added: f.added,
+        changed: f.changed,
+        removed: f.removed,
+        unreadable: f.unreadable,
+        touched: f.touched,
+        partial,
+        missing_roots: f.missing_roots,
         config_changed,
         embedder_changed,
         pending,
+        vectors_missing,
         embedder: m.vectors.as_ref().map(|v| EmbedderInfo {
             model: v.model.clone(),
             identity_key: v.identity_key.clone(),
             dim: v.dim,
         }),
         vectors_usable: matches!(side, Some(Ok(()))),
+        skipped: m.skips.clone(),
         reasons,
     })
 }

@@ -9,6 +9,7 @@
 mod bm25f;
 mod explain;
 mod reader;
+mod readonly;
 mod schema;
 mod search;
 mod writer;

@@ -33,7 +33,9 @@ impl LexicalIndex {
         n: u64,
     ) -> Result<Self> {
         let corrupt = |e: tantivy::TantivyError| Error::corrupt(dir, format!("lexical index: {e}"));
-        let index = Index::open_in_dir(dir).map_err(corrupt)?;
+        // Read-only and lock-free: a published generation never changes.
+        let directory = super::readonly::ReadOnlyDirectory::open(dir).map_err(corrupt)?;
+        let index = Index::open(directory).map_err(corrupt)?;
         register_tokenizer(&index);
         let fields = fields_of(&index.schema()).map_err(corrupt)?;
         let reader = index

@@ -280,7 +280,13 @@ fn search_blocking(
         .into_iter()
         .map(|h| {
             let confidence = relative(h.score, best);
-            document(h, confidence, mode, degraded.clone())
+            let stale = index
+                .file_state(h.chunk.root, &h.chunk.path)
+                .ok()
+                .and_then(|s| s.note());
+            let mut d = document(h, confidence, mode, degraded.clone());
+            d.metadata.stale = stale;
+            d
         })
         .collect();
     Ok(Retrieval {
@@ -358,6 +364,7 @@ pub(super) fn document(
             confidence,
             matched_terms: h.matched_terms,
             snippet,
+            stale: None,
             mode: Some(mode),
             explain: h.explain,
             degraded,
@@ -379,8 +386,8 @@ pub(crate) fn breadcrumb(title: &str, heading_path: &[String]) -> String {
 
 fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
     let m = index.manifest();
-    let s = status(index, &m.config)?;
     let usable = index.vector_side().map(|_| ());
+    let s = status(index)?;
     let roots = match &m.source {
         SourceSpec::Roots { roots } => roots.clone(),
         SourceSpec::Jsonl { .. } => Vec::new(),

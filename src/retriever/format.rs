@@ -39,7 +39,10 @@ pub fn format_retrieved_documents(docs: &[RetrievedDocument], max_tokens: usize)
     let mut out = String::new();
     for (i, d) in docs.iter().enumerate() {
         let sep = if out.is_empty() { "" } else { "\n\n" };
-        let header = format!("[{}] {}", i + 1, d.source);
+        let header = match &d.metadata.stale {
+            Some(why) => format!("[{}] {} (STALE: {why}; text as indexed)", i + 1, d.source),
+            None => format!("[{}] {}", i + 1, d.source),
+        };
         let content = d.content.trim_end();
         let whole = sep.len() + header.len() + 1 + content.len();
         if out.len() + whole <= budget {

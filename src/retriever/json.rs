@@ -24,6 +24,9 @@ pub struct SearchResult {
     pub snippet: String,
     /// Whether any query term matched the chunk lexically.
     pub lexical_match: bool,
+    /// Why the result's file no longer has the indexed content (`file deleted since
+    /// indexing`, `file changed since indexing`), else null: the text is the indexed one.
+    pub stale_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplain>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,6 +48,7 @@ impl SearchResult {
             score: round3(h.score),
             snippet: snippet(&c.text, &h.matched_terms),
             lexical_match: !h.matched_terms.is_empty(),
+            stale_reason: None,
             explain: h.explain.clone(),
             content: None,
         }
@@ -69,6 +73,7 @@ impl SearchResult {
                 m.snippet.clone()
             },
             lexical_match: !m.matched_terms.is_empty(),
+            stale_reason: m.stale.clone(),
             explain: m.explain.clone(),
             content: with_content.then(|| d.content.clone()),
         }

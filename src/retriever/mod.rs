@@ -258,6 +258,10 @@ pub struct DocumentMetadata {
     pub matched_terms: Vec<String>,
     /// A one-line snippet around the first matched term.
     pub snippet: String,
+    /// Set when the result's file no longer has the indexed content ("file deleted since
+    /// indexing", "file changed since indexing"): the text shown is the indexed one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
     /// The mode that answered (docfuse retriever).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,

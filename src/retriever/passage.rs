@@ -12,7 +12,6 @@ use super::RetrieveError;
 use crate::store::SourceSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 /// Most lines one read returns (a longer range is cut and marked `truncated`).
@@ -35,7 +34,9 @@ pub struct PassageRequest {
     pub end_line: Option<u32>,
 }
 
-/// The exact text of a line range of an indexed file, as it is on disk now.
+/// The exact text of a line range of an indexed file: as on disk when the file still
+/// has the content that was indexed, else as it was indexed (marked `stale`) — never
+/// other text under an indexed id or heading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Passage {
     /// The chunk that contains `start_line` (or the one asked for).
@@ -54,6 +55,13 @@ pub struct Passage {
     pub text: String,
     /// The range was cut at [`MAX_PASSAGE_LINES`] or [`MAX_PASSAGE_BYTES`].
     pub truncated: bool,
+    /// The file on disk no longer has the indexed content (changed, deleted, unreadable):
+    /// the text served is the indexed one, from the index's own copy.
+    pub stale: bool,
+    /// Why, when `stale`.
+    pub stale_reason: Option<String>,
+    /// Generation of the index that served it.
+    pub generation: u64,
 }
 
 /// Where a chunk is, without its text (kept only for a JSONL source, which has no files).
@@ -96,7 +104,10 @@ pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, Retri
                 }
             }
             if let Some(text) = &c.text {
-                return Ok(stored_passage(c, text));
+                return Ok(Passage {
+                    generation: inner.index.manifest().generation,
+                    ..stored_passage(c, text)
+                });
             }
             (c.root, c.path.clone(), Some(c))
         }
@@ -111,8 +122,7 @@ pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, Retri
             ))
         }
     };
-    let file = confined(inner, root, &path)?;
-    let text = read_file(&file, inner.index.manifest().config.max_file_bytes)?;
+    let (text, stale_reason) = verified_text(inner, root, &path)?;
     let lines = split_lines(&text);
     let total = lines.len() as u32;
     let start = req.start_line.or(chunk.map(|c| c.start_line)).unwrap_or(1);
@@ -153,7 +163,40 @@ pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, Retri
         heading_path,
         text: out,
         truncated,
+        stale: stale_reason.is_some(),
+        stale_reason,
+        generation: inner.index.manifest().generation,
     })
+}
+
+/// The text to serve for an indexed file: the file on disk when its content is the
+/// indexed one (size and mtime, then sha256), else the index's copy with the reason.
+fn verified_text(
+    inner: &Inner,
+    root: usize,
+    path: &str,
+) -> Result<(String, Option<String>), RetrieveError> {
+    let index = &inner.index;
+    let state = index.file_state(root, path)?;
+    if state == crate::engine::FileState::Fresh {
+        let file = confined(inner, root, path)?;
+        let max = index.manifest().config.max_file_bytes;
+        match crate::discover::read_checked(&file, max, &mut Vec::new()) {
+            Ok(t) => return Ok((t.text, None)),
+            Err(e) => tracing::debug!("`{path}` changed while reading: {e}"),
+        }
+    }
+    let note = state
+        .note()
+        .unwrap_or_else(|| "file changed while reading".into());
+    let text = index.indexed_text(root, path)?.ok_or_else(|| {
+        RetrieveError::NotFound(format!("`{}` is not an indexed file", shorten(path)))
+    })?;
+    let reason = format!(
+        "{note}: this is the text as indexed in generation {} (run `docfuse refresh` to index the file as it is now)",
+        index.manifest().generation
+    );
+    Ok((text, Some(reason)))
 }
 
 /// Checks a requested path without touching the disk and returns it normalised
@@ -276,14 +319,6 @@ fn confined(inner: &Inner, root: usize, rel: &str) -> Result<PathBuf, RetrieveEr
         )));
     }
     Ok(canon)
-}
-
-fn read_file(path: &Path, max_bytes: u64) -> Result<String, RetrieveError> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes).read_to_end(&mut bytes))
-        .map_err(|e| RetrieveError::Engine(crate::Error::io("read", path, e)))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Lines as the chunker numbers them: LF, CRLF and lone CR end a line; a BOM is dropped.
@@ -410,6 +445,9 @@ fn stored_passage(c: &ChunkRef, text: &str) -> Passage {
         source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
         text: text.to_string(),
         truncated: false,
+        stale: false,
+        stale_reason: None,
+        generation: 0,
     }
 }
 

@@ -131,7 +131,7 @@ fn docfuse_documents_carry_content_source_and_metadata() {
     assert!(docs.windows(2).all(|w| w[0].score >= w[1].score));
     assert_eq!(m.mode, Some(Mode::Lexical));
     assert!(
-        m.degraded.as_deref().unwrap().contains("no vectors"),
+        m.degraded.as_deref().unwrap().contains("without vectors"),
         "auto fell back, and says why"
     );
     assert!(m.explain.is_none());

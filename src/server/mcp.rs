@@ -152,8 +152,12 @@ impl DocfuseMcp {
                 } else {
                     String::new()
                 };
+                let stale = p
+                    .stale_reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!("\nSTALE: {r}"));
                 let text = format!(
-                    "{} (of {} lines){heading}{more}\n\n{}",
+                    "{} (of {} lines){heading}{more}{stale}\n\n{}",
                     p.source, p.total_lines, p.text
                 );
                 structured(text, &p)
@@ -252,8 +256,11 @@ impl DocfuseMcp {
             } else {
                 s.heading_path.join(" › ")
             };
+            let stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
+                format!(" · STALE: {r} (text as indexed)")
+            });
             text.push_str(&format!(
-                "\n{}. {}:{}-{} · {} · score {:.3} · lexical match: {} · id: {}",
+                "\n{}. {}:{}-{} · {} · score {:.3} · lexical match: {} · id: {}{stale}",
                 s.rank,
                 s.path,
                 s.start_line,

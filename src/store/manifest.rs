@@ -1,12 +1,12 @@
 //! The manifest: what an index is, how it was built, sealed against damage.
 
+use super::contents::GenerationFile;
+use super::versions::{Compatibility, FormatVersions};
 use crate::config::{IndexConfig, PerField};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
-
-/// On-disk format version of the index folder. Bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// File name of the manifest inside the index folder.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -46,11 +46,34 @@ pub struct VectorsInfo {
     pub pending: u64,
 }
 
+/// Whether the index is meant to have vectors, and why it has none when it should.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingsState {
+    /// Vectors were asked for (not built with `--no-embeddings`).
+    pub wanted: bool,
+    /// Why the last build could not embed (the model or ONNX Runtime did not load): the
+    /// next refresh that can load it fills the vectors in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// A file of the index that could not be read at the last refresh: its last indexed
+/// text (and chunks) are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialFile {
+    pub root: usize,
+    pub path: String,
+    pub reason: String,
+}
+
 /// The sealed description of a published index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub schema_version: u32,
     pub lexicon_version: u32,
+    pub chunker_version: u32,
+    pub projection_version: u32,
+    pub input_template_version: u32,
     /// docfuse version that wrote it.
     pub writer: String,
     /// Generation number, increasing with each build.
@@ -60,8 +83,13 @@ pub struct Manifest {
     /// Build time, ms since the Unix epoch.
     pub created_unix_ms: u64,
     pub source: SourceSpec,
+    /// The effective configuration: docfuse's defaults with `config_overrides` applied.
     pub config: IndexConfig,
     pub config_hash: String,
+    /// The settings given explicitly (`index --k1 …`), as a JSON object over the
+    /// configuration's shape; the others follow docfuse's defaults on refresh.
+    #[serde(default)]
+    pub config_overrides: serde_json::Value,
     pub collection: CollectionShape,
     /// sha256 over the indexed inputs (see [`crate::store::Snapshot::hash`]).
     pub snapshot_hash: String,
@@ -70,6 +98,15 @@ pub struct Manifest {
     /// The vector side of this generation, if it has one.
     #[serde(default)]
     pub vectors: Option<VectorsInfo>,
+    pub embeddings: EmbeddingsState,
+    /// Files that could not be read at the last refresh (their previous text is kept).
+    #[serde(default)]
+    pub partial: Vec<PartialFile>,
+    /// Entries the last walk skipped, per reason (`hidden`, `ignored`, …).
+    #[serde(default)]
+    pub skips: BTreeMap<String, u64>,
+    /// Every file of the generation folder with its size and sha256.
+    pub contents: Vec<GenerationFile>,
     /// sha256 over the manifest's canonical JSON with `seal` removed.
     #[serde(default)]
     pub seal: String,
@@ -87,24 +124,56 @@ impl Manifest {
         serde_json::to_vec_pretty(self).unwrap_or_default()
     }
 
-    /// Reads and verifies `DIR/manifest.json`: JSON shape, schema and lexicon versions,
-    /// then the seal.
+    /// The versions this manifest records.
+    pub fn versions(&self) -> FormatVersions {
+        FormatVersions {
+            schema: self.schema_version,
+            lexicon: self.lexicon_version,
+            chunker: self.chunker_version,
+            projection: self.projection_version,
+            input_template: self.input_template_version,
+        }
+    }
+
+    /// Sets every `*_version` to this docfuse's.
+    pub fn set_current_versions(&mut self) {
+        let v = FormatVersions::current();
+        self.schema_version = v.schema;
+        self.lexicon_version = v.lexicon;
+        self.chunker_version = v.chunker;
+        self.projection_version = v.projection;
+        self.input_template_version = v.input_template;
+    }
+
+    /// Reads and verifies `DIR/manifest.json`: JSON shape, every version, then the seal.
     ///
     /// # Errors
-    /// [`Error::NoIndex`] when there is no manifest; [`Error::Corrupt`] when it does not
-    /// parse, has another version, or its seal does not match its content.
+    /// [`Error::NoIndex`] when there is no manifest; [`Error::IndexVersion`] when it was
+    /// written by an older or a newer docfuse; [`Error::Corrupt`] when it does not parse
+    /// or its seal does not match its content.
     pub fn load(dir: &Path) -> Result<Manifest> {
-        let path = dir.join(MANIFEST_FILE);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::NoIndex { dir: dir.into() })
+        let value = read_json(dir)?;
+        match FormatVersions::of_json(&value).compatibility() {
+            Compatibility::Same => {}
+            Compatibility::Older(what) => {
+                return Err(Error::IndexVersion {
+                    dir: dir.into(),
+                    what,
+                    newer: false,
+                })
             }
-            Err(e) => return Err(Error::io("read", path, e)),
-        };
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::corrupt(dir, format!("manifest is not valid JSON ({e})")))?;
-        check_versions(dir, &value)?;
+            Compatibility::Newer(what) => {
+                return Err(Error::IndexVersion {
+                    dir: dir.into(),
+                    what,
+                    newer: true,
+                })
+            }
+        }
+        Self::verified(dir, value)
+    }
+
+    fn verified(dir: &Path, value: serde_json::Value) -> Result<Manifest> {
         let stored = value.get("seal").and_then(|s| s.as_str()).unwrap_or("");
         let mut unsealed = value.clone();
         if let Some(obj) = unsealed.as_object_mut() {
@@ -121,30 +190,78 @@ impl Manifest {
     }
 }
 
-fn check_versions(dir: &Path, value: &serde_json::Value) -> Result<()> {
-    let found = |k: &str| value.get(k).and_then(|v| v.as_u64());
-    let schema = found("schema_version");
-    if schema != Some(SCHEMA_VERSION as u64) {
-        return Err(Error::corrupt(
-            dir,
-            format!(
-                "index format version {}, this docfuse reads version {SCHEMA_VERSION}",
-                schema.map_or("missing".into(), |v| v.to_string())
-            ),
-        ));
+/// The manifest's JSON, unverified.
+///
+/// # Errors
+/// [`Error::NoIndex`] when there is none; [`Error::Corrupt`] when it is not JSON.
+pub fn read_json(dir: &Path) -> Result<serde_json::Value> {
+    let path = dir.join(MANIFEST_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NoIndex { dir: dir.into() })
+        }
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::corrupt(dir, format!("manifest is not valid JSON ({e})")))
+}
+
+/// The generation number a manifest names, whatever its version (`None` when there is
+/// no readable manifest).
+pub fn manifest_generation(dir: &Path) -> Option<u64> {
+    read_json(dir).ok()?.get("generation")?.as_u64()
+}
+
+/// What a writer finds in an index folder.
+#[derive(Debug)]
+pub enum Existing {
+    /// Nothing: a new index.
+    None,
+    /// A verified manifest of this docfuse's versions.
+    Current(Box<Manifest>),
+    /// An index written by an older docfuse: to rebuild from its roots and settings.
+    Older {
+        what: String,
+        source: Option<SourceSpec>,
+        config_overrides: serde_json::Value,
+    },
+    /// An index written by a newer docfuse: never overwritten without `--force`.
+    Newer(String),
+    /// A manifest that does not verify.
+    Damaged(String),
+}
+
+impl Existing {
+    /// Reads the manifest of `dir` for a writer.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the manifest exists but cannot be read.
+    pub fn load(dir: &Path) -> Result<Existing> {
+        let value = match read_json(dir) {
+            Ok(v) => v,
+            Err(Error::NoIndex { .. }) => return Ok(Existing::None),
+            Err(Error::Corrupt { reason, .. }) => return Ok(Existing::Damaged(reason)),
+            Err(e) => return Err(e),
+        };
+        match FormatVersions::of_json(&value).compatibility() {
+            Compatibility::Same => Ok(match Manifest::verified(dir, value) {
+                Ok(m) => Existing::Current(Box::new(m)),
+                Err(e) => Existing::Damaged(e.to_string()),
+            }),
+            Compatibility::Newer(what) => Ok(Existing::Newer(what)),
+            Compatibility::Older(what) => Ok(Existing::Older {
+                what,
+                source: value
+                    .get("source")
+                    .and_then(|s| serde_json::from_value(s.clone()).ok()),
+                config_overrides: value
+                    .get("config_overrides")
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null),
+            }),
+        }
     }
-    let lexicon = found("lexicon_version");
-    if lexicon != Some(crate::analysis::LEXICON_VERSION as u64) {
-        return Err(Error::corrupt(
-            dir,
-            format!(
-                "lexicon version {}, this docfuse analyses text with version {}",
-                lexicon.map_or("missing".into(), |v| v.to_string()),
-                crate::analysis::LEXICON_VERSION
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// sha256 of the canonical JSON of `value` (object keys sorted, compact), `seal` removed.
@@ -162,9 +279,13 @@ mod tests {
     use super::*;
 
     pub(crate) fn sample() -> Manifest {
+        let v = FormatVersions::current();
         Manifest {
-            schema_version: SCHEMA_VERSION,
-            lexicon_version: crate::analysis::LEXICON_VERSION,
+            schema_version: v.schema,
+            lexicon_version: v.lexicon,
+            chunker_version: v.chunker,
+            projection_version: v.projection,
+            input_template_version: v.input_template,
             writer: "test".into(),
             generation: 1,
             generation_dir: "gen-000001".into(),
@@ -174,6 +295,7 @@ mod tests {
             },
             config: IndexConfig::default(),
             config_hash: IndexConfig::default().hash(),
+            config_overrides: serde_json::Value::Null,
             collection: CollectionShape {
                 documents: 1,
                 chunks: 2,
@@ -182,6 +304,10 @@ mod tests {
             snapshot_hash: "s".into(),
             files_sha256: "f".into(),
             vectors: None,
+            embeddings: EmbeddingsState::default(),
+            partial: Vec::new(),
+            skips: BTreeMap::new(),
+            contents: Vec::new(),
             seal: String::new(),
         }
     }
@@ -215,16 +341,29 @@ mod tests {
     }
 
     #[test]
-    fn other_schema_version_is_refused_with_both_versions() {
+    fn older_and_newer_indexes_are_told_apart() {
         let d = tempfile::tempdir().unwrap();
         let mut m = sample();
-        m.schema_version = 99;
+        m.schema_version = crate::store::SCHEMA_VERSION + 1;
+        write(d.path(), &m.sealed_json());
+        let err = Manifest::load(d.path()).unwrap_err().to_string();
+        assert!(err.contains("upgrade docfuse"), "{err}");
+        assert!(matches!(
+            Existing::load(d.path()).unwrap(),
+            Existing::Newer(_)
+        ));
+        let mut m = sample();
+        m.chunker_version -= 1;
         write(d.path(), &m.sealed_json());
         let err = Manifest::load(d.path()).unwrap_err().to_string();
         assert!(
-            err.contains("version 99") && err.contains("reads version 1"),
+            err.contains("older docfuse") && err.contains("docfuse refresh"),
             "{err}"
         );
+        match Existing::load(d.path()).unwrap() {
+            Existing::Older { source, .. } => assert_eq!(source, Some(sample().source)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

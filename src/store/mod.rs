@@ -3,16 +3,23 @@
 //!
 //! Layout of an index folder `DIR`:
 //! - `DIR/manifest.json`: the sealed [`Manifest`]; replacing it atomically publishes a build.
-//! - `DIR/gen-NNNNNN/`: one immutable generation: `lexical/` (tantivy) and `files.json`.
+//! - `DIR/gen-NNNNNN/`: one immutable generation: `lexical/` (tantivy), `files.json`,
+//!   `sources.jsonl`, `chunks.json`, and `vectors.f32` + `vectors.json` when it has vectors.
+//!   The manifest lists every file of it with its size and sha256.
 //!
 //! Must not import: `lexical`, `engine`, `cli`.
 
 mod atomic;
+mod contents;
 mod manifest;
 mod snapshot;
+mod versions;
 
 pub use atomic::write_atomic;
+pub use contents::{check_hashes, check_sizes, list_contents, GenerationFile};
 pub use manifest::{
-    CollectionShape, Manifest, SourceSpec, VectorsInfo, MANIFEST_FILE, SCHEMA_VERSION,
+    manifest_generation, read_json as read_manifest_json, CollectionShape, EmbeddingsState,
+    Existing, Manifest, PartialFile, SourceSpec, VectorsInfo, MANIFEST_FILE,
 };
 pub use snapshot::{FileEntry, Snapshot};
+pub use versions::{Compatibility, FormatVersions, SCHEMA_VERSION};

@@ -17,6 +17,10 @@ pub struct FileEntry {
     pub sha256: String,
     /// Number of chunks it gave.
     pub chunks: u32,
+    /// Where its indexed text is in the generation's `sources.jsonl`: byte offset and
+    /// length of its record (one JSON line).
+    #[serde(default)]
+    pub record: Option<(u64, u64)>,
 }
 
 /// All indexed files, sorted by (root, rel_path). Stored as `files.json` in a generation.

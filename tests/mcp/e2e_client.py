@@ -161,21 +161,24 @@ async def exercise(session):
         "%2E%2E%2F" + os.path.basename(SECRET),
         "guide/%2e%2e/%2e%2e/" + os.path.basename(SECRET),
         "..\\" + os.path.basename(SECRET),
-        LINKED_REL,
-        "./" + LINKED_REL,
     ]
     for path in refused:
         for args in [{"path": path}, {"path": path, "start_line": 1, "end_line": 3}]:
             result, data, is_error = await call(session, "read_passage", args)
             check(is_error, f"`{path}` is refused", result)
             check(data["error"]["code"] == "forbidden_path", f"`{path}` is forbidden_path", result)
-    # the symlink that replaced an indexed file is refused by id too
+    # an indexed file replaced by a symlink that leaves the root is never read: by path
+    # or by id, the text served is the indexed one, marked stale with the reason
     stem = os.path.splitext(os.path.basename(LINKED_REL))[0]
     result, data, is_error = await call(session, "search_docs", {"query": stem, "limit": 50, "path_prefix": LINKED_REL, "mode": "lexical"})
     ids = [h["id"] for h in data["results"]]
     check(ids, f"chunks of {LINKED_REL} are indexed", data)
-    result, data, is_error = await call(session, "read_passage", {"id": ids[0]})
-    check(is_error and data["error"]["code"] == "forbidden_path", "reading the linked chunk by id is refused", result)
+    check(all(h["stale_reason"] and "outside its root" in h["stale_reason"] for h in data["results"]), "results from the relinked file are marked", data)
+    check("STALE" in text_of(result), "the text content marks them too", result)
+    for args in [{"id": ids[0]}, {"path": LINKED_REL}, {"path": "./" + LINKED_REL, "start_line": 1, "end_line": 3}]:
+        result, data, is_error = await call(session, "read_passage", args)
+        check(not is_error and data["stale"] is True and "outside its root" in data["stale_reason"], f"{args} serves the indexed text, marked stale", result)
+        check("STALE" in text_of(result), f"{args}: the text content says so", result)
     # a symlink planted after indexing is not an indexed file
     result, data, is_error = await call(session, "read_passage", {"path": "planted-link.md"})
     check(is_error and data["error"]["code"] in ("not_found", "forbidden_path"), "planted symlink refused", result)

@@ -1,0 +1,319 @@
+//! Reading a documentation file safely: only regular files are opened (checked before
+//! opening, and again on the open descriptor, which is opened non-blocking so a FIFO
+//! swapped in meanwhile cannot hang the read), with a byte budget, binary detection,
+//! UTF-16 decoding by byte-order mark and lossy UTF-8 decoding. Every reader of file
+//! bytes (build, status, passage reads) goes through [`read_text`], so they agree on the
+//! text and its sha256.
+
+use super::Warning;
+use std::io::Read;
+use std::path::Path;
+
+/// A file's text as docfuse indexes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadText {
+    pub text: String,
+    /// sha256 of the bytes read (before decoding; after the byte budget's cut).
+    pub sha256: String,
+}
+
+/// Why a file was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// Opening or reading failed (permissions, vanished, I/O error).
+    Unreadable(String),
+    /// Not a regular file (FIFO, socket, device, folder).
+    NotRegular(&'static str),
+    /// Binary content (a NUL byte in the first 8 KiB that is not UTF-16 text).
+    Binary(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Unreadable(e) => write!(f, "cannot read, skipped: {e}"),
+            ReadError::NotRegular(kind) => write!(f, "not a regular file ({kind}), skipped"),
+            ReadError::Binary(why) => write!(f, "{why}, skipped"),
+        }
+    }
+}
+
+/// The kind of a non-regular file type, for messages.
+pub fn special_kind(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        return "a folder";
+    }
+    if t.is_symlink() {
+        return "a symbolic link";
+    }
+    "not a regular file"
+}
+
+/// Opens `path` for reading only if it is a regular file (symbolic links followed).
+/// On Unix the file is opened with `O_NONBLOCK`, so a FIFO put in its place between the
+/// check and the open cannot block, and the descriptor's type is checked again.
+///
+/// # Errors
+/// [`ReadError::NotRegular`] for anything but a regular file; [`ReadError::Unreadable`]
+/// when it cannot be opened.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|e| ReadError::Unreadable(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(special_kind(meta.file_type())));
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = opts
+        .open(path)
+        .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(special_kind(meta.file_type())));
+    }
+    Ok(file)
+}
+
+/// Reads `path` up to `max_bytes` (a longer file is cut at its last line end within the
+/// budget), refusing binary content and special files, decoding UTF-16 (with a byte-order
+/// mark) and invalid UTF-8 (lossily). Degradations (cut, lossy decoding) are reported
+/// in `warnings`; a refusal is returned as the error.
+///
+/// # Errors
+/// [`ReadError`] saying why the file was not read.
+pub fn read_checked(
+    path: &Path,
+    max_bytes: u64,
+    warnings: &mut Vec<Warning>,
+) -> Result<ReadText, ReadError> {
+    let mut bytes = Vec::new();
+    open_regular(path)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+    let mut warn = |message: String| {
+        warnings.push(Warning {
+            path: path.to_path_buf(),
+            message,
+        })
+    };
+    let utf16 = utf16_order(&bytes);
+    if utf16.is_none() && bytes[..bytes.len().min(8192)].contains(&0) {
+        return Err(ReadError::Binary(if looks_like_bomless_utf16(&bytes) {
+            "looks like UTF-16 text without a byte-order mark (save it as UTF-8, or with a BOM)"
+                .into()
+        } else {
+            "looks binary (NUL byte)".into()
+        }));
+    }
+    if bytes.len() as u64 > max_bytes {
+        bytes.truncate(max_bytes as usize);
+        let cut = line_end_cut(&bytes, utf16);
+        bytes.truncate(cut);
+        warn(format!(
+            "larger than the {max_bytes}-byte budget; indexed its first {cut} bytes"
+        ));
+    }
+    let sha256 = crate::hashing::sha256_hex(&bytes);
+    let (text, lossy) = decode(&bytes, utf16);
+    if lossy {
+        warn(match utf16 {
+            Some(_) => "UTF-16 with unpaired surrogates; decoded lossily".into(),
+            None => "not valid UTF-8; decoded lossily".into(),
+        });
+    }
+    Ok(ReadText { text, sha256 })
+}
+
+/// [`read_checked`], with a refusal turned into a warning naming the file.
+///
+/// Returns `None` (with a warning) when the file is unreadable, special or binary.
+pub fn read_text(path: &Path, max_bytes: u64, warnings: &mut Vec<Warning>) -> Option<ReadText> {
+    match read_checked(path, max_bytes, warnings) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            warnings.push(Warning {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            });
+            None
+        }
+    }
+}
+
+/// Byte order of a UTF-16 byte-order mark at the start: `Some(true)` little-endian.
+fn utf16_order(bytes: &[u8]) -> Option<bool> {
+    match bytes {
+        [0xFF, 0xFE, ..] => Some(true),
+        [0xFE, 0xFF, ..] => Some(false),
+        _ => None,
+    }
+}
+
+/// Text of mostly ASCII characters in UTF-16 has a NUL in every other byte.
+fn looks_like_bomless_utf16(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(8192) & !1];
+    if head.len() < 4 {
+        return false;
+    }
+    let pairs = head.len() / 2;
+    let (mut even, mut odd) = (0, 0);
+    for p in head.chunks_exact(2) {
+        even += usize::from(p[0] == 0);
+        odd += usize::from(p[1] == 0);
+    }
+    even.max(odd) * 10 >= pairs * 9 && even.min(odd) * 10 <= pairs
+}
+
+/// Where to cut a prefix at its last line end (`\n`), for UTF-8 or UTF-16 text.
+fn line_end_cut(bytes: &[u8], utf16: Option<bool>) -> usize {
+    match utf16 {
+        None => bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1),
+        Some(le) => {
+            let units = bytes.len() / 2;
+            (1..units)
+                .rev()
+                .find(|&i| {
+                    let u = &bytes[i * 2..i * 2 + 2];
+                    if le {
+                        u == [b'\n', 0]
+                    } else {
+                        u == [0, b'\n']
+                    }
+                })
+                .map_or(2, |i| i * 2 + 2)
+        }
+    }
+}
+
+/// Decodes UTF-8 (lossily) or UTF-16 after its byte-order mark; the flag says whether
+/// anything was replaced.
+fn decode(bytes: &[u8], utf16: Option<bool>) -> (String, bool) {
+    let Some(le) = utf16 else {
+        return match String::from_utf8(bytes.to_vec()) {
+            Ok(t) => (t, false),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+        };
+    };
+    let units = bytes[2..].chunks_exact(2).map(|p| {
+        if le {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    let mut lossy = bytes.len() % 2 == 1;
+    let text = char::decode_utf16(units)
+        .map(|r| {
+            r.unwrap_or_else(|_| {
+                lossy = true;
+                char::REPLACEMENT_CHARACTER
+            })
+        })
+        .collect();
+    (text, lossy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn utf16(text: &str, le: bool) -> Vec<u8> {
+        let mut out = if le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for u in text.encode_utf16() {
+            out.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        out
+    }
+
+    #[test]
+    fn binary_is_refused_and_invalid_utf8_decoded_lossily() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("bin.md");
+        fs::write(&bin, b"# x\0\x01\x02").unwrap();
+        let latin = d.path().join("latin.md");
+        fs::write(&latin, b"caf\xe9\n").unwrap();
+        let mut w = Vec::new();
+        assert_eq!(
+            read_checked(&bin, 1 << 20, &mut w),
+            Err(ReadError::Binary("looks binary (NUL byte)".into()))
+        );
+        let t = read_text(&latin, 1 << 20, &mut w).unwrap();
+        assert_eq!(t.text, "caf\u{fffd}\n");
+        assert!(w[0].message.contains("UTF-8"));
+    }
+
+    #[test]
+    fn utf16_with_a_bom_is_decoded_and_without_one_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        for le in [true, false] {
+            let p = d.path().join(format!("u{le}.md"));
+            fs::write(&p, utf16("# Título\n\nTexte é\n", le)).unwrap();
+            let mut w = Vec::new();
+            let t = read_checked(&p, 1 << 20, &mut w).unwrap();
+            assert_eq!(t.text, "# Título\n\nTexte é\n");
+            assert!(w.is_empty(), "{w:?}");
+        }
+        let p = d.path().join("nobom.md");
+        fs::write(&p, &utf16("# Heading\n\nplain text\n", true)[2..]).unwrap();
+        let e = read_checked(&p, 1 << 20, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("UTF-16"), "{e}");
+    }
+
+    #[test]
+    fn byte_budget_cuts_at_a_line_end_in_both_encodings() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.md");
+        fs::write(&p, "line one\nline two\nline three\n").unwrap();
+        let mut w = Vec::new();
+        let t = read_text(&p, 12, &mut w).unwrap();
+        assert_eq!(t.text, "line one\n");
+        assert!(w[0].message.contains("budget"));
+        let p = d.path().join("big16.md");
+        fs::write(&p, utf16("ab\ncd\nef\n", true)).unwrap();
+        let t = read_text(&p, 10, &mut Vec::new()).unwrap();
+        assert_eq!(t.text, "ab\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_devices_are_not_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("notes.md");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let zero = d.path().join("zero.md");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for (p, kind) in [(&fifo, "FIFO"), (&zero, "character device")] {
+            let e = read_checked(p, 1 << 20, &mut Vec::new()).unwrap_err();
+            assert!(e.to_string().contains(kind), "{e}");
+        }
+    }
+}

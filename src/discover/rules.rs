@@ -1,0 +1,139 @@
+//! What the walk indexes and what it skips, by name: documentation file kinds, hidden
+//! entries, version-control folders, dependency and build-output folders.
+
+use crate::chunk::SourceKind;
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::WalkOptions;
+use std::path::Path;
+
+/// Folders of version-control systems: never walked.
+pub const VCS_DIRS: [&str; 6] = [".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"];
+
+/// Folders that hold other projects' files (dependencies, virtual environments) or a
+/// build's copies of the sources: skipped unless `no_ignore`.
+pub const DEPENDENCY_DIRS: [&str; 17] = [
+    "node_modules",
+    "bower_components",
+    "jspm_packages",
+    "vendor",
+    "target",
+    ".venv",
+    "venv",
+    "site-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    "_build",
+    ".docusaurus",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".yarn",
+];
+
+/// Files that hold ignore rules, read in every walked folder unless `no_ignore`.
+pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// Why an entry under a root was not indexed. Counted per reason in build reports and
+/// `status --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// A hidden file or folder (walk with `--hidden` to include).
+    Hidden,
+    /// Excluded by a `.gitignore` or `.ignore` rule.
+    Ignored,
+    /// A dependency or build-output folder (`node_modules`, `target`, …).
+    DependencyFolder,
+    /// A version-control folder (`.git`, …).
+    VersionControl,
+    /// A FIFO, socket or device: never opened.
+    SpecialFile,
+    /// A symbolic link whose target lies outside its root.
+    LinkOutsideRoot,
+    /// A symbolic link whose target does not exist.
+    BrokenLink,
+    /// A file or folder already indexed under another path (a symbolic link to it).
+    Duplicate,
+    /// A name that is not valid UTF-8.
+    NonUtf8Name,
+    /// A file or folder that could not be read (permissions, I/O error).
+    Unreadable,
+    /// Binary content (or UTF-16 without a byte-order mark).
+    Binary,
+}
+
+impl SkipReason {
+    /// Stable snake_case name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::Hidden => "hidden",
+            SkipReason::Ignored => "ignored",
+            SkipReason::DependencyFolder => "dependency_folder",
+            SkipReason::VersionControl => "version_control",
+            SkipReason::SpecialFile => "special_file",
+            SkipReason::LinkOutsideRoot => "link_outside_root",
+            SkipReason::BrokenLink => "broken_link",
+            SkipReason::Duplicate => "duplicate",
+            SkipReason::NonUtf8Name => "non_utf8_name",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::Binary => "binary",
+        }
+    }
+}
+
+/// Skipped entries per reason (a skipped folder counts once, not its contents).
+pub type Skips = std::collections::BTreeMap<SkipReason, u64>;
+
+/// The kind of a path by its extension (case-insensitive), or `None` if docfuse ignores it.
+pub fn kind_of(path: &Path) -> Option<SourceKind> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "md" | "markdown" => Some(SourceKind::Markdown),
+        "mdx" => Some(SourceKind::Mdx),
+        "txt" => Some(SourceKind::Text),
+        _ => None,
+    }
+}
+
+/// Why a folder entry named `name` is skipped by name alone, if it is.
+pub(super) fn skip_by_name(name: &str, is_dir: bool, opts: WalkOptions) -> Option<SkipReason> {
+    if is_dir && VCS_DIRS.contains(&name) {
+        return Some(SkipReason::VersionControl);
+    }
+    if !opts.hidden && name.starts_with('.') {
+        return Some(SkipReason::Hidden);
+    }
+    if is_dir && !opts.no_ignore && DEPENDENCY_DIRS.contains(&name) {
+        return Some(SkipReason::DependencyFolder);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_decide_vcs_hidden_and_dependency_folders() {
+        let d = WalkOptions::default();
+        let all = WalkOptions {
+            hidden: true,
+            no_ignore: true,
+        };
+        assert_eq!(
+            skip_by_name(".git", true, all),
+            Some(SkipReason::VersionControl)
+        );
+        assert_eq!(skip_by_name(".notes", true, d), Some(SkipReason::Hidden));
+        assert_eq!(skip_by_name(".notes", true, all), None);
+        assert_eq!(
+            skip_by_name("node_modules", true, d),
+            Some(SkipReason::DependencyFolder)
+        );
+        assert_eq!(skip_by_name("node_modules", true, all), None);
+        assert_eq!(skip_by_name("node_modules", false, d), None);
+        assert_eq!(skip_by_name("guide", true, d), None);
+    }
+}

@@ -1,0 +1,349 @@
+//! Planning a build: which roots it covers and which it refreshes, and the documents of
+//! each — read from disk for refreshed roots, carried over from the previous generation
+//! for the others. A file that cannot be read now keeps its last indexed text (it is
+//! recorded as partial); a root whose own listing fails stops the build.
+
+use super::options::BuildOptions;
+use super::previous::Previous;
+use super::source::{absolute, load_jsonl, Loaded, Source};
+use crate::chunk::SourceDoc;
+use crate::discover::{discover, read_checked, Discovery, ReadError, SkipReason, Skips, Warning};
+use crate::error::{Error, Result};
+use crate::store::{FileEntry, PartialFile, SourceSpec};
+use std::path::{Path, PathBuf};
+
+/// What a build will index.
+pub(super) struct Plan {
+    pub spec: SourceSpec,
+    /// Every document, sorted by (root, rel_path).
+    pub docs: Vec<Loaded>,
+    /// Files kept at their last indexed text because they could not be read.
+    pub partial: Vec<PartialFile>,
+    /// Entries the walk skipped, per reason.
+    pub skips: Skips,
+    pub warnings: Vec<Warning>,
+}
+
+/// Plans a build of `source` over the index whose roots were `prev_roots` (carrying
+/// documents over from `previous` when it is usable).
+///
+/// # Errors
+/// [`Error::Root`] for a root that is missing or cannot be listed; [`Error::Config`] when
+/// a root of the index has gone and `drop_missing_roots` is not set, or there is no root.
+pub(super) fn plan(
+    source: &Source,
+    prev_roots: &[String],
+    previous: Option<&Previous>,
+    opts: &BuildOptions,
+) -> Result<Plan> {
+    let mut out = Plan {
+        spec: SourceSpec::Roots { roots: Vec::new() },
+        docs: Vec::new(),
+        partial: Vec::new(),
+        skips: Skips::new(),
+        warnings: Vec::new(),
+    };
+    let requested = match source {
+        Source::Jsonl(path) => {
+            let abs = absolute(path)?;
+            out.docs = load_jsonl(&abs, &mut out.warnings)?;
+            out.spec = SourceSpec::Jsonl {
+                file: abs.to_string_lossy().into_owned(),
+            };
+            return Ok(out);
+        }
+        Source::Roots(r) => r
+            .iter()
+            .map(|p| absolute(p).map(|p| p.to_string_lossy().into_owned()))
+            .collect::<Result<Vec<String>>>()?,
+    };
+    let mut existing = prev_roots.to_vec();
+    if let Some(gone) = existing.iter().find(|r| !Path::new(r.as_str()).exists()) {
+        if !opts.drop_missing_roots {
+            return Err(Error::Config(format!(
+                "root `{gone}` of the index is missing\nhint: restore it, or drop it with `docfuse refresh --drop-missing-roots`"
+            )));
+        }
+        existing.retain(|r| Path::new(r.as_str()).exists());
+    }
+    let (roots, refreshed) = merge_roots(&existing, &requested, &mut out.warnings);
+    if roots.is_empty() {
+        return Err(Error::Config(
+            "no root to index\nhint: pass one or more folders".into(),
+        ));
+    }
+    let paths: Vec<PathBuf> = refreshed
+        .iter()
+        .map(|&i| PathBuf::from(&roots[i]))
+        .collect();
+    let found = discover(&paths, opts.config.walk)?;
+    out.skips = found.skips.clone();
+    out.warnings.extend(found.warnings.iter().cloned());
+    read_found(
+        &found,
+        &roots,
+        &refreshed,
+        previous,
+        opts.config.max_file_bytes,
+        &mut out,
+    )?;
+    for i in (0..roots.len()).filter(|i| !refreshed.contains(i)) {
+        carry_root(&roots[i], i, previous, &mut out)?;
+    }
+    out.docs
+        .sort_by(|a, b| (a.entry.root, &a.entry.rel_path).cmp(&(b.entry.root, &b.entry.rel_path)));
+    out.partial
+        .sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+    out.spec = SourceSpec::Roots { roots };
+    Ok(out)
+}
+
+/// The build's roots and the indexes of those to refresh. A requested folder inside a
+/// root of the index refreshes that root; a requested folder that contains roots of the
+/// index replaces them (their files are found again under it); repeated or nested
+/// requested folders are merged into the outermost. No request refreshes every root.
+fn merge_roots(
+    existing: &[String],
+    requested: &[String],
+    warnings: &mut Vec<Warning>,
+) -> (Vec<String>, Vec<usize>) {
+    let inside = |a: &str, b: &str| a != b && Path::new(a).starts_with(b);
+    let mut note = |path: &str, message: String| {
+        warnings.push(Warning {
+            path: PathBuf::from(path),
+            message,
+        })
+    };
+    // Requested folders, outermost only, each once.
+    let mut wanted: Vec<String> = Vec::new();
+    for r in requested {
+        if wanted.contains(r) {
+            note(r, "given more than once; indexed once".into());
+        } else if let Some(outer) = requested.iter().find(|o| inside(r, o)) {
+            note(
+                r,
+                format!("inside root `{outer}`; indexed once, as part of it"),
+            );
+        } else {
+            wanted.push(r.clone());
+        }
+    }
+    let mut roots: Vec<String> = Vec::new();
+    for e in existing {
+        if let Some(outer) = wanted.iter().find(|w| inside(e, w)) {
+            note(
+                e,
+                format!("a root of the index inside `{outer}`: merged into it"),
+            );
+        } else {
+            roots.push(e.clone());
+        }
+    }
+    let mut refreshed: Vec<usize> = Vec::new();
+    for w in &wanted {
+        let at = match roots.iter().position(|r| r == w || inside(w, r)) {
+            Some(i) => i,
+            None => {
+                roots.push(w.clone());
+                roots.len() - 1
+            }
+        };
+        if !refreshed.contains(&at) {
+            refreshed.push(at);
+        }
+    }
+    if requested.is_empty() {
+        refreshed = (0..roots.len()).collect();
+    }
+    refreshed.sort_unstable();
+    (roots, refreshed)
+}
+
+/// Reads the files found under the refreshed roots; a file that cannot be read, or that
+/// sits in a folder that cannot be listed, keeps its previous text when it has one.
+fn read_found(
+    found: &Discovery,
+    roots: &[String],
+    refreshed: &[usize],
+    previous: Option<&Previous>,
+    max_bytes: u64,
+    out: &mut Plan,
+) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for f in &found.files {
+        let root = refreshed[f.root];
+        seen.insert((root, f.rel_path.clone()));
+        let read = read_checked(&f.path, max_bytes, &mut out.warnings);
+        let reason = match read {
+            Ok(t) => {
+                out.docs.push(Loaded {
+                    doc: SourceDoc {
+                        rel_path: f.rel_path.clone(),
+                        text: t.text,
+                        kind: f.kind,
+                        title_hint: None,
+                    },
+                    entry: FileEntry {
+                        root,
+                        rel_path: f.rel_path.clone(),
+                        size: f.size,
+                        mtime_ns: f.mtime_ns,
+                        sha256: t.sha256,
+                        chunks: 0,
+                        record: None,
+                    },
+                });
+                continue;
+            }
+            Err(ReadError::Unreadable(e)) => e,
+            Err(other) => {
+                let reason = match other {
+                    ReadError::Binary(_) => SkipReason::Binary,
+                    _ => SkipReason::SpecialFile,
+                };
+                *out.skips.entry(reason).or_default() += 1;
+                out.warnings.push(Warning {
+                    path: f.path.clone(),
+                    message: other.to_string(),
+                });
+                continue;
+            }
+        };
+        *out.skips.entry(SkipReason::Unreadable).or_default() += 1;
+        keep_or_warn(
+            &roots[root],
+            root,
+            &f.rel_path,
+            &f.path,
+            &reason,
+            previous,
+            out,
+        )?;
+    }
+    let Some(prev) = previous else {
+        return Ok(());
+    };
+    for &root in refreshed {
+        let entries: Vec<&FileEntry> = prev
+            .entries_of(&roots[root])
+            .filter(|e| !seen.contains(&(root, e.rel_path.clone())))
+            .filter(|e| {
+                found.under_unreadable_dir(
+                    refreshed.iter().position(|&r| r == root).unwrap_or(0),
+                    &e.rel_path,
+                )
+            })
+            .collect();
+        for e in entries {
+            let why = "its folder cannot be listed".to_string();
+            out.docs.push(prev.load(e, root)?);
+            out.partial.push(PartialFile {
+                root,
+                path: e.rel_path.clone(),
+                reason: why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A file that exists but cannot be read: keep its previous text (partial), or warn.
+fn keep_or_warn(
+    root_name: &str,
+    root: usize,
+    rel_path: &str,
+    path: &Path,
+    reason: &str,
+    previous: Option<&Previous>,
+    out: &mut Plan,
+) -> Result<()> {
+    match previous.and_then(|p| p.entry(root_name, rel_path).map(|e| (p, e))) {
+        Some((prev, e)) => {
+            out.docs.push(prev.load(e, root)?);
+            out.partial.push(PartialFile {
+                root,
+                path: rel_path.to_string(),
+                reason: format!("cannot read it: {reason}"),
+            });
+            out.warnings.push(Warning {
+                path: path.to_path_buf(),
+                message: format!("cannot read it ({reason}); its last indexed text is kept"),
+            });
+        }
+        None => out.warnings.push(Warning {
+            path: path.to_path_buf(),
+            message: format!("cannot read it ({reason}); skipped"),
+        }),
+    }
+    Ok(())
+}
+
+/// Carries a root that is not refreshed over from the previous generation, with its
+/// partial records.
+fn carry_root(name: &str, root: usize, previous: Option<&Previous>, out: &mut Plan) -> Result<()> {
+    let Some(prev) = previous else {
+        return Ok(());
+    };
+    let entries: Vec<&FileEntry> = prev.entries_of(name).collect();
+    for e in entries {
+        out.docs.push(prev.load(e, root)?);
+    }
+    let old_index = super::previous::root_names(&prev.manifest.source)
+        .iter()
+        .position(|r| r == name);
+    for p in prev
+        .manifest
+        .partial
+        .iter()
+        .filter(|p| Some(p.root) == old_index)
+    {
+        out.partial.push(PartialFile { root, ..p.clone() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn roots_are_refreshed_merged_or_added() {
+        let mut w = Vec::new();
+        // a folder inside a root refreshes the root
+        assert_eq!(
+            merge_roots(&s(&["/d"]), &s(&["/d/guide"]), &mut w),
+            (s(&["/d"]), vec![0])
+        );
+        // repeated roots are merged, with a warning
+        assert_eq!(
+            merge_roots(&s(&[]), &s(&["/e", "/e"]), &mut w),
+            (s(&["/e"]), vec![0])
+        );
+        assert_eq!(w.len(), 1);
+        // a root containing a root of the index replaces it
+        assert_eq!(
+            merge_roots(&s(&["/d/guide", "/x"]), &s(&["/d"]), &mut w),
+            (s(&["/x", "/d"]), vec![1])
+        );
+        assert!(w[1].message.contains("merged"), "{w:?}");
+        // nested requested roots: the outer one
+        assert_eq!(
+            merge_roots(&s(&[]), &s(&["/d", "/d/x"]), &mut w),
+            (s(&["/d"]), vec![0])
+        );
+        // a name prefix is not a folder prefix
+        assert_eq!(
+            merge_roots(&s(&["/doc"]), &s(&["/docs"]), &mut w),
+            (s(&["/doc", "/docs"]), vec![1])
+        );
+        // no request: every root
+        assert_eq!(
+            merge_roots(&s(&["/a", "/b"]), &[], &mut w),
+            (s(&["/a", "/b"]), vec![0, 1])
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! The published generation a build starts from: its manifest, its file snapshot, and
+//! the indexed text of each of its documents (to carry a root over, or keep the last
+//! text of a file that cannot be read now).
+
+use super::source::{read_record, Loaded};
+use crate::error::{Error, Result};
+use crate::store::{check_sizes, FileEntry, Manifest, Snapshot, SourceSpec};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// File of a generation holding its snapshot (one entry per indexed file).
+pub const FILES_FILE: &str = "files.json";
+
+/// A usable published generation.
+pub(super) struct Previous {
+    pub manifest: Manifest,
+    pub index_dir: PathBuf,
+    pub gen_dir: PathBuf,
+    pub snapshot: Snapshot,
+    /// Snapshot entries by (root name, rel_path).
+    by_key: HashMap<(String, String), usize>,
+}
+
+impl Previous {
+    /// Opens the published generation of `manifest` for a build: its sizes must match
+    /// the manifest and its snapshot must verify; else `Err` with the reason (the build
+    /// then starts from scratch).
+    pub fn open(index_dir: &Path, manifest: Manifest) -> std::result::Result<Previous, String> {
+        let gen_dir = index_dir.join(&manifest.generation_dir);
+        if let Some(why) = check_sizes(&gen_dir, &manifest.contents) {
+            return Err(why);
+        }
+        let snapshot = read_snapshot(index_dir, &manifest).map_err(|e| e.to_string())?;
+        let names = root_names(&manifest.source);
+        let by_key = snapshot
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let root = names.get(f.root).cloned().unwrap_or_default();
+                ((root, f.rel_path.clone()), i)
+            })
+            .collect();
+        Ok(Previous {
+            manifest,
+            index_dir: index_dir.to_path_buf(),
+            gen_dir,
+            snapshot,
+            by_key,
+        })
+    }
+
+    /// The snapshot entry of `rel_path` under the root named `root`.
+    pub fn entry(&self, root: &str, rel_path: &str) -> Option<&FileEntry> {
+        self.by_key
+            .get(&(root.to_string(), rel_path.to_string()))
+            .map(|&i| &self.snapshot.files[i])
+    }
+
+    /// Every entry of the root named `root`.
+    pub fn entries_of<'a>(&'a self, root: &'a str) -> impl Iterator<Item = &'a FileEntry> + 'a {
+        let index = root_names(&self.manifest.source)
+            .iter()
+            .position(|r| r == root);
+        self.snapshot
+            .files
+            .iter()
+            .filter(move |f| Some(f.root) == index)
+    }
+
+    /// The indexed document of `entry`, as build root `root`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when its record cannot be read.
+    pub fn load(&self, entry: &FileEntry, root: usize) -> Result<Loaded> {
+        let doc = read_record(&self.index_dir, &self.gen_dir, entry)?;
+        let mut entry = entry.clone();
+        entry.root = root;
+        Ok(Loaded { doc, entry })
+    }
+}
+
+/// The names of a source's roots (a JSONL source has one: its file).
+pub(super) fn root_names(spec: &SourceSpec) -> Vec<String> {
+    match spec {
+        SourceSpec::Roots { roots } => roots.clone(),
+        SourceSpec::Jsonl { file } => vec![file.clone()],
+    }
+}
+
+/// Reads and verifies the snapshot of the generation `manifest` names.
+///
+/// # Errors
+/// [`Error::Corrupt`] (naming `index_dir`) when `files.json` is missing, altered or does
+/// not parse.
+pub(crate) fn read_snapshot(index_dir: &Path, manifest: &Manifest) -> Result<Snapshot> {
+    let path = index_dir.join(&manifest.generation_dir).join(FILES_FILE);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| Error::corrupt(index_dir, format!("cannot read {FILES_FILE} ({e})")))?;
+    if crate::hashing::sha256_hex(&bytes) != manifest.files_sha256 {
+        return Err(Error::corrupt(
+            index_dir,
+            format!("{FILES_FILE} does not match the manifest"),
+        ));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::corrupt(index_dir, format!("{FILES_FILE} does not parse ({e})")))
+}
