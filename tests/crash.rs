@@ -403,3 +403,94 @@ fn a_torn_record_in_the_embedding_cache_never_becomes_a_published_vector() {
         "published vectors that are not unit length (row, norm): {bad:?}; refresh: {r}"
     );
 }
+
+/// 50 refreshes killed with SIGKILL at random moments (not at named steps): after every
+/// kill the index opens, answers, and verifies; the next refresh completes. Each round
+/// edits a few pages (and adds one) so the refresh re-chunks, re-indexes and embeds. The
+/// kill moments are spread over a whole refresh's duration, measured first.
+#[test]
+fn fifty_refreshes_killed_at_random_moments_leave_no_unreadable_index() {
+    let d = tempfile::tempdir().unwrap();
+    let cwd = d.path();
+    let idx = small_index(cwd, &FILES, false);
+    let docs = cwd.join("docs");
+    let edit = |round: usize| {
+        for (k, f) in FILES
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| (k + round).is_multiple_of(2))
+        {
+            let p = docs.join(f);
+            let mut t = std::fs::read_to_string(&p).unwrap();
+            t.push_str(&format!(
+                "\n## Round {round} note {k}\n\nkillword{round} in page {k}.\n"
+            ));
+            std::fs::write(&p, t).unwrap();
+        }
+        let mut page = format!("# Round page {round}\n");
+        for i in 0..20 {
+            page.push_str(&format!(
+                "\n## Part {i}\n\nPart {i} of round {round}: {}.\n",
+                i * 31 + round
+            ));
+        }
+        std::fs::write(docs.join(format!("round-{round}.md")), page).unwrap();
+    };
+    // How long an uninterrupted refresh of one round's edits takes.
+    edit(1000);
+    let t = Instant::now();
+    refresh_json(cwd, &idx);
+    let full = t.elapsed().as_millis().max(50) as u64;
+    // A deterministic spread of kill moments over [0, 1.2 × full).
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut unreadable = 0;
+    let mut killed_mid_run = 0;
+    for round in 0..50 {
+        edit(round);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let delay = x % (full * 6 / 5);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
+            .args(["refresh", "--index", idx.to_str().unwrap()])
+            .current_dir(cwd)
+            .env_remove("DOCFUSE_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_run += 1;
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        let ok = DocIndex::open(&idx)
+            .and_then(|i| {
+                i.search("reference counting", &SearchOptions::default())?;
+                Ok(())
+            })
+            .is_ok()
+            && docfuse::engine::verify(&idx).is_ok_and(|v| v.damaged.is_empty());
+        if !ok {
+            unreadable += 1;
+        }
+        if round % 10 == 9 {
+            let r = refresh_json(cwd, &idx);
+            assert_eq!(n(&r, "pending"), 0, "{r}");
+        }
+    }
+    eprintln!(
+        "random kills: 50 ({killed_mid_run} while the refresh was running, moments over 0..{} ms); unreadable indexes afterwards: {unreadable}",
+        full * 6 / 5
+    );
+    assert_eq!(unreadable, 0);
+    assert!(
+        killed_mid_run >= 25,
+        "most kills land mid-refresh ({killed_mid_run})"
+    );
+    let r = refresh_json(cwd, &idx);
+    let found = found(&idx, "killword49");
+    assert!(!found.is_empty(), "the last edit is indexed: {r}");
+}

@@ -63,6 +63,7 @@ struct Setup {
 }
 
 const LINKED: &str = "appendix/glossary.md";
+const CHANGED: &str = "guide/cargo-toml-vs-cargo-lock.md";
 
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
@@ -87,6 +88,9 @@ fn setup() -> Setup {
         ],
     );
     assert!(out.status.success(), "index failed: {}", stderr(&out));
+    let changed = root.join(CHANGED);
+    let text = std::fs::read_to_string(&changed).unwrap();
+    std::fs::write(&changed, format!("new 1\nnew 2\nnew 3\nnew 4\n{text}")).unwrap();
     let linked = root.join(LINKED);
     std::fs::remove_file(&linked).unwrap();
     std::os::unix::fs::symlink(&secret_file, &linked).unwrap();
@@ -113,6 +117,8 @@ fn python_sdk_drives_every_tool_and_traversal_never_leaks() {
         .args([&s.index, &s.root, &s.secret_file])
         .arg(LINKED)
         .args([&transcript, &server_log])
+        .arg(CHANGED)
+        .arg(cargo_book().join(CHANGED))
         .env("PYTHONPATH", &sdk)
         .env_remove("DOCFUSE_LOG")
         .output()

@@ -10,7 +10,7 @@ use common::*;
 use docfuse::retriever::DocfuseRetriever;
 use docfuse::server::http::{router, with_limits, HttpConfig};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -518,27 +518,6 @@ async fn a_slow_request_is_a_503_timeout_with_the_error_shape() {
     let (status, v) = send(&with_limits(slow, &cfg), get("/slow")).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(error_code(&v), "timeout");
-}
-
-/// One HTTP/1.1 exchange over a fresh connection: (status, JSON body).
-fn exchange(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let body = body.unwrap_or("");
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, payload) = raw.split_once("\r\n\r\n").unwrap();
-    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        code,
-        serde_json::from_str(payload).unwrap_or_else(|e| panic!("{e}: {payload}")),
-    )
 }
 
 #[test]

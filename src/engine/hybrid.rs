@@ -27,6 +27,14 @@ impl DocIndex {
     /// cannot be read; [`Error::Embedder`] when the query cannot be embedded. Any query
     /// text is accepted.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+        self.search_modes(query, opts).map_err(|e| match e {
+            // A tantivy failure is damage to this index: say so, with the hint.
+            Error::Tantivy(t) => Error::corrupt(self.dir(), format!("lexical index: {t}")),
+            other => other,
+        })
+    }
+
+    fn search_modes(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         if opts.mode == Mode::Lexical {
             return self.lexical_search(query, opts);
         }

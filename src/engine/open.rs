@@ -155,6 +155,11 @@ impl DocIndex {
         })
     }
 
+    /// Why the vector files cannot be used (their sizes differ from the manifest), if so.
+    pub fn vectors_damage(&self) -> Option<&str> {
+        self.vectors_damage.as_deref()
+    }
+
     /// True once the embedding model has been loaded (or failed to load).
     pub fn embedder_loaded(&self) -> bool {
         self.embedder.get().is_some()

@@ -115,6 +115,11 @@ pub fn status(index: &DocIndex) -> Result<Status> {
     if let Some(why) = &vectors_missing {
         reasons.push(format!("vectors missing: {why}"));
     }
+    if let Some(why) = index.vectors_damage() {
+        reasons.push(format!(
+            "damaged: {why}; `docfuse refresh --force` rebuilds them"
+        ));
+    }
     let side =
         (m.vectors.is_some() && index.embedder_loaded()).then(|| index.vector_side().map(|_| ()));
     let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));

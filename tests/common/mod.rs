@@ -89,3 +89,149 @@ impl docfuse::embed::Embedder for Renamed {
         self.0.embed(texts)
     }
 }
+
+/// True when the tests run as root (file permissions do not stop root).
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The uid and gid an unprivileged run uses when the tests run as root (`nobody`).
+const NOBODY: u32 = 65534;
+
+/// A `docfuse` command that runs unprivileged: as `nobody` through `setpriv` when the
+/// tests run as root, as the current user otherwise.
+pub fn user_command(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+            "--",
+            env!("CARGO_BIN_EXE_docfuse"),
+        ]);
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_docfuse"))
+    };
+    c.args(args).current_dir(cwd).env_remove("DOCFUSE_LOG");
+    c
+}
+
+/// Runs `docfuse` unprivileged (see [`user_command`]).
+pub fn docfuse_as_user(cwd: &Path, args: &[&str]) -> Output {
+    user_command(cwd, args).output().expect("docfuse runs")
+}
+
+/// Runs `docfuse` unprivileged with `input` on stdin (closed after it).
+pub fn run_as_user_with_stdin(cwd: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = user_command(cwd, args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("docfuse runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// Hands a tree to the unprivileged user (when running as root), and makes the folders
+/// leading to it traversable.
+pub fn give_to_user(path: &Path) {
+    if !is_root() {
+        return;
+    }
+    for a in path.ancestors().skip(1) {
+        if a == Path::new("/") {
+            break;
+        }
+        let mode = std::fs::metadata(a).unwrap().permissions();
+        use std::os::unix::fs::PermissionsExt;
+        if mode.mode() & 0o001 == 0 {
+            std::fs::set_permissions(a, std::fs::Permissions::from_mode(mode.mode() | 0o011))
+                .unwrap();
+        }
+    }
+    chown_tree(path);
+}
+
+fn chown_tree(path: &Path) {
+    let _ = std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY));
+    if path.is_dir() && !path.is_symlink() {
+        for e in std::fs::read_dir(path).unwrap() {
+            chown_tree(&e.unwrap().path());
+        }
+    }
+}
+
+/// Sets the mode of `path`.
+pub fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Sets folders of a tree to `dirs` and files to `files`.
+pub fn chmod_tree(path: &Path, dirs: u32, files: u32) {
+    if path.is_dir() {
+        for e in std::fs::read_dir(path).unwrap() {
+            chmod_tree(&e.unwrap().path(), dirs, files);
+        }
+        chmod(path, dirs);
+    } else {
+        chmod(path, files);
+    }
+}
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// One HTTP/1.1 exchange over a fresh connection: (status, JSON body).
+pub fn exchange(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, serde_json::Value) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let body = body.unwrap_or("");
+    use std::io::{Read, Write};
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, payload) = raw.split_once("\r\n\r\n").unwrap();
+    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (
+        code,
+        serde_json::from_str(payload).unwrap_or_else(|e| panic!("{e}: {payload}")),
+    )
+}
+
+/// The address a `docfuse serve` child announces on stderr ("… on http://ADDR …").
+pub fn served_addr(err: &mut impl std::io::BufRead) -> String {
+    for _ in 0..20 {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.split("http://").nth(1) {
+            if let Some(a) = rest.split_whitespace().next() {
+                return a.to_string();
+            }
+        }
+    }
+    panic!("the server did not say where it listens")
+}

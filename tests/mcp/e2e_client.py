@@ -2,12 +2,14 @@
 
 Run by tests/mcp_e2e.rs, which builds the index and plants the files this script expects:
 
-    python3 e2e_client.py DOCFUSE_BIN INDEX_DIR ROOT SECRET_FILE LINKED_REL TRANSCRIPT STDERR_LOG
+    python3 e2e_client.py DOCFUSE_BIN INDEX_DIR ROOT SECRET_FILE LINKED_REL TRANSCRIPT STDERR_LOG CHANGED_REL ORIGINAL
 
 - ROOT: the indexed root (a copy of the cargo book);
 - SECRET_FILE: a file outside ROOT whose content must never appear in any response;
 - LINKED_REL: an indexed file of ROOT replaced, after indexing, by a symlink to SECRET_FILE;
-- TRANSCRIPT: every response is appended there as JSON, for the caller to grep.
+- TRANSCRIPT: every response is appended there as JSON, for the caller to grep;
+- CHANGED_REL: an indexed file of ROOT given four new lines at its top after indexing;
+  ORIGINAL: its text as indexed.
 
 Drives initialize, tools/list and tools/call of every tool; exits non-zero with a message
 on the first failed check.
@@ -21,7 +23,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-DOCFUSE, INDEX, ROOT, SECRET, LINKED_REL, TRANSCRIPT, STDERR_LOG = sys.argv[1:8]
+DOCFUSE, INDEX, ROOT, SECRET, LINKED_REL, TRANSCRIPT, STDERR_LOG, CHANGED_REL, ORIGINAL = sys.argv[1:10]
 transcript = []
 
 
@@ -179,6 +181,16 @@ async def exercise(session):
         result, data, is_error = await call(session, "read_passage", args)
         check(not is_error and data["stale"] is True and "outside its root" in data["stale_reason"], f"{args} serves the indexed text, marked stale", result)
         check("STALE" in text_of(result), f"{args}: the text content says so", result)
+    # a file changed after indexing: results are marked, reads serve the indexed lines
+    result, data, is_error = await call(session, "search_docs", {"query": "lock", "limit": 50, "path_prefix": CHANGED_REL, "mode": "lexical"})
+    check(data["results"] and all(h["stale_reason"] == "file changed since indexing" for h in data["results"]), "results from the changed file are marked", data)
+    first = data["results"][0]
+    result, data, is_error = await call(session, "read_passage", {"id": first["id"]})
+    with open(ORIGINAL, encoding="utf-8") as f:
+        indexed = "\n".join(f.read().splitlines()[first["start_line"] - 1 : first["end_line"]])
+    check(not is_error and data["stale"] is True and data["text"] == indexed, "the changed file's passage is the indexed text, marked stale", result)
+    check("STALE" in text_of(result), "the text content says it is stale", result)
+
     # a symlink planted after indexing is not an indexed file
     result, data, is_error = await call(session, "read_passage", {"path": "planted-link.md"})
     check(is_error and data["error"]["code"] in ("not_found", "forbidden_path"), "planted symlink refused", result)

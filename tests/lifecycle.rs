@@ -1,0 +1,604 @@
+//! The index lifecycle, one test per failure kind on a small synthetic input: reads are
+//! verified, freshness is honest and clears, nothing is lost silently, versions are
+//! told apart, special files and odd trees survive, a read-only index answers, and the
+//! model's identity is its own. Permission tests run the binary as `nobody` when the
+//! suite runs as root (root reads everything).
+
+mod common;
+use common::*;
+use docfuse::engine::{status, DocIndex};
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// A small docs tree: `guide/parallel.md` (the sample docs' page) and two more pages.
+fn docs(at: &Path) -> PathBuf {
+    let root = at.join("docs");
+    copy_tree(&sample_docs(), &root);
+    root
+}
+
+fn run_ok(cwd: &Path, args: &[&str]) -> String {
+    let o = docfuse(cwd, args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}\n{}", stderr(&o));
+    stdout(&o)
+}
+
+fn json_of(cwd: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&run_ok(cwd, args)).unwrap_or(Value::Null)
+}
+
+fn lexical_index(cwd: &Path, root: &Path) {
+    run_ok(
+        cwd,
+        &[
+            "index",
+            "--index",
+            "idx",
+            "--no-embeddings",
+            root.to_str().unwrap(),
+        ],
+    );
+}
+
+const PARALLEL_ID: &str = "guide/parallel.md#running-tasks-in-parallel/limiting-concurrency";
+
+#[test]
+fn a_changed_or_deleted_file_is_served_as_indexed_and_marked_on_every_interface() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let page = root.join("guide/parallel.md");
+    let original = fs::read_to_string(&page).unwrap();
+    fs::write(&page, format!("new 1\nnew 2\nnew 3\nnew 4\n{original}")).unwrap();
+
+    // the library / HTTP / MCP read path: the indexed lines, never the new ones
+    let r = docfuse::retriever::DocfuseRetriever::open(&t.path().join("idx")).unwrap();
+    let req = docfuse::retriever::PassageRequest {
+        id: Some(PARALLEL_ID.into()),
+        ..Default::default()
+    };
+    let p = r.read_passage_blocking(&req).unwrap();
+    assert!(p.stale, "{p:?}");
+    assert!(p.stale_reason.as_deref().unwrap().contains("changed"));
+    assert!(p.text.starts_with("## Limiting concurrency"), "{}", p.text);
+    assert!(!p.text.contains("new 1"));
+    assert_eq!((p.start_line, p.end_line), (5, 8));
+    // a line range of the changed file: the indexed lines too
+    let req = docfuse::retriever::PassageRequest {
+        path: Some("guide/parallel.md".into()),
+        start_line: Some(1),
+        end_line: Some(2),
+        ..Default::default()
+    };
+    let p = r.read_passage_blocking(&req).unwrap();
+    assert!(p.stale && !p.text.contains("new 1"), "{p:?}");
+
+    // CLI: text marks the result, JSON carries the reason per result and the envelope
+    let text = run_ok(t.path(), &["search", "--index", "idx", "limit", "jobs"]);
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("file changed since indexing"), "{text}");
+    let v = json_of(
+        t.path(),
+        &["search", "--index", "idx", "--json", "limit jobs"],
+    );
+    assert_eq!(v["stale"], true);
+    assert_eq!(
+        v["results"][0]["stale_reason"],
+        "file changed since indexing"
+    );
+
+    fs::remove_file(&page).unwrap();
+    let text = run_ok(t.path(), &["search", "--index", "idx", "limit", "jobs"]);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("file deleted since indexing"),
+        "{text}"
+    );
+    let r = docfuse::retriever::DocfuseRetriever::open(&t.path().join("idx")).unwrap();
+    let req = docfuse::retriever::PassageRequest {
+        id: Some(PARALLEL_ID.into()),
+        ..Default::default()
+    };
+    let p = r.read_passage_blocking(&req).unwrap();
+    assert!(
+        p.stale_reason.as_deref().unwrap().contains("deleted"),
+        "{p:?}"
+    );
+    assert!(p.text.starts_with("## Limiting concurrency"));
+    // an unchanged file is read from disk, not stale
+    let req = docfuse::retriever::PassageRequest {
+        path: Some("guide/install.md".into()),
+        ..Default::default()
+    };
+    let p = r.read_passage_blocking(&req).unwrap();
+    assert!(!p.stale && p.stale_reason.is_none(), "{p:?}");
+}
+
+#[test]
+fn touching_files_never_makes_stale_that_refresh_cannot_clear() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    // touch (new mtime) and rewrite with the same bytes (as `git checkout` does)
+    let page = root.join("guide/parallel.md");
+    let bytes = fs::read(&page).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(&page, &bytes).unwrap();
+    let agree = |label: &str| {
+        let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+        let e = json_of(t.path(), &["search", "--index", "idx", "--json", "tasks"]);
+        assert_eq!(s["fresh"], true, "{label}: {s}");
+        assert_eq!(e["stale"], false, "{label}: status and the envelope agree");
+        s
+    };
+    let s = agree("touched");
+    assert_eq!(s["touched"], 1);
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["skipped"], false, "the new mtime is recorded: {r}");
+    assert_eq!(r["files"]["touched"], 1);
+    assert_eq!(r["chunk_diff"]["unchanged"], r["chunks"]);
+    let s = agree("refreshed");
+    assert_eq!(s["touched"], 0);
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["skipped"], true, "{r}");
+    run_ok(t.path(), &["verify", "--index", "idx"]);
+}
+
+#[test]
+fn an_empty_root_and_a_root_emptied_later_are_valid_empty_indexes() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir(t.path().join("empty")).unwrap();
+    run_ok(
+        t.path(),
+        &["index", "--index", "e", "--no-embeddings", "empty"],
+    );
+    let o = docfuse(t.path(), &["search", "--index", "e", "anything"]);
+    assert_eq!(o.status.code(), Some(1));
+    let root = t.path().join("one");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("a.md"), "# Alpha\n\nunique-alpha-word\n").unwrap();
+    lexical_index(t.path(), &root);
+    fs::remove_file(root.join("a.md")).unwrap();
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(
+        (r["chunks"].as_u64(), r["files"]["removed"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let o = docfuse(t.path(), &["search", "--index", "idx", "unique-alpha-word"]);
+    assert_eq!(o.status.code(), Some(1), "the deleted content is gone");
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], true, "{s}");
+}
+
+#[test]
+fn an_unreadable_file_keeps_its_last_text_and_an_unlistable_root_publishes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    fs::create_dir_all(root.join("private")).unwrap();
+    fs::write(root.join("private/notes.md"), "# Notes\n\nzanzibar-notes\n").unwrap();
+    give_to_user(t.path());
+    let idx = t.path().join("idx");
+    let run = |args: &[&str]| docfuse_as_user(t.path(), args);
+    let o = run(&[
+        "index",
+        "--index",
+        "idx",
+        "--no-embeddings",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gen_before = DocIndex::open(&idx).unwrap().manifest().generation;
+
+    // a file and a folder that cannot be read: their chunks stay, named as partial
+    chmod(&root.join("guide/parallel.md"), 0o000);
+    chmod(&root.join("private"), 0o000);
+    let o = run(&["refresh", "--index", "idx", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("parallel.md") && err.contains("last indexed text"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["files"]["removed"], 0, "{r}");
+    assert_eq!(r["partial"].as_array().unwrap().len(), 2, "{r}");
+    let o = run(&["search", "--index", "idx", "--json", "zanzibar-notes"]);
+    assert_eq!(o.status.code(), Some(0), "kept: {}", stderr(&o));
+    let o = run(&["status", "--index", "idx", "--json"]);
+    let s: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(s["fresh"], false, "{s}");
+    assert!(s["reasons"].to_string().contains("partial"), "{s}");
+    assert_eq!(s["partial"].as_array().unwrap().len(), 2);
+
+    // the root itself cannot be listed: nothing is published
+    chmod(&root.join("private"), 0o755);
+    chmod(&root.join("guide/parallel.md"), 0o644);
+    let o = run(&["refresh", "--index", "idx"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gen_ok = DocIndex::open(&idx).unwrap().manifest().generation;
+    assert!(gen_ok > gen_before);
+    chmod(&root, 0o000);
+    let o = run(&["refresh", "--index", "idx"]);
+    chmod(&root, 0o755);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot read root"), "{}", stderr(&o));
+    assert_eq!(DocIndex::open(&idx).unwrap().manifest().generation, gen_ok);
+}
+
+#[test]
+fn tags_and_aliases_edits_count_as_changed_chunks() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("d");
+    fs::create_dir(&root).unwrap();
+    let page =
+        |tags: &str| format!("---\ntitle: Setup\ntags: [{tags}]\n---\n# Setup\n\nInstall it.\n");
+    fs::write(root.join("a.md"), page("install")).unwrap();
+    lexical_index(t.path(), &root);
+    fs::write(root.join("a.md"), page("install, quickstart")).unwrap();
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["files"]["changed"], 1, "{r}");
+    assert_eq!(r["chunk_diff"]["changed"], 1, "{r}");
+    let v = json_of(
+        t.path(),
+        &["search", "--index", "idx", "--json", "quickstart"],
+    );
+    assert_eq!(v["results"][0]["path"], "a.md");
+}
+
+#[test]
+fn a_truncated_vector_file_is_damage_that_status_verify_and_refresh_see() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    run_ok(
+        t.path(),
+        &["index", "--index", "idx", root.to_str().unwrap()],
+    );
+    let idx = t.path().join("idx");
+    let gen = DocIndex::open(&idx).unwrap().generation_dir();
+    let vectors = gen.join("vectors.f32");
+    let len = fs::metadata(&vectors).unwrap().len();
+    let f = fs::OpenOptions::new().write(true).open(&vectors).unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], false, "{s}");
+    assert!(s["reasons"].to_string().contains("damaged"), "{s}");
+    let o = docfuse(t.path(), &["verify", "--index", "idx"]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o) + &stderr(&o);
+    assert!(out.contains("vectors.f32"), "{out}");
+    assert!(
+        out.contains("--index idx") && !out.contains("gen-0"),
+        "the hint names the index folder: {out}"
+    );
+    // lexical search still answers, and says why vectors are out
+    let o = docfuse(t.path(), &["search", "--index", "idx", "tasks"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("damaged"), "{}", stderr(&o));
+    // refresh rebuilds the damaged generation
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["skipped"], false, "{r}");
+    run_ok(t.path(), &["verify", "--index", "idx"]);
+}
+
+#[test]
+fn a_model_that_failed_to_load_is_recorded_and_the_next_refresh_fills_the_vectors() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    let broken = [("DOCFUSE_ORT_DYLIB", "/nonexistent/libonnxruntime.so")];
+    let o = docfuse_env(
+        t.path(),
+        &["index", "--index", "idx", root.to_str().unwrap()],
+        &broken,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], false, "{s}");
+    assert!(
+        s["vectors_missing"].as_str().unwrap().contains("not found"),
+        "{s}"
+    );
+    // still broken: nothing to do, still missing
+    let o = docfuse_env(t.path(), &["refresh", "--index", "idx", "--json"], &broken);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // fixed: the refresh embeds every chunk
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["embedded"], r["chunks"], "{r}");
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], true, "{s}");
+    assert!(s["vectors_missing"].is_null());
+}
+
+#[test]
+fn changed_defaults_read_as_configuration_changed() {
+    use docfuse::config::IndexConfig;
+    use docfuse::engine::{build, BuildOptions, Source};
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    let idx = t.path().join("idx");
+    // An index built under other defaults (no explicit settings recorded).
+    let mut config = IndexConfig::default();
+    config.bm25f.k1 = 1.5;
+    let opts = BuildOptions {
+        config,
+        ..Default::default()
+    };
+    build(&idx, &Source::Roots(vec![root]), &opts, &mut |_| {}).unwrap();
+    let s = status(&DocIndex::open(&idx).unwrap()).unwrap();
+    assert!(s.config_changed && !s.fresh, "{:?}", s.reasons);
+    // `refresh` adopts the current defaults
+    run_ok(t.path(), &["refresh", "--index", "idx"]);
+    let s = status(&DocIndex::open(&idx).unwrap()).unwrap();
+    assert!(!s.config_changed && s.fresh, "{:?}", s.reasons);
+    assert_eq!(
+        DocIndex::open(&idx).unwrap().manifest().config.bm25f.k1,
+        1.2
+    );
+    // explicit settings are kept by refresh
+    run_ok(
+        t.path(),
+        &["index", "--index", "idx", "--k1", "1.7", "docs"],
+    );
+    run_ok(t.path(), &["refresh", "--index", "idx", "--force"]);
+    let m = DocIndex::open(&idx).unwrap().manifest().clone();
+    assert_eq!(m.config.bm25f.k1, 1.7);
+}
+
+/// Rewrites the manifest of `idx` with `edit` applied and a valid seal.
+fn reseal(idx: &Path, edit: impl Fn(&mut Value)) {
+    let path = idx.join("manifest.json");
+    let mut v: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    edit(&mut v);
+    let mut m: docfuse::store::Manifest = serde_json::from_value(v).unwrap();
+    fs::write(&path, m.sealed_json()).unwrap();
+}
+
+#[test]
+fn older_indexes_are_rebuilt_and_newer_ones_refused_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    reseal(&idx, |v| {
+        v["chunker_version"] = (docfuse::chunk::CHUNKER_VERSION - 1).into()
+    });
+    let o = docfuse(t.path(), &["search", "--index", "idx", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("older docfuse") && err.contains("chunker") && err.contains("docfuse refresh"),
+        "{err}"
+    );
+    let o = docfuse(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("older docfuse") || stdout(&o).contains("older docfuse"),
+        "{}",
+        stderr(&o)
+    );
+    run_ok(t.path(), &["search", "--index", "idx", "tasks"]);
+
+    reseal(&idx, |v| {
+        v["schema_version"] = (docfuse::store::SCHEMA_VERSION + 1).into()
+    });
+    let before = fs::read(idx.join("manifest.json")).unwrap();
+    for args in [
+        vec!["search", "--index", "idx", "tasks"],
+        vec!["status", "--index", "idx"],
+        vec!["refresh", "--index", "idx"],
+        vec!["index", "--index", "idx", "--no-embeddings", "docs"],
+    ] {
+        let o = docfuse(t.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("upgrade docfuse"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("Tantivy"), "no raw tantivy error");
+    }
+    assert_eq!(
+        fs::read(idx.join("manifest.json")).unwrap(),
+        before,
+        "never overwritten"
+    );
+    run_ok(
+        t.path(),
+        &[
+            "index",
+            "--index",
+            "idx",
+            "--no-embeddings",
+            "--force",
+            "docs",
+        ],
+    );
+    run_ok(t.path(), &["search", "--index", "idx", "tasks"]);
+}
+
+#[test]
+fn a_damaged_lexical_file_gives_the_rebuild_hint_not_a_raw_tantivy_error() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let gen = DocIndex::open(&t.path().join("idx"))
+        .unwrap()
+        .generation_dir();
+    let meta = gen.join("lexical/meta.json");
+    let len = fs::metadata(&meta).unwrap().len() as usize;
+    fs::write(&meta, "x".repeat(len)).unwrap();
+    let o = docfuse(t.path(), &["search", "--index", "idx", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("unusable")
+            && err.contains("hint: rebuild it with `docfuse refresh --force --index idx`"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_devices_and_linked_folders_never_hang_or_double_count() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    mkfifo(&root.join("guide/.ignore"));
+    mkfifo(&root.join("notes.md"));
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero.md")).unwrap();
+    std::os::unix::fs::symlink(root.join("guide"), root.join("docs-link")).unwrap();
+    fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
+    fs::write(
+        root.join("node_modules/pkg/README.md"),
+        "# Dep\n\ntasks tasks\n",
+    )
+    .unwrap();
+    fs::create_dir_all(root.join(".drafts")).unwrap();
+    fs::write(
+        root.join(".drafts/wip.md"),
+        "# Draft\n\nhidden-draft-word\n",
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let o = docfuse(
+        t.path(),
+        &[
+            "index",
+            "--index",
+            "idx",
+            "--no-embeddings",
+            "--json",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert!(start.elapsed().as_secs() < 30, "the scan finishes");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    for name in ["guide/.ignore", "notes.md", "zero.md", "docs-link"] {
+        assert!(err.contains(name), "{name} is named: {err}");
+    }
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["documents"], 6, "each file once: {r}");
+    let skipped = &r["skipped_entries"];
+    assert_eq!(skipped["dependency_folder"], 1, "{r}");
+    assert_eq!(skipped["special_file"], 2, "{r}");
+    assert_eq!(skipped["duplicate"], 1, "{r}");
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["skipped"]["dependency_folder"], 1, "{s}");
+    assert_eq!(s["fresh"], true, "{s}");
+    // --hidden and --no-ignore include them, and are recorded for refreshes
+    run_ok(
+        t.path(),
+        &[
+            "index",
+            "--index",
+            "all",
+            "--no-embeddings",
+            "--hidden",
+            "--no-ignore",
+            root.to_str().unwrap(),
+        ],
+    );
+    for word in ["hidden-draft-word", "dep"] {
+        let v = json_of(t.path(), &["search", "--index", "all", "--json", word]);
+        assert!(!v["results"].as_array().unwrap().is_empty(), "{word}");
+    }
+    let s = json_of(t.path(), &["status", "--index", "all", "--json"]);
+    assert_eq!(s["fresh"], true, "the walk options are recorded: {s}");
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_names_are_skipped_by_name_and_utf16_is_decoded() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("d");
+    fs::create_dir(&root).unwrap();
+    for name in [&b"bad\xffname.md"[..], &b"bad\xfename.md"[..]] {
+        fs::write(root.join(std::ffi::OsStr::from_bytes(name)), "# Bad\n\nx\n").unwrap();
+    }
+    let mut utf16 = vec![0xFF, 0xFE];
+    for u in "# Wide page\n\nthe quokka-word lives here\n".encode_utf16() {
+        utf16.extend(u.to_le_bytes());
+    }
+    fs::write(root.join("wide.md"), utf16).unwrap();
+    let o = docfuse(
+        t.path(),
+        &["index", "--index", "idx", "--no-embeddings", "--json", "d"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("not valid UTF-8").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+    let v = json_of(
+        t.path(),
+        &["search", "--index", "idx", "--json", "quokka-word"],
+    );
+    assert_eq!(v["results"][0]["path"], "wide.md");
+    let id = v["results"][0]["id"].as_str().unwrap().to_string();
+    let r = docfuse::retriever::DocfuseRetriever::open(&t.path().join("idx")).unwrap();
+    let p = r
+        .read_passage_blocking(&docfuse::retriever::PassageRequest {
+            id: Some(id),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(p.text.contains("quokka-word") && !p.stale, "{p:?}");
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], true, "{s}");
+}
+
+#[test]
+fn a_read_only_index_answers_and_refresh_changes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    give_to_user(t.path());
+    chmod_tree(&idx, 0o555, 0o444);
+    let as_user = |args: &[&str]| docfuse_as_user(t.path(), args);
+    let o = as_user(&["search", "--index", "idx", "--json", "tasks"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = as_user(&["status", "--index", "idx"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = as_user(&["verify", "--index", "idx"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    fs::write(root.join("new.md"), "# New\n\ntext\n").unwrap();
+    let o = as_user(&["refresh", "--index", "idx"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("read-only") && stderr(&o).contains("nothing was changed"),
+        "{}",
+        stderr(&o)
+    );
+    // serve answers too
+    let mut child = user_command(
+        t.path(),
+        &["serve", "--index", "idx", "--addr", "127.0.0.1:0"],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let addr = served_addr(&mut err);
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(r#"{"query": "tasks"}"#));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(code, 200, "{v}");
+    assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+    // mcp answers over stdio too (initialize, then end of input)
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let out = run_as_user_with_stdin(t.path(), &["mcp", "--index", "idx"], &format!("{init}\n"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("docfuse"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    chmod_tree(&idx, 0o755, 0o644);
+}
