@@ -50,7 +50,11 @@ fn search_json_has_the_documented_shape_and_finds_the_section() {
     );
     assert!(top["end_line"].as_u64().unwrap() >= 8);
     assert!(top["score"].as_f64().unwrap() > 0.0);
-    assert!(top["snippet"].as_str().unwrap().contains("one"));
+    assert_eq!(top["match_line"], 8, "the line holding the rarest terms");
+    assert!(
+        top["snippet"].as_str().unwrap().contains("another"),
+        "{top}"
+    );
     assert!(top.get("explain").is_none());
 }
 
@@ -65,7 +69,8 @@ fn text_output_shows_path_line_heading_path_and_score() {
     let out = stdout(&o);
     let mut lines = out.lines();
     let first = lines.next().unwrap();
-    let want = "guide/parallel.md:10  Running tasks in parallel › Output of parallel tasks  (";
+    // path:line cites the line that matched, not the section's first line
+    let want = "guide/parallel.md:13  Running tasks in parallel › Output of parallel tasks  (";
     assert!(first.starts_with(want), "{out}");
     assert!(lines.next().unwrap().contains("--group-output"), "{out}");
 }
@@ -141,16 +146,23 @@ fn hostile_queries_never_fail() {
         "--jobs",
         "AND OR NOT",
         "the of and",
-        "",
-        "   ",
         "🦀 ⚙",
-        long.as_str(),
         "tasks~2^3",
         "[tasks.build]",
     ] {
         let (code, v) = search_json(d.path(), &[q]);
         assert!(code == 0 || code == 1, "query {q:?} gave exit {code}");
         assert!(v["results"].is_array(), "query {q:?}");
+    }
+    // an empty, blank or too long query is an error, as on HTTP and MCP
+    for q in ["", "   ", long.as_str()] {
+        let o = docfuse(d.path(), &["search", "--", q]);
+        assert_eq!(o.status.code(), Some(2), "query {q:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("`query` is empty") || err.contains("at most 4096 bytes"),
+            "{err}"
+        );
     }
 }
 

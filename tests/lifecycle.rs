@@ -602,3 +602,46 @@ fn a_read_only_index_answers_and_refresh_changes_nothing() {
     );
     chmod_tree(&idx, 0o755, 0o644);
 }
+
+#[test]
+fn a_model_of_another_dimension_is_refused_by_name_and_leaves_nothing_half_written() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    let other = t.path().join("other-model");
+    copy_tree(&model, &other);
+    let config = fs::read_to_string(other.join("config.json")).unwrap();
+    fs::write(
+        other.join("config.json"),
+        config.replace("\"hidden_size\": 384", "\"hidden_size\": 768"),
+    )
+    .unwrap();
+    let env = [("DOCFUSE_MODEL_DIR", other.to_str().unwrap())];
+    // a fresh index: refused, naming both dimensions; no folder or cache left behind
+    let o = docfuse_env(
+        t.path(),
+        &["index", "--index", "idx", root.to_str().unwrap()],
+        &env,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("384") && err.contains("768"), "{err}");
+    let left: Vec<String> = fs::read_dir(t.path().join("idx"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gen-") || n.starts_with("embed-cache"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // an existing index: the refresh fails the same way and the index is as it was
+    run_ok(
+        t.path(),
+        &["index", "--index", "idx", root.to_str().unwrap()],
+    );
+    fs::write(root.join("extra.md"), "# Extra\n\nmore text\n").unwrap();
+    let o = docfuse_env(t.path(), &["refresh", "--index", "idx"], &env);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let index = DocIndex::open(&t.path().join("idx")).unwrap();
+    assert_eq!(index.manifest().generation, 1);
+    assert_eq!(index.manifest().vectors.as_ref().unwrap().dim, 384);
+    assert!(!t.path().join("idx/gen-000002").exists());
+}

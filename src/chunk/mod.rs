@@ -79,6 +79,7 @@ pub struct Chunk {
 
 pub use crate::config::ChunkerConfig;
 
+mod display;
 mod document;
 mod fields;
 mod frontmatter;
@@ -88,6 +89,7 @@ mod markdown;
 mod source;
 mod split;
 
+pub use display::{display_line, visible_lines};
 pub use document::chunk_document;
 
 #[cfg(test)]

@@ -54,6 +54,14 @@ pub struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 65_536)]
     pub max_body_bytes: usize,
+    /// Keep every response under this many tokens (≈ bytes / 4): passages are cut at a
+    /// line and paged.
+    #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_RESPONSE_TOKENS)]
+    pub max_response_tokens: usize,
+    /// Also accept requests whose `Host` (or `Origin`) names this host, e.g. the name a
+    /// reverse proxy forwards (repeatable). `localhost`, `127.0.0.1` and `::1` always are.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +69,10 @@ pub struct McpArgs {
     /// Index folder.
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
+    /// Keep every tool result under this many tokens (≈ bytes / 4): passages are cut at
+    /// a line and paged.
+    #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_RESPONSE_TOKENS)]
+    pub max_response_tokens: usize,
 }
 
 #[derive(Debug, Args)]
@@ -201,9 +213,19 @@ pub struct SearchArgs {
     /// Index folder.
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
-    /// Most results to print (at least 1).
-    #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-    pub limit: u64,
+    /// Most results to print, 1 to 100.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub limit: usize,
+    /// Only results whose path (relative to its root) starts with this, e.g. `guide/`.
+    #[arg(long, value_name = "PREFIX")]
+    pub path_prefix: Option<String>,
+    /// Only results whose path matches this glob (repeatable; `*` stays within a
+    /// folder, `**` crosses folders), e.g. `commands/*.md`.
+    #[arg(long, value_name = "GLOB")]
+    pub glob: Vec<String>,
+    /// Leave out results whose path matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     /// Print one JSON object: {"query", "results": [...]}.
     #[arg(long)]
     pub json: bool,

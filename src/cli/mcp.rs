@@ -7,13 +7,27 @@ use anyhow::Context;
 use std::time::Duration;
 
 pub fn run(a: McpArgs) -> anyhow::Result<i32> {
+    let budget = budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let outcome = rt.block_on(crate::server::mcp::serve_stdio(retriever));
+    let outcome = rt.block_on(crate::server::mcp::serve_stdio(retriever, budget));
     rt.shutdown_timeout(Duration::from_secs(1));
     outcome.context("the MCP server stopped")?;
     Ok(super::EXIT_OK)
+}
+
+/// A response budget from `--max-response-tokens`.
+///
+/// # Errors
+/// When it is under [`crate::retriever::MIN_RESPONSE_TOKENS`].
+pub fn budget_of(tokens: usize) -> anyhow::Result<crate::retriever::Budget> {
+    let min = crate::retriever::MIN_RESPONSE_TOKENS;
+    anyhow::ensure!(
+        tokens >= min,
+        "`--max-response-tokens` must be at least {min}, got {tokens}"
+    );
+    Ok(crate::retriever::Budget { tokens })
 }

@@ -1,97 +1,82 @@
-//! `docfuse search`: rank sections for a question.
+//! `docfuse search`: rank sections for a question. Goes through the retriever API, so
+//! the CLI validates and answers exactly as the HTTP API and the MCP tools do.
 
 use super::args::SearchArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{snippet, DocIndex, Hit, HitExplain, SearchOptions};
-use crate::retriever::{SearchEnvelope, SearchResult};
+use crate::engine::HitExplain;
+use crate::retriever::{
+    DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
+};
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     let query = a.query.join(" ");
     if a.refresh {
         super::refresh::refresh_before_search(&a.index)?;
     }
-    let index = DocIndex::open(&a.index)?;
-    let mut opts = SearchOptions {
-        limit: a.limit as usize,
-        explain: a.explain,
+    let retriever = DocfuseRetriever::open(&a.index)?;
+    let options = RetrieveOptions {
+        limit: a.limit,
         mode: a.mode,
-        ..SearchOptions::default()
+        filters: PathFilters {
+            path_prefix: a.path_prefix.clone(),
+            globs: a.glob.clone(),
+            exclude: a.exclude.clone(),
+        },
+        floor: a.floor,
+        explain: a.explain,
     };
-    if let Some(f) = a.floor {
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&f),
-            "`--floor` must be in [0, 1], got {f}"
-        );
-        opts.params.floor = f;
-    }
-    let resp = index.search(&query, &opts)?;
+    let r = retriever.search_blocking(&query, &options)?;
     // A lexical-only index (built with --no-embeddings) answers lexically by choice: no note.
-    if let Some(why) = resp
-        .degraded
-        .as_ref()
-        .filter(|_| index.manifest().vectors.is_some())
-    {
+    let index = retriever.index();
+    let on_purpose = !index.manifest().embeddings.wanted;
+    if let Some(why) = r.degraded.as_ref().filter(|_| !on_purpose) {
         eprintln!("note: answering lexically: {why}");
     }
-    let notes: Vec<Option<String>> = resp
-        .hits
-        .iter()
-        .map(|h| {
-            index
-                .file_state(h.chunk.root, &h.chunk.path)
-                .ok()
-                .and_then(|s| s.note())
-        })
-        .collect();
     if a.json {
-        let results: Vec<SearchResult> = resp
-            .hits
-            .iter()
-            .zip(&notes)
-            .enumerate()
-            .map(|(i, (h, note))| SearchResult {
-                stale_reason: note.clone(),
-                ..SearchResult::from_hit(i, h)
-            })
-            .collect();
         print_json(&SearchEnvelope {
             query,
-            mode: resp.mode.name(),
-            degraded: resp.degraded,
-            generation: index.manifest().generation,
-            stale: index.stale(),
-            results,
+            mode: r.mode.name(),
+            degraded: r.degraded.clone(),
+            generation: r.generation,
+            stale: r.stale,
+            results: r
+                .documents
+                .iter()
+                .enumerate()
+                .map(|(i, d)| SearchResult::from_document(i, d, false))
+                .collect(),
         })?;
     } else {
-        print_text(&resp.hits, &notes)?;
+        print_text(&r.documents)?;
     }
-    Ok(if resp.hits.is_empty() {
+    Ok(if r.documents.is_empty() {
         super::EXIT_NO_HITS
     } else {
         super::EXIT_OK
     })
 }
 
-fn print_text(hits: &[Hit], notes: &[Option<String>]) -> anyhow::Result<()> {
-    if hits.is_empty() {
+fn print_text(docs: &[RetrievedDocument]) -> anyhow::Result<()> {
+    if docs.is_empty() {
         eprintln!("no results");
     }
-    for (h, note) in hits.iter().zip(notes) {
-        let c = &h.chunk;
-        let heading = if c.heading_path.is_empty() {
-            c.title.clone()
+    for d in docs {
+        let m = &d.metadata;
+        let heading = if m.heading_path.is_empty() {
+            m.title.clone()
         } else {
-            c.heading_path.join(" › ")
+            m.heading_path.join(" › ")
         };
-        let mark = note
+        let mark = m
+            .stale
             .as_ref()
             .map_or(String::new(), |n| format!("  [{n}: text as indexed]"));
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",
-            c.path, c.start_line, heading, h.score
+            m.path, m.match_line, heading, d.score
         ))?;
-        print_line(&format!("    {}", snippet(&c.text, &h.matched_terms)))?;
-        if let Some(e) = &h.explain {
+        print_line(&format!("    {}", m.snippet))?;
+        if let Some(e) = &m.explain {
             print_explain(e)?;
         }
     }

@@ -13,11 +13,17 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         a.addr
     );
     anyhow::ensure!(a.timeout_ms > 0, "`--timeout-ms` must be positive");
+    let budget = super::mcp::budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?;
+    let mut hosts = a.allow_host.clone();
+    if !a.addr.ip().is_unspecified() {
+        hosts.push(a.addr.ip().to_string());
+    }
     let config = HttpConfig {
         request_timeout: Duration::from_millis(a.timeout_ms),
         max_body_bytes: a.max_body_bytes,
-        ..HttpConfig::default()
+        budget,
+        allowed_hosts: hosts,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -55,7 +55,22 @@ pub struct Hit {
     pub chunk: StoredChunk,
     /// Query terms that matched the chunk lexically (empty when none did).
     pub matched_terms: Vec<String>,
+    /// 1-based file line of the chunk that best matches the query (its first line of
+    /// prose when no term matched).
+    pub match_line: u32,
+    /// One line around the match (at most [`super::SNIPPET_CHARS`] characters).
+    pub snippet: String,
     pub explain: Option<HitExplain>,
+}
+
+impl Hit {
+    /// Sets `match_line` and `snippet` for a query whose terms weigh `weights`
+    /// ([`SearchResponse::weights`]); until then they are the chunk's first line and empty.
+    pub fn locate(&mut self, weights: &super::matchline::TermWeights) {
+        let m = super::matchline::best_line(&self.chunk.text, self.chunk.start_line, weights);
+        self.match_line = m.line;
+        self.snippet = super::matchline::snippet_at(&self.chunk.text, m.offset, weights);
+    }
 }
 
 /// Every named part of a hit's score.
@@ -94,6 +109,9 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// Why the requested mode could not be used, when `auto` fell back to lexical.
     pub degraded: Option<String>,
+    /// The query's terms that matched some chunk, with their IDF: for
+    /// [`Hit::locate`].
+    pub weights: Vec<(String, f32)>,
 }
 
 impl From<crate::lexical::Hit> for Hit {
@@ -101,6 +119,8 @@ impl From<crate::lexical::Hit> for Hit {
         Hit {
             score: h.score,
             ord: h.ord,
+            match_line: h.chunk.start_line,
+            snippet: String::new(),
             chunk: h.chunk,
             matched_terms: h.matched_terms,
             explain: h.explain.map(|lexical| HitExplain {

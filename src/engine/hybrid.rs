@@ -52,12 +52,7 @@ impl DocIndex {
         } else {
             Mode::Hybrid
         };
-        let hits = self.fused_search(query, opts, mode, side)?;
-        Ok(SearchResponse {
-            hits,
-            mode,
-            degraded: None,
-        })
+        self.fused_search(query, opts, mode, side)
     }
 
     fn fused_search(
@@ -66,7 +61,7 @@ impl DocIndex {
         opts: &SearchOptions,
         mode: Mode,
         (vectors, embedder): (&VectorSearch, &dyn Embedder),
-    ) -> Result<Vec<Hit>> {
+    ) -> Result<SearchResponse> {
         let qvec = embedder.embed(&[query])?;
         let depth = opts.limit.max(FUSION_DEPTH);
         let run = self.lexical.run(query, &opts.params)?;
@@ -96,7 +91,7 @@ impl DocIndex {
         fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         let top = fused.first().map_or(0.0, |f| f.score);
         let by_ord: HashMap<u64, &Candidate> = cands.iter().map(|c| (c.key, c)).collect();
-        fused
+        let hits = fused
             .iter()
             .filter(|f| f.score > 0.0 && f.score >= opts.params.floor * top)
             .take(opts.limit)
@@ -114,7 +109,13 @@ impl DocIndex {
                 };
                 self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))
             })
-            .collect()
+            .collect::<Result<Vec<Hit>>>()?;
+        Ok(SearchResponse {
+            hits,
+            mode,
+            degraded: None,
+            weights: run.term_weights(),
+        })
     }
 
     fn fused_hit(
@@ -128,6 +129,8 @@ impl DocIndex {
         Ok(Hit {
             score,
             ord,
+            match_line: h.chunk.start_line,
+            snippet: String::new(),
             chunk: h.chunk,
             matched_terms: h.matched_terms,
             explain: h.explain.map(|lexical| HitExplain { lexical, fusion }),

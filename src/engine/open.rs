@@ -128,14 +128,18 @@ impl DocIndex {
         query: &str,
         opts: &SearchOptions,
     ) -> Result<SearchResponse> {
-        let hits = self.lexical.search(&LexicalQuery {
+        let q = LexicalQuery {
             text: query,
             limit: opts.limit,
             params: opts.params,
             explain: opts.explain,
-        })?;
+        };
+        let run = self.lexical.run(query, &opts.params)?;
+        let weights = run.term_weights();
+        let hits = self.lexical.cut(&run, &q)?;
         Ok(SearchResponse {
             hits: hits.into_iter().map(Into::into).collect(),
+            weights,
             mode: Mode::Lexical,
             degraded: None,
         })

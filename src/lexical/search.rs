@@ -80,6 +80,20 @@ pub struct Scored {
 }
 
 impl LexicalRun {
+    /// The query's analysed terms that match some chunk, with their IDF (the weights the
+    /// ranking gave them), in query order.
+    pub fn term_weights(&self) -> Vec<(String, f32)> {
+        let Some(first) = self.ranked.first() else {
+            return Vec::new();
+        };
+        self.qterms
+            .iter()
+            .zip(first.idf.iter())
+            .filter(|(_, (df, _))| *df > 0)
+            .map(|(q, (_, idf))| (q.text.clone(), *idf))
+            .collect()
+    }
+
     /// Every matching chunk, best first (ties by ordinal).
     pub fn scored(&self) -> Vec<Scored> {
         let best = self
@@ -112,13 +126,21 @@ impl LexicalIndex {
     /// Any query text is accepted: one with no term gives an empty list.
     pub fn search(&self, query: &LexicalQuery) -> Result<Vec<Hit>> {
         let run = self.run(query.text, &query.params)?;
+        self.cut(&run, query)
+    }
+
+    /// The hits of `run`, at most `query.limit`, dropping those under `floor × best`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Corrupt`] when a stored chunk cannot be read.
+    pub fn cut(&self, run: &LexicalRun, query: &LexicalQuery) -> Result<Vec<Hit>> {
         let top = run.ranked.first().map_or(0.0, |r| r.parts.score);
         let kept = run
             .ranked
             .iter()
             .take_while(|r| r.parts.score >= query.params.floor * top)
             .take(query.limit)
-            .map(|r| self.acc_hit(&run, r, query.explain))
+            .map(|r| self.acc_hit(run, r, query.explain))
             .collect::<Result<Vec<_>>>()?;
         Ok(kept)
     }

@@ -9,7 +9,9 @@ use super::{
     Retriever,
 };
 use crate::config::QueryParams;
-use crate::engine::{snippet, status, DocIndex, Hit, Mode, SearchOptions, Status, FUSION_DEPTH};
+use crate::engine::{
+    status, DocIndex, Hit, Mode, SearchOptions, SearchResponse, Status, FUSION_DEPTH,
+};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
@@ -65,6 +67,34 @@ pub struct IndexStatus {
     /// Absolute root folders (empty for a JSONL source).
     pub roots: Vec<String>,
     pub vectors: VectorsReport,
+    /// How many files each list of `status` held before [`IndexStatus::capped`] cut it
+    /// (`added`, `changed`, `removed`, `unreadable`, `partial`); empty when not cut.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub list_counts: std::collections::BTreeMap<&'static str, usize>,
+}
+
+/// Most entries of each file list in a status response (the counts stay whole).
+pub const STATUS_LIST_CAP: usize = 50;
+
+impl IndexStatus {
+    /// This status with each file list cut to `n` entries (their full lengths in
+    /// `list_counts`), so a status of a large, very stale index stays small.
+    pub fn capped(mut self, n: usize) -> Self {
+        let s = &mut self.status;
+        for (name, list) in [
+            ("added", &mut s.added),
+            ("changed", &mut s.changed),
+            ("removed", &mut s.removed),
+            ("unreadable", &mut s.unreadable),
+            ("partial", &mut s.partial),
+        ] {
+            if list.len() > n {
+                self.list_counts.insert(name, list.len());
+                list.truncate(n);
+            }
+        }
+        self
+    }
 }
 
 /// The vector side: what the index holds and whether queries can use it.
@@ -154,9 +184,25 @@ impl DocfuseRetriever {
     /// [`RetrieveError::NotFound`] for a file that is not indexed or an unknown id;
     /// [`RetrieveError::InvalidRequest`] for a bad line range.
     pub async fn read_passage(&self, request: &PassageRequest) -> Result<Passage, RetrieveError> {
-        let request = request.clone();
-        self.run_blocking(false, move |inner| passage::read(inner, &request))
+        self.read_passage_page(request, super::MAX_PASSAGE_BYTES)
             .await
+    }
+
+    /// [`DocfuseRetriever::read_passage`] with at most `max_bytes` of text per page (pages
+    /// end on a line; [`Passage::next_start_line`] reads the next one).
+    ///
+    /// # Errors
+    /// As [`DocfuseRetriever::read_passage`].
+    pub async fn read_passage_page(
+        &self,
+        request: &PassageRequest,
+        max_bytes: usize,
+    ) -> Result<Passage, RetrieveError> {
+        let request = request.clone();
+        self.run_blocking(false, move |inner| {
+            passage::read(inner, &request, max_bytes)
+        })
+        .await
     }
 
     /// [`DocfuseRetriever::read_passage`] on the calling thread.
@@ -167,7 +213,7 @@ impl DocfuseRetriever {
         &self,
         request: &PassageRequest,
     ) -> Result<Passage, RetrieveError> {
-        passage::read(&self.inner, request)
+        passage::read(&self.inner, request, super::MAX_PASSAGE_BYTES)
     }
 
     /// Freshness against the files on disk (walks the roots), counts and the vector side.
@@ -243,14 +289,15 @@ fn search_blocking(
     query: &str,
     options: &RetrieveOptions,
 ) -> Result<Retrieval, RetrieveError> {
-    let filter = options.validate()?;
+    let filter = super::request::validate_search(query, options)?;
     let floor = options.floor.unwrap_or(QueryParams::default().floor);
     // No more results than chunks: a huge limit must not size the engine's buffers.
     let limit = options
         .limit
-        .min(index.manifest().collection.chunks as usize);
+        .min(index.manifest().collection.chunks as usize)
+        .max(1);
     let mut opts = SearchOptions {
-        limit: limit.max(1),
+        limit,
         explain: options.explain,
         mode: options.mode,
         ..SearchOptions::default()
@@ -258,24 +305,16 @@ fn search_blocking(
     opts.params.floor = floor;
     let generation = index.manifest().generation;
     let stale = index.stale();
-    if limit == 0 {
-        // nothing to return, but the mode that would answer (and why) still applies
-        let resp = index.search(query, &opts)?;
-        return Ok(Retrieval {
-            documents: Vec::new(),
-            mode: resp.mode,
-            degraded: resp.degraded,
-            generation,
-            stale,
-        });
-    }
-    let (hits, mode, degraded) = if filter.is_empty() {
-        let resp = index.search(query, &opts)?;
-        (resp.hits, resp.mode, resp.degraded)
+    let resp = if filter.is_empty() {
+        index.search(query, &opts)?
     } else {
         filtered_search(index, query, opts, &filter, limit, floor)?
     };
+    let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
     let best = hits.first().map_or(0.0, |h| h.score);
+    for h in &mut hits {
+        h.locate(&weights);
+    }
     let documents = hits
         .into_iter()
         .map(|h| {
@@ -307,16 +346,15 @@ fn filtered_search(
     filter: &PathFilter,
     limit: usize,
     floor: f32,
-) -> Result<(Vec<Hit>, Mode, Option<String>), RetrieveError> {
+) -> Result<SearchResponse, RetrieveError> {
     let total = (index.manifest().collection.chunks as usize).max(1);
     let mut depth = limit.saturating_mul(OVERFETCH).max(FUSION_DEPTH).min(total);
     opts.params.floor = 0.0;
     loop {
         opts.limit = depth;
-        let resp = index.search(query, &opts)?;
+        let mut resp = index.search(query, &opts)?;
         let exhausted = resp.hits.len() < depth || depth >= total;
-        let mut kept: Vec<Hit> = resp
-            .hits
+        let mut kept: Vec<Hit> = std::mem::take(&mut resp.hits)
             .into_iter()
             .filter(|h| filter.matches(&h.chunk.path))
             .collect();
@@ -328,7 +366,8 @@ fn filtered_search(
                 .count()
                 .min(limit);
             kept.truncate(cut);
-            return Ok((kept, resp.mode, resp.degraded));
+            resp.hits = kept;
+            return Ok(resp);
         }
         depth = total;
     }
@@ -342,7 +381,8 @@ pub(super) fn document(
     degraded: Option<String>,
 ) -> RetrievedDocument {
     let c = h.chunk;
-    let snippet = snippet(&c.text, &h.matched_terms);
+    let snippet = h.snippet;
+    let match_line = h.match_line;
     let content = format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text);
     RetrievedDocument {
         source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
@@ -358,6 +398,7 @@ pub(super) fn document(
             path: c.path,
             start_line: c.start_line,
             end_line: c.end_line,
+            match_line,
             title: c.title,
             heading_path: c.heading_path,
             evidence: c.hash,
@@ -405,5 +446,6 @@ fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
             usable: usable.is_ok(),
             reason: usable.err(),
         },
+        list_counts: Default::default(),
     })
 }

@@ -140,11 +140,11 @@ impl HybridRetriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Vec<RetrievedDocument>, RetrieveError> {
-        let filter = options.validate()?;
-        if options.limit == 0 || self.members.is_empty() {
+        let filter = super::validate_search(query, options)?;
+        if self.members.is_empty() {
             return Ok(Vec::new());
         }
-        let member_opts = options.with_limit(options.limit.max(self.depth));
+        let member_opts = options.with_limit(options.limit.max(self.depth).min(super::MAX_LIMIT));
         let lists = futures::future::try_join_all(
             self.members
                 .iter()

@@ -2,11 +2,11 @@
 //! and the MCP `search_docs` tool (its structured content).
 
 use super::RetrievedDocument;
-use crate::engine::{snippet, Hit, HitExplain};
+use crate::engine::HitExplain;
 use serde::Serialize;
 
-/// One result: `{"rank", "id", "path", "start_line", "end_line", "heading_path", "title",
-/// "score", "snippet", "lexical_match"}`, plus `explain` when asked for and `content`
+/// One result: `{"rank", "id", "path", "start_line", "end_line", "match_line",
+/// "heading_path", "title", "score", "snippet", "lexical_match", "stale_reason"}`, plus `explain` when asked for and `content`
 /// (title, heading path and passage text) when the caller asked for text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchResult {
@@ -17,6 +17,8 @@ pub struct SearchResult {
     pub path: String,
     pub start_line: u32,
     pub end_line: u32,
+    /// The line that best matches the query: cite `path:match_line`.
+    pub match_line: u32,
     pub heading_path: Vec<String>,
     pub title: String,
     /// Rounded to 3 decimals.
@@ -31,29 +33,13 @@ pub struct SearchResult {
     pub explain: Option<HitExplain>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// Set when `content` was asked for but cut or left out to keep the response under
+    /// its budget: how to read the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_note: Option<String>,
 }
 
 impl SearchResult {
-    /// The result for the engine hit at 0-based position `i`.
-    pub fn from_hit(i: usize, h: &Hit) -> Self {
-        let c = &h.chunk;
-        SearchResult {
-            rank: i + 1,
-            id: c.id.clone(),
-            path: c.path.clone(),
-            start_line: c.start_line,
-            end_line: c.end_line,
-            heading_path: c.heading_path.clone(),
-            title: c.title.clone(),
-            score: round3(h.score),
-            snippet: snippet(&c.text, &h.matched_terms),
-            lexical_match: !h.matched_terms.is_empty(),
-            stale_reason: None,
-            explain: h.explain.clone(),
-            content: None,
-        }
-    }
-
     /// The result for the retrieved document at 0-based position `i`; `with_content`
     /// adds its `content`.
     pub fn from_document(i: usize, d: &RetrievedDocument, with_content: bool) -> Self {
@@ -64,11 +50,12 @@ impl SearchResult {
             path: d.filter_path().to_string(),
             start_line: m.start_line,
             end_line: m.end_line,
+            match_line: m.match_line,
             heading_path: m.heading_path.clone(),
             title: m.title.clone(),
             score: round3(d.score),
             snippet: if m.snippet.is_empty() {
-                snippet(&d.content, &m.matched_terms)
+                first_line(&d.content)
             } else {
                 m.snippet.clone()
             },
@@ -76,7 +63,33 @@ impl SearchResult {
             stale_reason: m.stale.clone(),
             explain: m.explain.clone(),
             content: with_content.then(|| d.content.clone()),
+            content_note: None,
         }
+    }
+
+    /// This result with `content` set to `fitted` (the passage as it fits the response
+    /// budget) when `include` is set, and a note when it was cut or left out.
+    pub fn with_content(mut self, include: bool, fitted: Option<String>) -> Self {
+        if !include {
+            self.content = None;
+            return self;
+        }
+        let cut = fitted
+            .as_deref()
+            .is_some_and(|c| c.ends_with(super::budget::CUT_MARK));
+        self.content_note = match (&fitted, cut) {
+            (None, _) => Some(format!(
+                "left out to keep the response under its budget; read it with the passage route or tool, id `{}`",
+                self.id
+            )),
+            (Some(_), true) => Some(format!(
+                "cut to keep the response under its budget; read the rest with the passage route or tool, id `{}`",
+                self.id
+            )),
+            _ => None,
+        };
+        self.content = fitted;
+        self
     }
 }
 
@@ -94,6 +107,17 @@ pub struct SearchEnvelope {
     /// Files changed since that generation was built (size/mtime check); refresh to update.
     pub stale: bool,
     pub results: Vec<SearchResult>,
+}
+
+/// A snippet for a document of another retriever: its first shown line.
+fn first_line(content: &str) -> String {
+    let lines = crate::chunk::visible_lines(content);
+    let line = lines
+        .into_iter()
+        .flatten()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    crate::engine::snippet_at(&line, 0, &[])
 }
 
 /// `x` rounded to 3 decimals (the JSON scores).

@@ -54,22 +54,32 @@
 //! # }
 //! ```
 
+mod budget;
 mod docfuse;
 mod filter;
 mod format;
 mod hybrid;
 mod json;
 mod passage;
+mod request;
 mod rerank;
 #[cfg(test)]
 mod tests;
 
-pub use docfuse::{DocfuseRetriever, IndexStatus, Retrieval, VectorsReport};
+pub use budget::{
+    cut_at_line, fit_contents, largest_that_fits, Budget, CUT_MARK, DEFAULT_RESPONSE_TOKENS,
+    MIN_RESPONSE_TOKENS,
+};
+pub use docfuse::{DocfuseRetriever, IndexStatus, Retrieval, VectorsReport, STATUS_LIST_CAP};
 pub use filter::{PathFilter, PathFilters};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
 pub use json::{SearchEnvelope, SearchResult};
 pub use passage::{Passage, PassageRequest, MAX_PASSAGE_BYTES, MAX_PASSAGE_LINES};
+pub use request::{
+    passage_args, search_args, validate_search, Args, SearchArgs, MAX_LIMIT, MAX_PATTERN_BYTES,
+    MAX_QUERY_BYTES,
+};
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 
 /// Engine types that are part of this API (front ends need no other `engine` import).
@@ -136,7 +146,7 @@ impl<R: Retriever + ?Sized> Retriever for Box<R> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrieveOptions {
-    /// Most documents wanted (after filters and floor). Default 10; 0 gives none.
+    /// Most documents wanted (after filters and floor), 1..=[`MAX_LIMIT`]. Default 10.
     pub limit: usize,
     /// `auto` (hybrid when the index has usable vectors, else lexical, with the reason in
     /// [`DocumentMetadata::degraded`]), `lexical`, `vector` or `hybrid`.
@@ -173,19 +183,13 @@ impl RetrieveOptions {
         }
     }
 
-    /// Checks the floor range and compiles the filters.
+    /// Checks the limit (1..=[`MAX_LIMIT`]) and floor ([0, 1]) and compiles the filters
+    /// (the query is checked by [`validate_search`], which calls this).
     ///
     /// # Errors
-    /// [`RetrieveError::InvalidRequest`] for a floor outside [0, 1] or a bad glob.
+    /// [`RetrieveError::InvalidRequest`] naming the parameter out of range or the bad glob.
     pub fn validate(&self) -> Result<PathFilter, RetrieveError> {
-        if let Some(f) = self.floor {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(RetrieveError::InvalidRequest(format!(
-                    "`floor` must be in [0, 1], got {f}"
-                )));
-            }
-        }
-        PathFilter::compile(&self.filters)
+        request::validate_options(self)
     }
 }
 
@@ -245,6 +249,8 @@ pub struct DocumentMetadata {
     /// 1-based first and last line (0 when unknown).
     pub start_line: u32,
     pub end_line: u32,
+    /// 1-based line that best matches the query (the one to cite; 0 when unknown).
+    pub match_line: u32,
     /// Document title.
     pub title: String,
     /// Ancestor headings and the section's own heading, outermost first.
@@ -256,7 +262,7 @@ pub struct DocumentMetadata {
     pub confidence: f32,
     /// Query terms that matched lexically (empty when none did).
     pub matched_terms: Vec<String>,
-    /// A one-line snippet around the first matched term.
+    /// One line around the match (at most 200 characters, markup dropped).
     pub snippet: String,
     /// Set when the result's file no longer has the indexed content ("file deleted since
     /// indexing", "file changed since indexing"): the text shown is the indexed one.

@@ -14,15 +14,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
-/// Most lines one read returns (a longer range is cut and marked `truncated`).
+/// Most lines one page returns (a longer range is paged: `truncated` and
+/// `next_start_line`).
 pub const MAX_PASSAGE_LINES: u32 = 2000;
-/// Most bytes of text one read returns.
+/// Most bytes of text one page returns when the caller sets no smaller budget.
 pub const MAX_PASSAGE_BYTES: usize = 256 * 1024;
 
 /// What to read: `id` (a chunk id from a search result), or `path` (relative to its
 /// root, as in search results) with an optional 1-based inclusive line range. With an
-/// id, the lines default to the chunk's; with a path, to the whole file (up to
-/// [`MAX_PASSAGE_LINES`]).
+/// id, the lines default to the whole section the chunk belongs to (every chunk of it);
+/// with a path, to the whole file. Long ranges come in pages ([`Passage::next_start_line`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PassageRequest {
@@ -53,8 +54,12 @@ pub struct Passage {
     pub source: String,
     /// The lines, joined with `\n`.
     pub text: String,
-    /// The range was cut at [`MAX_PASSAGE_LINES`] or [`MAX_PASSAGE_BYTES`].
+    /// The range asked for goes on past `end_line`: this is one page of it.
     pub truncated: bool,
+    /// When `truncated`: the `start_line` that reads the next page (same `end_line`).
+    pub next_start_line: Option<u32>,
+    /// The last line asked for (the end of the whole range, of which this is a page).
+    pub range_end_line: u32,
     /// The file on disk no longer has the indexed content (changed, deleted, unreadable):
     /// the text served is the indexed one, from the index's own copy.
     pub stale: bool,
@@ -82,7 +87,11 @@ pub(super) struct ChunkTable {
     by_id: HashMap<String, usize>,
 }
 
-pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, RetrieveError> {
+pub(super) fn read(
+    inner: &Inner,
+    req: &PassageRequest,
+    max_bytes: usize,
+) -> Result<Passage, RetrieveError> {
     let (root, path, chunk) = match (&req.id, &req.path) {
         (Some(id), path) => {
             let table = chunks(inner)?;
@@ -125,29 +134,16 @@ pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, Retri
     let (text, stale_reason) = verified_text(inner, root, &path)?;
     let lines = split_lines(&text);
     let total = lines.len() as u32;
-    let start = req.start_line.or(chunk.map(|c| c.start_line)).unwrap_or(1);
+    let section = chunk.map(|c| section_span(inner, c));
+    let start = req.start_line.or(section.map(|s| s.0)).unwrap_or(1);
     let end = req.end_line.or(if req.start_line.is_none() {
-        chunk.map(|c| c.end_line)
+        section.map(|s| s.1)
     } else {
         None
     });
-    let (start, end, mut truncated) = line_range(start, end, total, &path)?;
-    let mut out = String::new();
-    let mut last = start.saturating_sub(1);
-    for (i, line) in lines[(start as usize - 1)..(end as usize)]
-        .iter()
-        .enumerate()
-    {
-        if out.len() + line.len() + 1 > MAX_PASSAGE_BYTES && i > 0 {
-            truncated = true;
-            break;
-        }
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(line);
-        last = start + i as u32;
-    }
+    let (start, end) = line_range(start, end, total, &path)?;
+    let (out, last) = page(&lines, start, end, max_bytes.min(MAX_PASSAGE_BYTES));
+    let truncated = last < end;
     let (id, heading_path) = match chunk {
         Some(c) => (Some(c.id.clone()), c.heading_path.clone()),
         None => containing_chunk(inner, root, &path, start),
@@ -163,6 +159,8 @@ pub(super) fn read(inner: &Inner, req: &PassageRequest) -> Result<Passage, Retri
         heading_path,
         text: out,
         truncated,
+        next_start_line: truncated.then_some(last + 1),
+        range_end_line: end,
         stale: stale_reason.is_some(),
         stale_reason,
         generation: inner.index.manifest().generation,
@@ -350,13 +348,14 @@ fn split_lines(text: &str) -> Vec<&str> {
     out
 }
 
-/// Validates and clamps a 1-based inclusive range against `total` lines.
+/// Validates a 1-based inclusive range against `total` lines; an end past the file is
+/// clamped to its last line.
 fn line_range(
     start: u32,
     end: Option<u32>,
     total: u32,
     path: &str,
-) -> Result<(u32, u32, bool), RetrieveError> {
+) -> Result<(u32, u32), RetrieveError> {
     if start == 0 {
         return Err(RetrieveError::InvalidRequest(
             "`start_line` is 1-based: it must be at least 1".into(),
@@ -374,9 +373,63 @@ fn line_range(
             "`start_line` {start} is past the end of `{path}` ({total} lines)"
         )));
     }
-    let end = end.unwrap_or(u32::MAX).min(total);
-    let cap = start.saturating_add(MAX_PASSAGE_LINES - 1);
-    Ok((start, end.min(cap), end > cap))
+    Ok((start, end.unwrap_or(u32::MAX).min(total)))
+}
+
+/// Lines `start..=end` (1-based) joined with `\n`, as many whole lines as fit in
+/// `max_bytes` and at most [`MAX_PASSAGE_LINES`]; at least one line (a single line
+/// longer than the budget is cut at a character boundary and ends with `…`). Returns the
+/// text and the last line included.
+fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32) {
+    let mut out = String::new();
+    let mut last = start;
+    let end = end.min(start.saturating_add(MAX_PASSAGE_LINES - 1));
+    for n in start..=end {
+        let line = lines.get(n as usize - 1).copied().unwrap_or("");
+        let sep = usize::from(n > start);
+        if n > start && out.len() + sep + line.len() > max_bytes {
+            break;
+        }
+        if n > start {
+            out.push('\n');
+        }
+        if line.len() > max_bytes {
+            let mut cut = max_bytes.saturating_sub(3);
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&line[..cut]);
+            out.push('…');
+        } else {
+            out.push_str(line);
+        }
+        last = n;
+    }
+    (out, last)
+}
+
+/// The first and last line of the section `c` belongs to (all its chunks: the same id
+/// before any `~k` part suffix, in the same file).
+fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
+    let base = section_id(&c.id);
+    let Ok(table) = chunks(inner) else {
+        return (c.start_line, c.end_line);
+    };
+    table
+        .refs
+        .iter()
+        .filter(|r| r.root == c.root && r.path == c.path && section_id(&r.id) == base)
+        .fold((c.start_line, c.end_line), |(a, b), r| {
+            (a.min(r.start_line), b.max(r.end_line))
+        })
+}
+
+/// A chunk id without its `~k` part suffix.
+pub(crate) fn section_id(id: &str) -> &str {
+    match id.rsplit_once('~') {
+        Some((base, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => id,
+    }
 }
 
 fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
@@ -445,6 +498,8 @@ fn stored_passage(c: &ChunkRef, text: &str) -> Passage {
         source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
         text: text.to_string(),
         truncated: false,
+        next_start_line: None,
+        range_end_line: c.end_line,
         stale: false,
         stale_reason: None,
         generation: 0,
@@ -494,8 +549,14 @@ mod tests {
             ["a", "b", "c", "", "d"]
         );
         assert_eq!(split_lines("a\n"), ["a"]);
-        assert_eq!(line_range(2, Some(99), 5, "x").unwrap(), (2, 5, false));
-        assert_eq!(line_range(1, None, 5000, "x").unwrap(), (1, 2000, true));
+        assert_eq!(line_range(2, Some(99), 5, "x").unwrap(), (2, 5));
+        assert_eq!(line_range(1, None, 5000, "x").unwrap(), (1, 5000));
+        let lines = ["aaaa", "bbbb", "cccc", "dd"];
+        assert_eq!(page(&lines, 1, 4, 9), ("aaaa\nbbbb".to_string(), 2));
+        assert_eq!(page(&lines, 3, 4, 100), ("cccc\ndd".to_string(), 4));
+        assert_eq!(page(&lines, 1, 1, 3), ("…".to_string(), 1));
+        assert_eq!(section_id("a.md#x/y~12"), "a.md#x/y");
+        assert_eq!(section_id("a.md#x~y"), "a.md#x~y");
         assert_eq!(
             line_range(0, None, 5, "x").unwrap_err().code(),
             "bad_request"

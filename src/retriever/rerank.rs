@@ -68,10 +68,8 @@ impl RerankedRetriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Vec<RetrievedDocument>, RetrieveError> {
-        if options.limit == 0 {
-            return Ok(Vec::new());
-        }
-        let first = options.with_limit(options.limit.max(self.candidates));
+        super::validate_search(query, options)?;
+        let first = options.with_limit(options.limit.max(self.candidates).min(super::MAX_LIMIT));
         let docs = self.inner.retrieve(query, &first).await?;
         let scores = self.reranker.rerank(query, &docs).await?;
         if scores.len() != docs.len() {

@@ -186,7 +186,7 @@ fn filters_apply_before_the_top_k_cut() {
         q,
         &RetrieveOptions {
             floor: Some(0.0),
-            ..lexical(500)
+            ..lexical(100)
         },
     ));
     let expected: Vec<&str> = deep

@@ -3,41 +3,50 @@
 //! | route | what |
 //! | --- | --- |
 //! | `POST /v1/search` | JSON body `{"query", "limit", "mode", "filters": {"path_prefix", "globs", "exclude"}, "explain", "floor", "include_content"}` → the `docfuse search --json` envelope |
-//! | `GET /v1/passage` | `?path=&start_line=&end_line=` or `?id=` (and `root=`) → the exact text of an indexed file's lines |
+//! | `GET /v1/passage` | `?path=&start_line=&end_line=` or `?id=` (and `root=`) → a page of an indexed file's lines |
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
 //! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status for a bad request
-//! (400 bad input, 403 a path outside the roots, 404 nothing there, 405, 409 a mode the
-//! index cannot serve, 413 body too large, 415 not JSON) and a 5xx only for faults (500,
-//! 503 `timeout`). Requests are bounded: body size, a per-request timeout, and at most
-//! one search per core at a time (the others wait their turn).
+//! (400 bad input, 403 a path outside the roots or a foreign Host/Origin, 404 nothing
+//! there, 405, 409 a mode the index cannot serve, 413 body too large, 415 not JSON) and a
+//! 5xx only for faults (500, 503 `timeout`). Requests are bounded: body size, a
+//! per-request timeout, at most one search per core at a time, and every response under
+//! the response budget. A request whose `Host` is not the server's own name, or whose
+//! `Origin` is another site, is refused (DNS rebinding: a web page must not read the
+//! docs through the developer's browser).
 
 use super::ErrorBody;
 use crate::retriever::{
-    DocfuseRetriever, IndexStatus, Mode, Passage, PassageRequest, PathFilters, RetrieveError,
-    RetrieveOptions, SearchEnvelope, SearchResult,
+    fit_contents, largest_that_fits, passage_args, search_args, Budget, DocfuseRetriever,
+    IndexStatus, Passage, RetrieveError, SearchEnvelope, SearchResult,
 };
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Limits of the HTTP server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
     /// A request taking longer is answered `503 timeout` (default 10 s). A search already
     /// running on the blocking pool finishes in the background.
     pub request_timeout: Duration,
     /// Largest request body (default 64 KiB); larger is `413`.
     pub max_body_bytes: usize,
-    /// Largest `limit` of a search (default 100).
-    pub max_limit: usize,
+    /// Every response stays under this budget (default 10,000 tokens ≈ 40 KB).
+    pub budget: Budget,
+    /// Host names (without port) a request's `Host` and `Origin` may name; `localhost`,
+    /// `127.0.0.1` and `::1` always may.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -45,41 +54,30 @@ impl Default for HttpConfig {
         HttpConfig {
             request_timeout: Duration::from_secs(10),
             max_body_bytes: 64 * 1024,
-            max_limit: 100,
+            budget: Budget::default(),
+            allowed_hosts: Vec::new(),
         }
     }
 }
 
-/// Longest query, in bytes.
-pub const MAX_QUERY_BYTES: usize = 4096;
+/// The fields of `POST /v1/search`.
+pub const SEARCH_FIELDS: &[&str] = &[
+    "query",
+    "limit",
+    "mode",
+    "filters",
+    "explain",
+    "floor",
+    "include_content",
+];
+
+/// Default `limit` of `POST /v1/search`.
+pub const SEARCH_DEFAULT_LIMIT: usize = 10;
 
 #[derive(Clone)]
 struct AppState {
     retriever: DocfuseRetriever,
-    config: HttpConfig,
-}
-
-/// The body of `POST /v1/search`. Only `query` is required.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchRequest {
-    pub query: String,
-    /// 1..=`max_limit`, default 10.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// `auto` (default), `lexical`, `vector`, `hybrid`.
-    #[serde(default)]
-    pub mode: Option<Mode>,
-    #[serde(default)]
-    pub filters: PathFilters,
-    #[serde(default)]
-    pub explain: bool,
-    /// In [0, 1]; default 1/3 of the best score.
-    #[serde(default)]
-    pub floor: Option<f32>,
-    /// Add each result's `content` (title, heading path, passage text).
-    #[serde(default)]
-    pub include_content: bool,
+    config: Arc<HttpConfig>,
 }
 
 /// `GET /healthz`.
@@ -96,7 +94,11 @@ pub struct Health {
 
 /// The routes over `retriever`, with the limits of `config`.
 pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
-    let state = AppState { retriever, config };
+    let config = Arc::new(config);
+    let state = AppState {
+        retriever,
+        config: config.clone(),
+    };
     let routes = Router::new()
         .route("/v1/search", post(search))
         .route("/v1/passage", get(passage))
@@ -108,15 +110,21 @@ pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
     with_limits(routes, &config)
 }
 
-/// Adds the body limit and the per-request timeout (answered `503` with the JSON error
-/// body) to `routes`.
+/// Adds the Host/Origin check, the body limit and the per-request timeout (answered
+/// `503` with the JSON error body) to `routes`.
 pub fn with_limits(routes: Router, config: &HttpConfig) -> Router {
+    let hosts: Arc<Vec<String>> = Arc::new(allowed_hosts(&config.allowed_hosts));
     routes
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             config.request_timeout,
             timeout,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            config.max_body_bytes,
+            body_limit_message,
+        ))
+        .layer(axum::middleware::from_fn_with_state(hosts, host_guard))
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves.
@@ -179,69 +187,103 @@ impl From<JsonRejection> for ApiError {
                 "unsupported_media_type",
                 "send the body as JSON with `Content-Type: application/json`",
             ),
-            _ => Self::bad_request(r.body_text()),
+            _ => Self::bad_request(format!(
+                "the request body is not valid JSON: {}",
+                r.body_text()
+            )),
         }
     }
 }
 
-async fn search(
-    State(s): State<AppState>,
-    body: Result<Json<SearchRequest>, JsonRejection>,
-) -> Result<Json<SearchEnvelope>, ApiError> {
-    let Json(req) = body?;
-    let options = search_options(&req, &s.config)?;
-    let r = s.retriever.search(&req.query, &options).await?;
-    Ok(Json(SearchEnvelope {
-        query: req.query,
-        mode: r.mode.name(),
-        degraded: r.degraded,
-        generation: r.generation,
-        stale: r.stale,
-        results: r
-            .documents
-            .iter()
-            .enumerate()
-            .map(|(i, d)| SearchResult::from_document(i, d, req.include_content))
-            .collect(),
-    }))
+/// A JSON response, and its size in bytes.
+fn sized<T: Serialize>(v: T) -> (T, usize) {
+    let n = serde_json::to_vec(&v).map_or(usize::MAX, |b| b.len());
+    (v, n)
 }
 
-/// Validates a search request into retriever options.
-fn search_options(req: &SearchRequest, config: &HttpConfig) -> Result<RetrieveOptions, ApiError> {
-    if req.query.trim().is_empty() {
-        return Err(ApiError::bad_request("`query` is empty"));
+async fn search(
+    State(s): State<AppState>,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<SearchEnvelope>, ApiError> {
+    let Json(body) = body?;
+    let req = search_args(
+        &body,
+        SEARCH_FIELDS,
+        "the request body",
+        SEARCH_DEFAULT_LIMIT,
+    )?;
+    let r = s.retriever.search(&req.query, &req.options).await?;
+    let budget = s.config.budget.bytes();
+    let envelope = |allowance: usize| {
+        let contents = if req.include_content {
+            fit_contents(&r.documents, allowance)
+        } else {
+            vec![None; r.documents.len()]
+        };
+        sized(SearchEnvelope {
+            query: req.query.clone(),
+            mode: r.mode.name(),
+            degraded: r.degraded.clone(),
+            generation: r.generation,
+            stale: r.stale,
+            results: r
+                .documents
+                .iter()
+                .zip(contents)
+                .enumerate()
+                .map(|(i, (d, c))| {
+                    SearchResult::from_document(i, d, false).with_content(req.include_content, c)
+                })
+                .collect(),
+        })
+    };
+    Ok(Json(largest_that_fits(budget, budget, envelope)))
+}
+
+/// `GET /v1/passage` query parameters as the JSON arguments `passage_args` reads: line
+/// numbers and root as numbers when they are digits.
+fn passage_value(params: &HashMap<String, String>) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in params {
+        let numeric = matches!(k.as_str(), "start_line" | "end_line" | "root");
+        let value = match v.parse::<u64>() {
+            Ok(n) if numeric => Value::from(n),
+            _ => Value::from(v.clone()),
+        };
+        m.insert(k.clone(), value);
     }
-    if req.query.len() > MAX_QUERY_BYTES {
-        return Err(ApiError::bad_request(format!(
-            "`query` is longer than {MAX_QUERY_BYTES} bytes"
-        )));
-    }
-    let limit = req.limit.unwrap_or(10);
-    if !(1..=config.max_limit).contains(&limit) {
-        return Err(ApiError::bad_request(format!(
-            "`limit` must be in 1..={}, got {limit}",
-            config.max_limit
-        )));
-    }
-    Ok(RetrieveOptions {
-        limit,
-        mode: req.mode.unwrap_or(Mode::Auto),
-        filters: req.filters.clone(),
-        floor: req.floor,
-        explain: req.explain,
-    })
+    Value::Object(m)
 }
 
 async fn passage(
     State(s): State<AppState>,
-    query: Result<Query<PassageRequest>, QueryRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Json<Passage>, ApiError> {
-    let Query(req) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
-    Ok(Json(s.retriever.read_passage(&req).await?))
+    let Query(params) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
+    let req = passage_args(&passage_value(&params), "the query string")?;
+    let budget = s.config.budget.bytes();
+    // JSON escaping can grow text; leave room for it and for the other fields.
+    let mut allowance = budget.saturating_sub(2048) * 4 / 5;
+    loop {
+        let p = s
+            .retriever
+            .read_passage_page(&req, allowance.max(1))
+            .await?;
+        let (p, size) = sized(p);
+        if size <= budget || allowance <= 256 {
+            return Ok(Json(p));
+        }
+        allowance = allowance * budget / size * 9 / 10;
+    }
 }
 
 async fn status(State(s): State<AppState>) -> Result<Json<IndexStatus>, ApiError> {
-    Ok(Json(s.retriever.status().await?))
+    Ok(Json(
+        s.retriever
+            .status()
+            .await?
+            .capped(crate::retriever::STATUS_LIST_CAP),
+    ))
 }
 
 async fn healthz(State(s): State<AppState>) -> Json<Health> {
@@ -286,5 +328,132 @@ async fn timeout(State(limit): State<Duration>, req: Request, next: Next) -> Res
             ),
         )
         .into_response(),
+    }
+}
+
+/// Names the limit in a `413`: "larger than 65536 bytes".
+async fn body_limit_message(State(limit): State<usize>, req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let resp = next.run(req).await;
+    if resp.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        return resp;
+    }
+    let size = declared.map_or(String::new(), |n| format!(" ({n} bytes)"));
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("the request body{size} is larger than {limit} bytes, the most this server accepts (`--max-body-bytes`)"),
+    )
+    .into_response()
+}
+
+/// The host names always allowed, plus `extra`, lowercased, without brackets.
+fn allowed_hosts(extra: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend(
+        extra
+            .iter()
+            .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase()),
+    );
+    v
+}
+
+/// The host name of a `Host` value or an origin's authority: port and brackets removed.
+fn host_name(authority: &str) -> String {
+    let a = authority.trim().to_ascii_lowercase();
+    if let Some(rest) = a.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("").to_string();
+    }
+    match a.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.contains(':') => {
+            h.to_string()
+        }
+        _ => a,
+    }
+}
+
+/// Why `headers` are refused, if they are: a `Host` that is not an allowed name, or an
+/// `Origin` of another site.
+fn foreign(headers: &HeaderMap, hosts: &[String]) -> Option<String> {
+    if let Some(h) = headers.get(header::HOST) {
+        let name = h.to_str().map(host_name).unwrap_or_default();
+        if !hosts.contains(&name) {
+            return Some(format!(
+                "Host `{}` is not this server's name; allowed: {} (add one with `--allow-host`)",
+                name,
+                hosts.join(", ")
+            ));
+        }
+    }
+    if let Some(o) = headers.get(header::ORIGIN) {
+        let origin = o.to_str().unwrap_or("");
+        let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
+        let name = host_name(authority.split('/').next().unwrap_or(""));
+        if !hosts.contains(&name) {
+            return Some(format!(
+                "requests from the web origin `{}` are refused (cross-site access to local docs)",
+                origin.chars().take(100).collect::<String>()
+            ));
+        }
+    }
+    None
+}
+
+async fn host_guard(State(hosts): State<Arc<Vec<String>>>, req: Request, next: Next) -> Response {
+    match foreign(req.headers(), &hosts) {
+        Some(why) => ApiError::new(StatusCode::FORBIDDEN, "forbidden_host", why).into_response(),
+        None => next.run(req).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn only_the_servers_own_names_and_origins_pass() {
+        let hosts = allowed_hosts(&["docs.internal".into()]);
+        for ok in [
+            vec![("host", "127.0.0.1:7700")],
+            vec![("host", "localhost")],
+            vec![("host", "[::1]:7700")],
+            vec![
+                ("host", "Docs.Internal:80"),
+                ("origin", "https://docs.internal"),
+            ],
+            vec![("origin", "http://localhost:7700")],
+            vec![],
+        ] {
+            assert_eq!(foreign(&headers(&ok), &hosts), None, "{ok:?}");
+        }
+        for bad in [
+            vec![("host", "evil.example")],
+            vec![("host", "evil.example:7700")],
+            vec![
+                ("host", "127.0.0.1:7700"),
+                ("origin", "https://evil.example"),
+            ],
+            vec![("host", "localhost"), ("origin", "null")],
+        ] {
+            assert!(foreign(&headers(&bad), &hosts).is_some(), "{bad:?}");
+        }
     }
 }

@@ -1,121 +1,57 @@
 //! The MCP server (Model Context Protocol, official `rmcp` SDK) on stdio: tools
 //! `search_docs`, `read_passage` and `index_status` over one opened index.
 //!
-//! stdout carries only protocol messages; logs go to stderr. Tool failures (a bad
+//! stdout carries only protocol messages; logs go to stderr. The tools publish plain
+//! JSON Schemas ([`super::mcp_schema`]) and read their arguments with the same parser
+//! and rules as the HTTP API ([`crate::retriever::search_args`]). Every result (text and
+//! structured content together) stays under the response budget. Tool failures (a bad
 //! argument, a path outside the roots) are tool results with `isError: true` and the
 //! `{"error": {"code", "message"}}` body as structured content, so the assistant sees
 //! the reason.
 
-use super::ErrorBody;
+use super::{mcp_schema, ErrorBody};
 use crate::retriever::{
-    format_retrieved_documents, DocfuseRetriever, Mode, PassageRequest, PathFilters, RetrieveError,
-    RetrieveOptions, SearchEnvelope, SearchResult,
+    fit_contents, largest_that_fits, passage_args, search_args, Budget, DocfuseRetriever,
+    IndexStatus, Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Most passages one `search_docs` call returns.
-pub const MAX_RESULTS: u32 = 50;
-/// Budget of the passage text in a `search_docs` answer, in tokens (≈ bytes / 4).
-pub const SEARCH_TEXT_TOKENS: usize = 6000;
-
-/// Arguments of `search_docs`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchDocsArgs {
-    /// The question or keywords, e.g. "how do I publish a crate" or "HashMap entry".
-    pub query: String,
-    /// Most passages to return, 1 to 50 (default 5).
-    #[serde(default)]
-    pub limit: Option<u32>,
-    /// auto (default: hybrid when the index has usable vectors, else lexical), lexical
-    /// (BM25F word matching), vector (semantic similarity) or hybrid (both fused).
-    #[serde(default)]
-    pub mode: Option<ModeArg>,
-    /// Only passages whose path (relative to the indexed root) starts with this, e.g. "guide/".
-    #[serde(default)]
-    pub path_prefix: Option<String>,
-    /// Only passages whose path matches one of these globs, e.g. ["commands/*.md"]
-    /// (`*` stays within a folder, `**` crosses folders).
-    #[serde(default)]
-    pub globs: Option<Vec<String>>,
-}
-
-/// A search mode.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ModeArg {
-    Auto,
-    Lexical,
-    Vector,
-    Hybrid,
-}
-
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Mode {
-        match m {
-            ModeArg::Auto => Mode::Auto,
-            ModeArg::Lexical => Mode::Lexical,
-            ModeArg::Vector => Mode::Vector,
-            ModeArg::Hybrid => Mode::Hybrid,
-        }
-    }
-}
-
-/// Arguments of `read_passage`: `id`, or `path` with an optional line range.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadPassageArgs {
-    /// A result id from search_docs, e.g. "guide/install.md#install/from-source". Reads
-    /// that chunk's lines (override with start_line/end_line).
-    #[serde(default)]
-    pub id: Option<String>,
-    /// A file path relative to the indexed root, as shown in search results, e.g.
-    /// "guide/install.md". Paths outside the indexed roots are refused.
-    #[serde(default)]
-    pub path: Option<String>,
-    /// First line to read, 1-based (default: the chunk's first line, or 1).
-    #[serde(default)]
-    pub start_line: Option<u32>,
-    /// Last line to read, inclusive (default: the chunk's last line when only an id is
-    /// given, else the end of the file; at most 2000 lines are returned).
-    #[serde(default)]
-    pub end_line: Option<u32>,
-    /// Root number when several indexed roots hold the same path (default: the first).
-    #[serde(default)]
-    pub root: Option<u32>,
-}
+use serde::Serialize;
+use serde_json::Value;
 
 /// The MCP server: one opened index, kept loaded between calls.
 #[derive(Clone)]
 pub struct DocfuseMcp {
     retriever: DocfuseRetriever,
+    budget: Budget,
     tool_router: ToolRouter<Self>,
 }
 
 #[tool_router(router = tool_router)]
 impl DocfuseMcp {
-    pub fn new(retriever: DocfuseRetriever) -> Self {
+    pub fn new(retriever: DocfuseRetriever, budget: Budget) -> Self {
         DocfuseMcp {
             retriever,
+            budget,
             tool_router: Self::tool_router(),
         }
     }
 
     #[tool(
         name = "search_docs",
-        description = "Search the indexed documentation. Returns the best passages (sections), each with its heading path, its path:start-end line range, its score, its id, and whether it matched the query's words lexically (lexical_match), followed by the passage texts (cut to about 6000 tokens in total). Use read_passage with a result's id or path and lines to read more.",
+        description = "Search the indexed documentation. Returns the best passages (sections), each with its path:line citation (the line that best matches), its line range, heading path, score, id, and whether it matched the query's words (lexical match), followed by the passage texts, all within the response budget (passages that do not fit are cut or left out, and say so). Use read_passage with a result's id to read a whole section, or with a path and lines.",
+        input_schema = mcp_schema::search_docs(),
         annotations(title = "Search documentation", read_only_hint = true)
     )]
     async fn search_docs(
         &self,
-        Parameters(args): Parameters<SearchDocsArgs>,
+        Parameters(args): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.search(args).await {
+        Ok(match self.search(Value::Object(args)).await {
             Ok(r) => r,
             Err(e) => tool_error(&e),
         })
@@ -123,45 +59,16 @@ impl DocfuseMcp {
 
     #[tool(
         name = "read_passage",
-        description = "Read the exact text of an indexed documentation file: give a search result's id (reads that section), or a path relative to the indexed root with optional start_line and end_line (1-based, inclusive). Returns the lines with their path:start-end. Only files inside the indexed roots can be read.",
+        description = "Read the exact text of an indexed documentation file: give a search result's id (reads its whole section), or a path relative to the indexed root with optional start_line and end_line (1-based, inclusive). Long ranges come in pages that end on a line: the answer says which lines it holds and the start_line of the next page. If the file changed since indexing, the indexed text is returned, marked STALE. Only files inside the indexed roots can be read.",
+        input_schema = mcp_schema::read_passage(),
         annotations(title = "Read a passage", read_only_hint = true)
     )]
     async fn read_passage(
         &self,
-        Parameters(args): Parameters<ReadPassageArgs>,
+        Parameters(args): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        let req = PassageRequest {
-            id: args.id,
-            path: args.path,
-            root: args.root.map(|r| r as usize),
-            start_line: args.start_line,
-            end_line: args.end_line,
-        };
-        Ok(match self.retriever.read_passage(&req).await {
-            Ok(p) => {
-                let heading = if p.heading_path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · {}", p.heading_path.join(" › "))
-                };
-                let more = if p.truncated {
-                    format!(
-                        " (cut at line {}; ask for the next lines with start_line)",
-                        p.end_line
-                    )
-                } else {
-                    String::new()
-                };
-                let stale = p
-                    .stale_reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!("\nSTALE: {r}"));
-                let text = format!(
-                    "{} (of {} lines){heading}{more}{stale}\n\n{}",
-                    p.source, p.total_lines, p.text
-                );
-                structured(text, &p)
-            }
+        Ok(match self.passage(Value::Object(args)).await {
+            Ok(r) => r,
             Err(e) => tool_error(&e),
         })
     }
@@ -169,37 +76,23 @@ impl DocfuseMcp {
     #[tool(
         name = "index_status",
         description = "Tell whether the documentation index is fresh or stale against the files on disk (and why), how many documents and chunks it holds, its roots, and whether semantic (vector) search is available and with which embedder.",
+        input_schema = mcp_schema::no_arguments(),
         annotations(title = "Index status", read_only_hint = true)
     )]
-    async fn index_status(&self) -> Result<CallToolResult, ErrorData> {
+    async fn index_status(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if let Some(k) = args.keys().next() {
+            let e = RetrieveError::InvalidRequest(format!(
+                "unknown field `{k}` in index_status; it takes no arguments"
+            ));
+            return Ok(tool_error(&e));
+        }
         Ok(match self.retriever.status().await {
             Ok(s) => {
-                let st = &s.status;
-                let mut text = format!(
-                    "{}: {} documents, {} chunks, generation {}",
-                    if st.fresh { "fresh" } else { "stale" },
-                    st.documents,
-                    st.chunks,
-                    st.generation
-                );
-                for r in &st.reasons {
-                    text.push_str(&format!("\n  {r}"));
-                }
-                let v = &s.vectors;
-                text.push_str(&match (&v.model, v.usable, &v.reason) {
-                    (Some(m), true, _) => format!(
-                        "\nembedder: {m} ({}-d), {} chunks embedded; vector and hybrid search available",
-                        v.dim.unwrap_or(0),
-                        v.embedded
-                    ),
-                    (m, _, reason) => format!(
-                        "\nembedder: {}; lexical search only ({})",
-                        m.as_deref().unwrap_or("none"),
-                        reason.as_deref().unwrap_or("no vectors")
-                    ),
-                });
-                text.push_str(&format!("\nroots: {}", s.roots.join(", ")));
-                structured(text, &s)
+                let s = s.capped(STATUS_LIST_CAP);
+                structured(status_text(&s), &s)
             }
             Err(e) => tool_error(&e),
         })
@@ -207,82 +100,187 @@ impl DocfuseMcp {
 }
 
 impl DocfuseMcp {
-    async fn search(&self, args: SearchDocsArgs) -> Result<CallToolResult, RetrieveError> {
-        if args.query.trim().is_empty() {
-            return Err(RetrieveError::InvalidRequest("`query` is empty".into()));
-        }
-        let limit = args.limit.unwrap_or(5);
-        if !(1..=MAX_RESULTS).contains(&limit) {
-            return Err(RetrieveError::InvalidRequest(format!(
-                "`limit` must be in 1..={MAX_RESULTS}, got {limit}"
-            )));
-        }
-        let options = RetrieveOptions {
-            limit: limit as usize,
-            mode: args.mode.map_or(Mode::Auto, Mode::from),
-            filters: PathFilters {
-                path_prefix: args.path_prefix,
-                globs: args.globs.unwrap_or_default(),
-                exclude: Vec::new(),
-            },
-            ..RetrieveOptions::default()
+    async fn search(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
+        let req = search_args(
+            &args,
+            mcp_schema::SEARCH_FIELDS,
+            "search_docs",
+            mcp_schema::SEARCH_DEFAULT_LIMIT,
+        )?;
+        let r = self.retriever.search(&req.query, &req.options).await?;
+        let budget = self.budget.bytes();
+        let render = |allowance: usize| {
+            let result = search_result(&req.query, &r, allowance, self.budget.tokens);
+            let size = result_size(&result);
+            (result, size)
         };
-        let r = self.retriever.search(&args.query, &options).await?;
-        let envelope = SearchEnvelope {
-            query: args.query.clone(),
-            mode: r.mode.name(),
-            degraded: r.degraded.clone(),
-            generation: r.generation,
-            stale: r.stale,
-            results: r
-                .documents
-                .iter()
-                .enumerate()
-                .map(|(i, d)| SearchResult::from_document(i, d, true))
-                .collect(),
-        };
-        let mut text = format!(
-            "{} passage(s) for {:?} (mode {})",
-            envelope.results.len(),
-            args.query,
-            envelope.mode
-        );
-        if let Some(why) = &r.degraded {
-            text.push_str(&format!("; answered lexically: {why}"));
-        }
-        for s in &envelope.results {
-            let heading = if s.heading_path.is_empty() {
-                s.title.clone()
-            } else {
-                s.heading_path.join(" › ")
-            };
-            let stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
-                format!(" · STALE: {r} (text as indexed)")
-            });
-            text.push_str(&format!(
-                "\n{}. {}:{}-{} · {} · score {:.3} · lexical match: {} · id: {}{stale}",
-                s.rank,
-                s.path,
-                s.start_line,
-                s.end_line,
-                heading,
-                s.score,
-                if s.lexical_match { "yes" } else { "no" },
-                s.id
-            ));
-        }
-        if !envelope.results.is_empty() && envelope.results.iter().all(|s| !s.lexical_match) {
-            text.push_str(
-                "\nNo passage contains the query's words: these are semantic neighbours only.",
-            );
-        }
-        let passages = format_retrieved_documents(&r.documents, SEARCH_TEXT_TOKENS);
-        if !passages.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&passages);
-        }
-        Ok(structured(text, &envelope))
+        Ok(largest_that_fits(budget, budget, render))
     }
+
+    async fn passage(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
+        let req = passage_args(&args, "read_passage")?;
+        let budget = self.budget.bytes();
+        // The text goes out twice (text content and structured content).
+        let mut allowance = budget.saturating_sub(2048) * 2 / 5;
+        loop {
+            let p = self
+                .retriever
+                .read_passage_page(&req, allowance.max(1))
+                .await?;
+            let result = structured(passage_text(&p), &p);
+            let size = result_size(&result);
+            if size <= budget || allowance <= 256 {
+                return Ok(result);
+            }
+            allowance = allowance * budget / size * 9 / 10;
+        }
+    }
+}
+
+/// The `search_docs` result with passages fitted into `allowance` bytes (in the text and
+/// in the structured content alike).
+fn search_result(query: &str, r: &Retrieval, allowance: usize, tokens: usize) -> CallToolResult {
+    let contents = fit_contents(&r.documents, allowance / 2);
+    let envelope = SearchEnvelope {
+        query: query.to_string(),
+        mode: r.mode.name(),
+        degraded: r.degraded.clone(),
+        generation: r.generation,
+        stale: r.stale,
+        results: r
+            .documents
+            .iter()
+            .zip(contents.iter().cloned())
+            .enumerate()
+            .map(|(i, (d, c))| SearchResult::from_document(i, d, false).with_content(true, c))
+            .collect(),
+    };
+    let mut text = format!(
+        "{} passage(s) for {:?} (mode {})",
+        envelope.results.len(),
+        query,
+        envelope.mode
+    );
+    if let Some(why) = &r.degraded {
+        text.push_str(&format!("; answered lexically: {why}"));
+    }
+    if r.stale {
+        text.push_str("; the index is stale (see index_status)");
+    }
+    for s in &envelope.results {
+        text.push_str(&format!("\n{}", result_line(s)));
+    }
+    if !envelope.results.is_empty() && envelope.results.iter().all(|s| !s.lexical_match) {
+        text.push_str(
+            "\nNo passage contains the query's words: these are semantic neighbours only.",
+        );
+    }
+    let mut left_out = 0;
+    for (s, c) in envelope.results.iter().zip(&contents) {
+        match c {
+            Some(c) => text.push_str(&format!(
+                "\n\n[{}] {}:{} (lines {}-{})\n{c}",
+                s.rank, s.path, s.match_line, s.start_line, s.end_line
+            )),
+            None => left_out += 1,
+        }
+    }
+    let cut = contents
+        .iter()
+        .flatten()
+        .filter(|c| c.ends_with(crate::retriever::CUT_MARK))
+        .count();
+    if left_out + cut > 0 {
+        text.push_str(&format!(
+            "\n\n({} passage(s) cut and {left_out} left out to stay under {tokens} tokens: read them with read_passage and their id)",
+            cut
+        ));
+    }
+    structured(text, &envelope)
+}
+
+/// One numbered line of a result list.
+fn result_line(s: &SearchResult) -> String {
+    let heading = if s.heading_path.is_empty() {
+        s.title.clone()
+    } else {
+        s.heading_path.join(" › ")
+    };
+    let stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
+        format!(" · STALE: {r} (text as indexed)")
+    });
+    format!(
+        "{}. {}:{} · {} · lines {}-{} · score {:.3} · lexical match: {} · id: {}{stale}",
+        s.rank,
+        s.path,
+        s.match_line,
+        heading,
+        s.start_line,
+        s.end_line,
+        s.score,
+        if s.lexical_match { "yes" } else { "no" },
+        s.id
+    )
+}
+
+fn passage_text(p: &Passage) -> String {
+    let heading = if p.heading_path.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", p.heading_path.join(" › "))
+    };
+    let page = match p.next_start_line {
+        Some(next) => format!(
+            "\nThis page holds lines {}-{} of {}-{}; for the next page call read_passage with start_line={next}{}",
+            p.start_line,
+            p.end_line,
+            p.start_line,
+            p.range_end_line,
+            if p.range_end_line < p.total_lines {
+                format!(" and end_line={}", p.range_end_line)
+            } else {
+                String::new()
+            }
+        ),
+        None => String::new(),
+    };
+    let stale = p
+        .stale_reason
+        .as_ref()
+        .map_or(String::new(), |r| format!("\nSTALE: {r}"));
+    format!(
+        "{} (of {} lines){heading}{page}{stale}\n\n{}",
+        p.source, p.total_lines, p.text
+    )
+}
+
+fn status_text(s: &IndexStatus) -> String {
+    let st = &s.status;
+    let mut text = format!(
+        "{}: {} documents, {} chunks, generation {}",
+        if st.fresh { "fresh" } else { "stale" },
+        st.documents,
+        st.chunks,
+        st.generation
+    );
+    for r in &st.reasons {
+        text.push_str(&format!("\n  {r}"));
+    }
+    let v = &s.vectors;
+    text.push_str(&match (&v.model, v.usable, &v.reason) {
+        (Some(m), true, _) => format!(
+            "\nembedder: {m} ({}-d), {} chunks embedded; vector and hybrid search available",
+            v.dim.unwrap_or(0),
+            v.embedded
+        ),
+        (m, _, reason) => format!(
+            "\nembedder: {}; lexical search only ({})",
+            m.as_deref().unwrap_or("none"),
+            reason.as_deref().unwrap_or("no vectors")
+        ),
+    });
+    text.push_str(&format!("\nroots: {}", s.roots.join(", ")));
+    text
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -291,7 +289,7 @@ impl ServerHandler for DocfuseMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("docfuse", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "docfuse searches a local documentation index. Call search_docs with a question or keywords; each result has a path:start-end citation and an id. Call read_passage with an id (or a path and lines) to read a whole section. index_status says whether the index is fresh.",
+                "docfuse searches a local documentation index. Call search_docs with a question or keywords; each result has a path:line citation and an id. Call read_passage with an id to read the whole section (long sections come in pages), or with a path and lines. index_status says whether the index is fresh. Results marked STALE come from files changed since indexing: their text is the indexed one.",
             )
     }
 }
@@ -301,6 +299,11 @@ fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = serde_json::to_value(value).ok();
     r
+}
+
+/// Bytes of a tool result as it goes out (its JSON).
+fn result_size(r: &CallToolResult) -> usize {
+    serde_json::to_vec(r).map_or(usize::MAX, |b| b.len())
 }
 
 /// A tool-level error the assistant can read.
@@ -314,23 +317,27 @@ fn tool_error(e: &RetrieveError) -> CallToolResult {
     r
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin. The model is loaded in the
-/// background at start so the first vector query is fast.
+/// Serves MCP on stdin/stdout until the client closes stdin; a client gone before the
+/// handshake (`docfuse mcp < /dev/null`) is a quiet, successful end. The model is loaded
+/// in the background at start so the first vector query is fast.
 ///
 /// # Errors
-/// When the protocol cannot start (stdin closed before `initialize`) or the service task
-/// fails.
-pub async fn serve_stdio(retriever: DocfuseRetriever) -> std::io::Result<()> {
+/// When the protocol fails after it started, or the service task fails.
+pub async fn serve_stdio(retriever: DocfuseRetriever, budget: Budget) -> std::io::Result<()> {
     let warm = retriever.clone();
     tokio::spawn(async move {
         if let Err(why) = warm.vector_health().await {
             tracing::info!("vector search unavailable: {why}");
         }
     });
-    let service = DocfuseMcp::new(retriever)
+    let service = match DocfuseMcp::new(retriever, budget)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(std::io::Error::other)?;
+    {
+        Ok(s) => s,
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(std::io::Error::other(e)),
+    };
     service.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
 }

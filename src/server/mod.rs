@@ -7,6 +7,7 @@
 
 pub mod http;
 pub mod mcp;
+pub mod mcp_schema;
 
 use crate::retriever::RetrieveError;
 use serde::Serialize;
@@ -21,7 +22,7 @@ pub struct ErrorBody {
 /// A stable, machine-readable `code` and a human-readable `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorDetail {
-    /// `bad_request`, `forbidden_path`, `not_found`, `method_not_allowed`,
+    /// `bad_request`, `forbidden_path`, `forbidden_host`, `not_found`, `method_not_allowed`,
     /// `payload_too_large`, `unsupported_media_type`, `vectors_unavailable`, `timeout`,
     /// `internal`.
     pub code: &'static str,

@@ -106,8 +106,9 @@ async def exercise(session):
     check([h["rank"] for h in hits] == [1, 2, 3], "ranks", data)
     check(hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"] > 0, "scores descend", data)
     text = text_of(result)
-    first = f'{hits[0]["path"]}:{hits[0]["start_line"]}-{hits[0]["end_line"]}'
-    check(f"1. {first}" in text and f"[1] {first}" in text, "text cites path:start-end", text)
+    cite = f'{hits[0]["path"]}:{hits[0]["match_line"]}'
+    check(hits[0]["start_line"] <= hits[0]["match_line"] <= hits[0]["end_line"], "the match line lies in the passage", hits[0])
+    check(f"1. {cite} " in text and f'[1] {cite} (lines {hits[0]["start_line"]}-{hits[0]["end_line"]})' in text, "text cites path:match_line and the line range", text)
     check("lexical match: yes" in text, "text says lexical match", text)
     check(file_lines(hits[0]["path"], hits[0]["start_line"], hits[0]["start_line"] + 1).split("\n")[0] in hits[0]["content"],
           "content holds the passage text", hits[0])
@@ -187,7 +188,8 @@ async def exercise(session):
     first = data["results"][0]
     result, data, is_error = await call(session, "read_passage", {"id": first["id"]})
     with open(ORIGINAL, encoding="utf-8") as f:
-        indexed = "\n".join(f.read().splitlines()[first["start_line"] - 1 : first["end_line"]])
+        indexed = "\n".join(f.read().splitlines()[data["start_line"] - 1 : data["end_line"]])
+    check(data["start_line"] == first["start_line"] and data["end_line"] >= first["end_line"], "an id reads its whole section", data)
     check(not is_error and data["stale"] is True and data["text"] == indexed, "the changed file's passage is the indexed text, marked stale", result)
     check("STALE" in text_of(result), "the text content says it is stale", result)
 

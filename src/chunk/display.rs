@@ -1,0 +1,238 @@
+//! What a reader sees of a passage's lines: HTML comments (`<!-- … -->`, over several
+//! lines too), MDX comments (`{/* … */}`) and reference-style link definitions
+//! (`[id]: https://…`) are hidden; links show their text (`[text](url)`,
+//! `[text][id]`, `[text]`); heading attributes (`{#id}`, `{ .class }`) are dropped.
+//! Lines inside fenced code are shown as they are. Used for snippets and match lines;
+//! passages themselves stay the exact lines of the file.
+
+/// Each line of `text` as shown, or `None` when nothing of it is shown (inside a
+/// comment, a link definition, or blank after hiding).
+pub fn visible_lines(text: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let mut in_html = false;
+    let mut in_mdx = false;
+    let mut fence: Option<(u8, usize)> = None;
+    for line in text.lines() {
+        if let Some(f) = fence {
+            if super::source::closes_fence(line, f) {
+                fence = None;
+            }
+            out.push(Some(line.to_string()));
+            continue;
+        }
+        if !in_html && !in_mdx {
+            if let Some(f) = super::source::opens_fence(line) {
+                fence = Some(f);
+                out.push(Some(line.to_string()));
+                continue;
+            }
+            if is_link_definition(line) {
+                out.push(None);
+                continue;
+            }
+        }
+        let shown = strip_comments(line, &mut in_html, &mut in_mdx);
+        let shown = render_links(&strip_heading_attributes(&shown));
+        out.push(if shown.trim().is_empty() {
+            None
+        } else {
+            Some(shown)
+        });
+    }
+    out
+}
+
+/// One line as shown, out of context (a line inside a multi-line comment that does not
+/// open it is shown as is): for a snippet of a single line.
+pub fn display_line(line: &str) -> String {
+    let (mut a, mut b) = (false, false);
+    if is_link_definition(line) {
+        return String::new();
+    }
+    render_links(&strip_heading_attributes(&strip_comments(
+        line, &mut a, &mut b,
+    )))
+}
+
+/// `[label]: destination` at the start of a line (up to three spaces of indent).
+pub(crate) fn is_link_definition(line: &str) -> bool {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return false;
+    }
+    let rest = &line[indent..];
+    let Some(body) = rest.strip_prefix('[') else {
+        return false;
+    };
+    let Some(close) = body.find("]:") else {
+        return false;
+    };
+    let label = &body[..close];
+    !label.is_empty()
+        && !label.starts_with('^')
+        && !label.contains(']')
+        && !body[close + 2..].trim().is_empty()
+}
+
+/// Removes `<!-- … -->` and `{/* … */}` spans, carrying an open comment to the next line.
+fn strip_comments(line: &str, in_html: &mut bool, in_mdx: &mut bool) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    loop {
+        if *in_html {
+            match rest.find("-->") {
+                Some(i) => {
+                    rest = &rest[i + 3..];
+                    *in_html = false;
+                }
+                None => return out,
+            }
+        } else if *in_mdx {
+            match rest.find("*/}") {
+                Some(i) => {
+                    rest = &rest[i + 3..];
+                    *in_mdx = false;
+                }
+                None => return out,
+            }
+        }
+        let html = rest.find("<!--");
+        let mdx = rest.find("{/*");
+        match (html, mdx) {
+            (Some(h), m) if m.is_none_or(|m| h < m) => {
+                out.push_str(&rest[..h]);
+                rest = &rest[h + 4..];
+                *in_html = true;
+            }
+            (_, Some(m)) => {
+                out.push_str(&rest[..m]);
+                rest = &rest[m + 3..];
+                *in_mdx = true;
+            }
+            _ => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// Drops a trailing `{#id …}` / `{ .class }` attribute block of a heading line.
+fn strip_heading_attributes(line: &str) -> String {
+    if !line.trim_start().starts_with('#') {
+        return line.to_string();
+    }
+    let t = line.trim_end();
+    if t.ends_with('}') {
+        if let Some(open) = t.rfind('{') {
+            if is_attribute_block(&t[open + 1..t.len() - 1]) {
+                return t[..open].trim_end().to_string();
+            }
+        }
+    }
+    line.to_string()
+}
+
+/// The inside of `{…}` as heading attributes: `#id`, `.class`, `key=value` and bare
+/// `key` tokens only (what pulldown-cmark and Python-Markdown's attr_list accept).
+pub(crate) fn is_attribute_block(inner: &str) -> bool {
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == ':')
+    };
+    let mut any = false;
+    for tok in inner.split_whitespace() {
+        any = true;
+        let ok = match tok.as_bytes()[0] {
+            b'#' | b'.' => word(&tok[1..]),
+            _ => match tok.split_once('=') {
+                Some((k, v)) => word(k) && !v.is_empty(),
+                None => word(tok),
+            },
+        };
+        if !ok {
+            return false;
+        }
+    }
+    any
+}
+
+/// `[text](dest)`, `[text][ref]`, `[text][]` → `text`; images `![alt](src)` → `alt`.
+fn render_links(line: &str) -> String {
+    let b = line.as_bytes();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < b.len() {
+        let image = b[i] == b'!' && b.get(i + 1) == Some(&b'[');
+        let open = if image { i + 1 } else { i };
+        if b[open] == b'[' {
+            if let Some((text, end)) = link_at(line, open) {
+                out.push_str(text);
+                i = end;
+                continue;
+            }
+        }
+        let ch = line[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// A link starting with `[` at byte `open`: its text and the byte after it.
+fn link_at(line: &str, open: usize) -> Option<(&str, usize)> {
+    let close = open + 1 + line[open + 1..].find(']')?;
+    let text = &line[open + 1..close];
+    let after = &line[close + 1..];
+    let tail = if let Some(dest) = after.strip_prefix('(') {
+        dest.find(')')? + 2
+    } else if let Some(r) = after.strip_prefix('[') {
+        r.find(']')? + 2
+    } else {
+        return None;
+    };
+    Some((text, close + 1 + tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_definitions_and_links_are_not_shown() {
+        let text = "Intro <!-- hidden --> text\n<!--\nmulti\nline -->\nafter {/* mdx note */} it\n[inst]: https://example.com/install\nSee [the guide][inst] and [docs](https://x.org).\n```\n<!-- kept in code -->\n```\n";
+        let v = visible_lines(text);
+        assert_eq!(v[0].as_deref(), Some("Intro  text"));
+        assert_eq!(
+            (v[1].as_deref(), v[2].as_deref(), v[3].as_deref()),
+            (None, None, None)
+        );
+        assert_eq!(v[4].as_deref(), Some("after  it"));
+        assert_eq!(v[5], None);
+        assert_eq!(v[6].as_deref(), Some("See the guide and docs."));
+        assert_eq!(v[8].as_deref(), Some("<!-- kept in code -->"));
+    }
+
+    #[test]
+    fn heading_attributes_are_dropped() {
+        assert_eq!(display_line("## Install {#setup}"), "## Install");
+        assert_eq!(
+            display_line("### Changes { data-search-exclude }"),
+            "### Changes"
+        );
+        assert_eq!(display_line("## Path {a b}c"), "## Path {a b}c");
+        assert_eq!(display_line("## Braces {1 + 2}"), "## Braces {1 + 2}");
+        assert_eq!(
+            display_line("### Tabs { #tabs data-toc-label=Tabs }"),
+            "### Tabs"
+        );
+        assert_eq!(
+            display_line("Text {#not-a-heading}"),
+            "Text {#not-a-heading}"
+        );
+        assert!(is_link_definition("[a-b]: <https://x>"));
+        assert!(!is_link_definition("[^1]: footnote"));
+        assert!(!is_link_definition("    [x]: y"));
+    }
+}

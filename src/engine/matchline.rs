@@ -1,0 +1,210 @@
+//! The line of a passage that best matches a query, and a snippet around the match.
+//!
+//! A line scores the sum of the weights (IDF) of the distinct query terms it holds, a
+//! term of four letters or more also matching longer words by prefix at half weight (as
+//! the lexical ranking does). The best line is the highest-scoring one, the first of
+//! equals; a passage no query term matches gives its first line of prose. The snippet
+//! is that line with markup removed, cut to a window around the first matched term.
+
+use crate::analysis::{fold, for_each_term};
+use crate::chunk::visible_lines;
+
+/// Longest snippet, in characters.
+pub const SNIPPET_CHARS: usize = 200;
+
+/// Query terms with their weights (IDF), as the lexical run scored them.
+pub type TermWeights = [(String, f32)];
+
+/// Where a passage best matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchLine {
+    /// 1-based line number in the file.
+    pub line: u32,
+    /// Index of that line in the passage (0 for its first line).
+    pub offset: usize,
+    /// Its score (0 when no term matched).
+    pub score: f32,
+}
+
+/// Score of one line for `weights`.
+fn line_score(line: &str, weights: &TermWeights) -> f32 {
+    let mut seen = vec![0.0f32; weights.len()];
+    for_each_term(line, |t| {
+        for (i, (q, w)) in weights.iter().enumerate() {
+            let s = if t == q {
+                *w
+            } else if q.chars().count() >= 4 && t.starts_with(q.as_str()) {
+                w * 0.5
+            } else {
+                0.0
+            };
+            if s > seen[i] {
+                seen[i] = s;
+            }
+        }
+    });
+    seen.iter().sum()
+}
+
+/// The best-matching line of `text` (a passage whose first line is file line
+/// `start_line`); hidden lines (comments, link definitions) never match.
+pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLine {
+    let mut best = MatchLine {
+        line: start_line,
+        offset: 0,
+        score: 0.0,
+    };
+    let mut first_prose = None;
+    let mut in_fence = false;
+    for (i, line) in visible_lines(text).iter().enumerate() {
+        let Some(line) = line else { continue };
+        let trimmed = line.trim_start();
+        let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        if fence {
+            in_fence = !in_fence;
+        }
+        if first_prose.is_none() && !fence && !in_fence && is_prose(trimmed) {
+            first_prose = Some(i);
+        }
+        let s = if weights.is_empty() {
+            0.0
+        } else {
+            line_score(line, weights)
+        };
+        if s > best.score {
+            best = MatchLine {
+                line: start_line.saturating_add(i as u32),
+                offset: i,
+                score: s,
+            };
+        }
+    }
+    if best.score == 0.0 {
+        let i = first_prose.unwrap_or(0);
+        best.line = start_line.saturating_add(i as u32);
+        best.offset = i;
+    }
+    best
+}
+
+fn is_prose(trimmed: &str) -> bool {
+    !trimmed.is_empty()
+        && !trimmed.starts_with('#')
+        && !trimmed.starts_with("<!--")
+        && !trimmed.starts_with("import ")
+        && !trimmed.starts_with("export ")
+}
+
+/// A one-line snippet of line `offset` of `text`: markup dropped (see
+/// [`crate::chunk::visible_lines`]), white space collapsed, and, when longer than
+/// [`SNIPPET_CHARS`] characters, a window around the first matched query term with `…`
+/// at the cut ends.
+pub fn snippet_at(text: &str, offset: usize, weights: &TermWeights) -> String {
+    let shown = visible_lines(text)
+        .into_iter()
+        .nth(offset)
+        .flatten()
+        .unwrap_or_default();
+    let line: String = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= SNIPPET_CHARS {
+        return line;
+    }
+    let at = first_term_at(&line, weights).unwrap_or(0);
+    let half = SNIPPET_CHARS / 2;
+    let mut start = at.saturating_sub(half / 2);
+    if start + SNIPPET_CHARS > chars.len() {
+        start = chars.len() - SNIPPET_CHARS;
+    }
+    let end = (start + SNIPPET_CHARS).min(chars.len());
+    let (lead, tail) = (start > 0, end < chars.len());
+    let body_start = if lead { start + 1 } else { start };
+    let body_end = if tail { end - 1 } else { end };
+    let mut out = String::new();
+    if lead {
+        out.push('…');
+    }
+    out.extend(&chars[body_start..body_end]);
+    if tail {
+        out.push('…');
+    }
+    out
+}
+
+/// Character index in `line` of the first occurrence of a query term (folded match).
+fn first_term_at(line: &str, weights: &TermWeights) -> Option<usize> {
+    let folded: Vec<(usize, String)> = line
+        .char_indices()
+        .enumerate()
+        .map(|(ci, (_, c))| (ci, fold(&c.to_string())))
+        .collect();
+    let flat: String = folded.iter().map(|(_, f)| f.as_str()).collect();
+    // Map byte offsets of `flat` back to character indexes of `line`.
+    let mut starts = Vec::with_capacity(folded.len());
+    let mut pos = 0;
+    for (ci, f) in &folded {
+        starts.push((pos, *ci));
+        pos += f.len();
+    }
+    let mut by_weight: Vec<&(String, f32)> = weights.iter().collect();
+    by_weight.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by_weight.iter().find_map(|(t, _)| {
+        let b = flat.find(t.as_str())?;
+        starts
+            .iter()
+            .rev()
+            .find(|(p, _)| *p <= b)
+            .map(|(_, ci)| *ci)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(terms: &[(&str, f32)]) -> Vec<(String, f32)> {
+        terms.iter().map(|(t, x)| (t.to_string(), *x)).collect()
+    }
+
+    #[test]
+    fn hidden_lines_never_match() {
+        let text = "## A\n<!-- jobs jobs -->\n[jobs]: https://x\nThe jobs line.\n";
+        let m = best_line(text, 1, &w(&[("jobs", 1.0)]));
+        assert_eq!(m.line, 4);
+        assert_eq!(
+            snippet_at(text, m.offset, &w(&[("jobs", 1.0)])),
+            "The jobs line."
+        );
+    }
+
+    #[test]
+    fn the_line_with_the_rarest_terms_wins() {
+        let text = "## Options\n\nThe jobs flag.\n\n| flag | use |\n|---|---|\n| `--jobs N` | limit parallel jobs |\n";
+        let m = best_line(text, 5, &w(&[("jobs", 1.0), ("parallel", 3.0)]));
+        assert_eq!((m.line, m.offset), (11, 6));
+        // nothing matched: the first line of prose, not the heading
+        let m = best_line(text, 5, &w(&[("zebra", 1.0)]));
+        assert_eq!((m.line, m.score), (7, 0.0));
+        // prefix matches count at half weight
+        let m = best_line("a\nwidgets here\n", 1, &w(&[("widg", 2.0)]));
+        assert_eq!((m.line, m.score), (2, 1.0));
+        // CJK bigrams
+        let m = best_line("# 概要\n\n東京都の説明\n", 1, &w(&[("東京", 1.0)]));
+        assert_eq!(m.line, 3);
+    }
+
+    #[test]
+    fn a_long_line_gives_a_window_around_the_term() {
+        let line = format!(
+            "{} needle-word {}",
+            "lead ".repeat(200),
+            "tail ".repeat(200)
+        );
+        let s = snippet_at(&line, 0, &w(&[("needle", 1.0)]));
+        assert!(s.contains("needle-word"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert_eq!(s.chars().count(), SNIPPET_CHARS);
+        let short = snippet_at("Use `--jobs N`   to limit.", 0, &w(&[("jobs", 1.0)]));
+        assert_eq!(short, "Use `--jobs N` to limit.");
+    }
+}

@@ -1,0 +1,134 @@
+//! Response budgets: what an assistant receives must fit in its context. Every MCP tool
+//! result and HTTP response is kept under a budget in tokens (estimated as bytes / 4,
+//! [`super::estimate_tokens`]); passages are cut at line ends and say so, pages say how
+//! to get the next one.
+
+use super::format::BYTES_PER_TOKEN;
+use super::RetrievedDocument;
+
+/// Default budget of one response, in tokens (≈ 40 KB): well under the 25,000 tokens
+/// common MCP clients accept for a tool result.
+pub const DEFAULT_RESPONSE_TOKENS: usize = 10_000;
+
+/// Smallest budget accepted, in tokens (room for the metadata of a full result list).
+pub const MIN_RESPONSE_TOKENS: usize = 1_000;
+
+/// Marks a passage cut to fit the budget.
+pub const CUT_MARK: &str = "\n[…]";
+
+/// The smallest part of a passage worth showing when it does not fit whole, bytes.
+const MIN_PART_BYTES: usize = 120;
+
+/// A response budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Most tokens of one response (estimated as bytes / 4).
+    pub tokens: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            tokens: DEFAULT_RESPONSE_TOKENS,
+        }
+    }
+}
+
+impl Budget {
+    /// The budget in bytes.
+    pub fn bytes(&self) -> usize {
+        self.tokens.saturating_mul(BYTES_PER_TOKEN)
+    }
+}
+
+/// Each document's `content` as it fits in `bytes` in all, in rank order: whole while it
+/// fits; the first that does not is cut at a line end and ends with [`CUT_MARK`] when at
+/// least 120 bytes of it fit; the rest are `None`.
+pub fn fit_contents(docs: &[RetrievedDocument], bytes: usize) -> Vec<Option<String>> {
+    let mut left = bytes;
+    let mut out = Vec::with_capacity(docs.len());
+    let mut full = false;
+    for d in docs {
+        let c = d.content.trim_end();
+        if full {
+            out.push(None);
+        } else if c.len() <= left {
+            left -= c.len();
+            out.push(Some(c.to_string()));
+        } else if left >= MIN_PART_BYTES + CUT_MARK.len() {
+            let part = cut_at_line(c, left - CUT_MARK.len());
+            out.push(Some(format!("{part}{CUT_MARK}")));
+            full = true;
+        } else {
+            out.push(None);
+            full = true;
+        }
+    }
+    out
+}
+
+/// The longest prefix of `text` of at most `room` bytes, ending at a line end when one
+/// falls in its second half, else at a character boundary.
+pub fn cut_at_line(text: &str, room: usize) -> &str {
+    let mut end = room.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = &text[..end];
+    match prefix.rfind('\n') {
+        Some(nl) if nl >= end / 2 => &prefix[..nl],
+        _ => prefix,
+    }
+}
+
+/// Renders with the largest allowance, from `start` down by halves, whose rendering
+/// (`render` returns it and its size in bytes) is at most `limit` bytes; the smallest
+/// allowance tried last (0) is returned whatever its size.
+pub fn largest_that_fits<T>(start: usize, limit: usize, render: impl Fn(usize) -> (T, usize)) -> T {
+    let mut allowance = start;
+    loop {
+        let (out, size) = render(allowance);
+        if size <= limit || allowance == 0 {
+            return out;
+        }
+        allowance = if allowance < 256 {
+            0
+        } else {
+            allowance * limit / size.max(1) * 9 / 10
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(content: &str) -> RetrievedDocument {
+        RetrievedDocument::new("id", content, "a.md:1-2", 1.0)
+    }
+
+    #[test]
+    fn contents_fit_whole_then_cut_then_none() {
+        let docs = [
+            doc(&"a".repeat(100)),
+            doc(&format!("{}\n{}", "b".repeat(150), "c".repeat(150))),
+            doc("d"),
+        ];
+        let f = fit_contents(&docs, 300);
+        assert_eq!(f[0].as_deref(), Some("a".repeat(100).as_str()));
+        assert_eq!(
+            f[1].as_deref(),
+            Some(format!("{}{CUT_MARK}", "b".repeat(150)).as_str())
+        );
+        assert_eq!(f[2], None);
+        let total: usize = f.iter().flatten().map(String::len).sum();
+        assert!(total <= 300);
+    }
+
+    #[test]
+    fn the_allowance_shrinks_until_the_rendering_fits() {
+        let out = largest_that_fits(10_000, 1_000, |a| (a, a + 200));
+        assert!(out + 200 <= 1_000, "{out}");
+        assert_eq!(largest_that_fits(50, 10, |a| (a, a + 200)), 0);
+    }
+}
