@@ -23,7 +23,8 @@
 //!
 //! A raw token is trimmed: trailing `. : - '` and leading `. : ' + #` are stripped,
 //! so a leading `-` (`--dry-run`, `-flag`) and a trailing `+`/`#` (`C++`, `C#`)
-//! survive. A token with no alphanumeric character left is dropped. The token then
+//! survive; one leading `.` before a letter (`.NET`, `.gitignore`) is kept in the whole
+//! term, which is then also given without it. A token with no alphanumeric character left is dropped. The token then
 //! yields, in this order and without repeats (repeats of the *token* in the text do
 //! count, each time):
 //!
@@ -32,7 +33,10 @@
 //!    `dry-run`), so an option matches a query written without dashes;
 //! 3. when it contains a joiner other than `_`: each *segment* between joiners
 //!    (`rc`, `strong_count`), except one-letter segments next to an apostrophe
-//!    (`isn't` → `isn't`, `isn`; no `t`; `O'Reilly` → `o'reilly`, `reilly`);
+//!    (`isn't` → `isn't`, `isn`; no `t`; `O'Reilly` → `o'reilly`, `reilly`); a run
+//!    of `+` or `#` that ends the token or precedes a digit stays with its segment, so
+//!    language names stay whole (`C++` → `c++` only, never `c`; `C++17` → `c++17`,
+//!    `c++`, `17`; `F#` → `f#`);
 //! 4. for each segment holding `_`: its `_`-separated words (`strong`, `count`);
 //! 5. for each such word (or segment without `_`): its camelCase parts, split on the
 //!    *original* case: before an upper-case letter that follows a lower-case letter or
@@ -62,7 +66,7 @@ use unicode_normalization::char::{canonical_combining_class, decompose_compatibl
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Version of the analysis rules; recorded in the manifest. Bump on any change of output.
-pub const LEXICON_VERSION: u32 = 1;
+pub const LEXICON_VERSION: u32 = 2;
 
 /// Longest term kept, in bytes after folding; longer whole tokens are dropped (their
 /// split parts, if short enough, are kept).
@@ -109,7 +113,7 @@ pub fn fold(s: &str) -> String {
 
 /// Every term of `text`, in text order and with repeats (a term's frequency matters).
 ///
-/// Terms of one raw token are never repeated (`C++` → `c++`, `c`), but each
+/// Terms of one raw token are never repeated (`C++17` → `c++17`, `c++`, `17`), but each
 /// occurrence of a token in the text yields its terms again.
 ///
 /// ```

@@ -85,8 +85,16 @@ fn letter_digit_boundaries_do_not_split() {
 fn options_and_languages() {
     assert_terms("--dry-run", &["--dry-run", "dry-run", "dry", "run"]);
     assert_terms("-flag", &["-flag", "flag"]);
-    assert_terms("C++", &["c++", "c"]);
-    assert_terms("C#.", &["c#", "c"]);
+    // language names stay whole: `C++` never reduces to `c`
+    assert_terms("C++", &["c++"]);
+    assert_terms("C#.", &["c#"]);
+    assert_terms("F#", &["f#"]);
+    assert_terms("C++17", &["c++17", "c++", "17"]);
+    assert_terms(".NET", &[".net", "net"]);
+    assert_terms(".gitignore", &[".gitignore", "gitignore"]);
+    assert_terms("node.js", &["node.js", "node", "js"]);
+    assert_terms("a+b", &["a+b", "a", "b"]);
+    assert_terms("...and", &["and"]);
     assert_terms("#include", &["include"]);
     assert_terms("--", &[]);
 }

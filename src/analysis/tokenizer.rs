@@ -231,7 +231,12 @@ impl Tokenizer {
             s += 1;
         }
         let span = Span { chars, tok };
+        // `.NET`, `.gitignore`: one leading dot before a letter stays in the whole term.
+        let dotted = s == 1 && chars[0].kind == Kind::Joiner(b'.') && chars[1].alpha;
         if span.has_alnum(s, e) {
+            if dotted {
+                span.add(cands, 0, e);
+            }
             span.add(cands, s, e);
             if chars[s].kind == Kind::Joiner(b'-') {
                 let s2 = (s..e)
@@ -253,7 +258,19 @@ impl Tokenizer {
                     while i < e && !matches!(chars[i].kind, Kind::Joiner(_)) {
                         i += 1;
                     }
-                    let b = i;
+                    let mut b = i;
+                    // `C++`, `C#`, `F#`, `C++17`: a run of `+` or `#` that ends the token
+                    // or comes before a digit belongs to the word (a language name).
+                    let mut j = b;
+                    while j < e && matches!(chars[j].kind, Kind::Joiner(b'+' | b'#')) {
+                        j += 1;
+                    }
+                    if j > b && (j == e || chars[j].kind == Kind::Alnum && !chars[j].alpha) {
+                        b = j;
+                        i = j;
+                        span.add(cands, a, b);
+                        continue;
+                    }
                     let apostrophe = (a > s && chars[a - 1].kind == Kind::Joiner(b'\''))
                         || (b < e && chars[b].kind == Kind::Joiner(b'\''));
                     let single = chars[a..b].iter().filter(|c| c.kind != Kind::Mark).count() == 1;

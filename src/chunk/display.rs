@@ -135,7 +135,7 @@ fn strip_heading_attributes(line: &str) -> String {
 
 /// The inside of `{…}` as heading attributes: `#id`, `.class`, `key=value` and bare
 /// `key` tokens only (what pulldown-cmark and Python-Markdown's attr_list accept).
-pub(crate) fn is_attribute_block(inner: &str) -> bool {
+pub fn is_attribute_block(inner: &str) -> bool {
     let word = |s: &str| {
         !s.is_empty()
             && s.chars()

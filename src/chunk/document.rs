@@ -20,6 +20,8 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
 /// A section before budget cutting: 0-based inclusive line range.
 struct Section {
     heading_path: Vec<String>,
+    /// Explicit anchors (`{#id}`) of the headings of `heading_path`.
+    anchors: Vec<Option<String>>,
     first: usize,
     last: usize,
 }
@@ -32,7 +34,7 @@ struct DocInfo<'a> {
 }
 
 fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec<Chunk> {
-    let blocks = parse_blocks(&prep.parse, &prep.table, &prep.blank);
+    let blocks = parse_blocks(prep.src, &prep.parse, &prep.table, &prep.blank);
     let first_h1 = blocks
         .iter()
         .filter_map(|b| b.heading.as_ref())
@@ -52,7 +54,7 @@ fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) ->
     let mut out = Vec::new();
     let mut next_block = 0;
     for section in plan_sections(&blocks, prep) {
-        let slug = slugs.unique(path_slug(&section.heading_path));
+        let slug = slugs.unique(path_slug(&section.heading_path, &section.anchors));
         let section_units = units(section.first, section.last, &prep.blank, &covered);
         for (k, &(a, b)) in pack(&section_units, &prep.table, cfg.max_tokens)
             .iter()
@@ -83,12 +85,12 @@ fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) ->
 /// Preamble (if it has a non-blank line) then one section per top-level heading.
 fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     let n = prep.table.len();
-    let heads: Vec<(usize, u8, &str)> = blocks
+    let heads: Vec<(usize, u8, &str, Option<&String>)> = blocks
         .iter()
         .filter_map(|b| {
             b.heading
                 .as_ref()
-                .map(|h| (b.first_line, h.level, h.text.as_str()))
+                .map(|h| (b.first_line, h.level, h.text.as_str(), h.anchor.as_ref()))
         })
         .collect();
     let mut out = Vec::new();
@@ -96,21 +98,22 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     if let Some((first, last)) = non_blank_span(&prep.blank, prep.fm.lines, preamble_end) {
         out.push(Section {
             heading_path: Vec::new(),
+            anchors: Vec::new(),
             first,
             last,
         });
     }
-    let mut stack: Vec<(u8, &str)> = Vec::new();
-    for (i, &(line, level, text)) in heads.iter().enumerate() {
+    let mut stack: Vec<(u8, &str, Option<&String>)> = Vec::new();
+    for (i, &(line, level, text, anchor)) in heads.iter().enumerate() {
         let end = heads.get(i + 1).map_or(n, |h| h.0).max(line + 1);
-        while stack.last().is_some_and(|&(l, _)| l >= level) {
+        while stack.last().is_some_and(|&(l, _, _)| l >= level) {
             stack.pop();
         }
-        stack.push((level, text));
+        stack.push((level, text, anchor));
         let last = non_blank_span(&prep.blank, line, end).map_or(line, |(_, last)| last.max(line));
-        let heading_path = stack.iter().map(|&(_, t)| t.to_string()).collect();
         out.push(Section {
-            heading_path,
+            heading_path: stack.iter().map(|&(_, t, _)| t.to_string()).collect(),
+            anchors: stack.iter().map(|&(_, _, a)| a.cloned()).collect(),
             first: line,
             last,
         });
@@ -149,7 +152,7 @@ fn text_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec
     };
     let no_blocks = vec![false; prep.table.len()];
     let all_units = units(first, last, &prep.blank, &no_blocks);
-    let slug = path_slug(&[]);
+    let slug = path_slug(&[], &[]);
     let mut out = Vec::new();
     for (k, &(a, b)) in pack(&all_units, &prep.table, cfg.max_tokens)
         .iter()

@@ -6,20 +6,20 @@ use std::collections::{HashMap, HashSet};
 /// Slug of a preamble chunk.
 pub(crate) const PREAMBLE_SLUG: &str = "_preamble";
 
-/// Lowercase; alphanumerics (any script) kept; runs of anything else become one `-`;
-/// trimmed of `-`. A heading without alphanumerics slugs to `section`.
+/// GitHub's heading anchor rule (github-slugger): lower-cased; letters, digits, marks,
+/// `_` and `-` kept; each white-space character becomes `-`; everything else dropped.
+/// A heading that leaves nothing slugs to `section`.
 pub(crate) fn slugify(heading: &str) -> String {
     let mut out = String::with_capacity(heading.len());
-    let mut pending_dash = false;
-    for c in heading.chars() {
-        if c.is_alphanumeric() {
-            if pending_dash && !out.is_empty() {
-                out.push('-');
-            }
-            pending_dash = false;
-            out.extend(c.to_lowercase());
-        } else {
-            pending_dash = true;
+    for c in heading.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric()
+            || c == '_'
+            || c == '-'
+            || unicode_normalization::char::is_combining_mark(c)
+        {
+            out.push(c);
+        } else if c.is_whitespace() {
+            out.push('-');
         }
     }
     if out.is_empty() {
@@ -28,13 +28,18 @@ pub(crate) fn slugify(heading: &str) -> String {
     out
 }
 
-/// Slug of a heading path (`/`-joined heading slugs), or `_preamble` when empty.
-pub(crate) fn path_slug(path: &[String]) -> String {
+/// Slug of a heading path (`/`-joined heading slugs: an explicit anchor, `{#id}`, when
+/// the heading has one, else [`slugify`] of its text), or `_preamble` when empty.
+pub(crate) fn path_slug(path: &[String], anchors: &[Option<String>]) -> String {
     if path.is_empty() {
         return PREAMBLE_SLUG.to_string();
     }
     path.iter()
-        .map(|h| slugify(h))
+        .enumerate()
+        .map(|(i, h)| match anchors.get(i).cloned().flatten() {
+            Some(a) => a,
+            None => slugify(h),
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -48,12 +53,12 @@ pub(crate) struct SlugAllocator {
 }
 
 impl SlugAllocator {
-    /// `slug` if unused, else the first free `slug-2`, `slug-3`…
+    /// `slug` if unused, else the first free `slug-1`, `slug-2`… (GitHub's numbering).
     pub fn unique(&mut self, slug: String) -> String {
         if self.used.insert(slug.clone()) {
             return slug;
         }
-        let mut n = self.next.get(&slug).copied().unwrap_or(2);
+        let mut n = self.next.get(&slug).copied().unwrap_or(1);
         let mut candidate = format!("{slug}-{n}");
         while self.used.contains(&candidate) {
             n += 1;
@@ -94,26 +99,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slugs() {
+    fn slugs_follow_github() {
         assert_eq!(
             slugify("Rc<T>, the Reference-Counted Smart Pointer"),
-            "rc-t-the-reference-counted-smart-pointer"
+            "rct-the-reference-counted-smart-pointer"
         );
-        assert_eq!(slugify("  Über  Straße!! "), "über-straße");
-        assert_eq!(slugify("HashMap::entry()"), "hashmap-entry");
+        assert_eq!(slugify("  Über  Straße!! "), "über--straße");
+        assert_eq!(slugify("HashMap::entry()"), "hashmapentry");
+        assert_eq!(slugify("snake_case and C++"), "snake_case-and-c");
         assert_eq!(slugify("???"), "section");
         assert_eq!(slugify("Ünïcode 2"), "ünïcode-2");
-        assert_eq!(path_slug(&[]), "_preamble");
-        assert_eq!(path_slug(&["A b".into(), "C/d".into()]), "a-b/c-d");
+        assert_eq!(path_slug(&[], &[]), "_preamble");
+        assert_eq!(path_slug(&["A b".into(), "C/d".into()], &[]), "a-b/cd");
+        assert_eq!(
+            path_slug(
+                &["A b".into(), "Setup".into()],
+                &[None, Some("install".into())]
+            ),
+            "a-b/install"
+        );
     }
 
     #[test]
     fn allocator_never_repeats() {
         let mut a = SlugAllocator::default();
         assert_eq!(a.unique("foo".into()), "foo");
+        assert_eq!(a.unique("foo".into()), "foo-1");
+        assert_eq!(a.unique("foo-1".into()), "foo-1-1");
         assert_eq!(a.unique("foo".into()), "foo-2");
-        assert_eq!(a.unique("foo-2".into()), "foo-2-2");
-        assert_eq!(a.unique("foo".into()), "foo-3");
     }
 
     #[test]

@@ -10,11 +10,13 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use super::fields::{collapse_ws, BlockFields, FieldsBuilder};
 use super::lines::LineTable;
 
-/// A top-level heading: level 1–6 and plain text (inline code text kept, markup dropped).
+/// A top-level heading: level 1–6, plain text (inline code text kept, markup and
+/// attributes dropped) and its explicit anchor (`{#id}`), if any.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Heading {
     pub level: u8,
     pub text: String,
+    pub anchor: Option<String>,
 }
 
 /// One top-level block of the document.
@@ -28,15 +30,25 @@ pub(crate) struct Block {
     pub fields: BlockFields,
 }
 
-/// Parser options: tables, footnotes, strikethrough; no heading attributes, no metadata
-/// blocks (front matter is blanked out before parsing).
+/// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`);
+/// no metadata blocks (front matter is blanked out before parsing).
 pub(crate) fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_HEADING_ATTRIBUTES
 }
 
-/// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`.
-pub(crate) fn parse_blocks(parse: &str, table: &LineTable, blank: &[bool]) -> Vec<Block> {
+/// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`; `src` is
+/// the source the parse copy was made from (same offsets).
+pub(crate) fn parse_blocks(
+    src: &str,
+    parse: &str,
+    table: &LineTable,
+    blank: &[bool],
+) -> Vec<Block> {
     let mut walker = Walker {
+        src,
         table,
         blank,
         depth: 0,
@@ -59,6 +71,7 @@ struct Open {
 }
 
 struct Walker<'t> {
+    src: &'t str,
     table: &'t LineTable,
     blank: &'t [bool],
     depth: usize,
@@ -85,10 +98,11 @@ impl Walker<'_> {
             Event::Start(tag) => {
                 self.depth += 1;
                 match tag {
-                    Tag::Heading { level, .. } if self.depth == 1 => {
+                    Tag::Heading { level, id, .. } if self.depth == 1 => {
                         open.heading = Some(Heading {
                             level: level as u8,
                             text: String::new(),
+                            anchor: id.map(|i| i.to_string()).filter(|i| !i.is_empty()),
                         });
                         self.in_heading = true;
                     }
@@ -125,9 +139,18 @@ impl Walker<'_> {
         while last > first && self.blank.get(last).copied().unwrap_or(true) {
             last -= 1;
         }
-        let heading = open.heading.map(|h| Heading {
-            level: h.level,
-            text: collapse_ws(&h.text),
+        let heading = open.heading.map(|h| {
+            let mut text = collapse_ws(&h.text);
+            if text.is_empty() {
+                // A heading that is only a comment (`#### <!-- md:setting x.y -->`): its
+                // comment says what the section is about.
+                text = collapse_ws(&comment_text(self.table.content(self.src, first)));
+            }
+            Heading {
+                level: h.level,
+                text,
+                anchor: h.anchor,
+            }
         });
         self.blocks.push(Block {
             first_line: first,
@@ -161,6 +184,20 @@ fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool
     }
 }
 
+/// The text inside the HTML comments of a line (`<!-- a -->` → `a`).
+fn comment_text(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(start) = rest.find("<!--") {
+        let after = &rest[start + 4..];
+        let end = after.find("-->").unwrap_or(after.len());
+        out.push_str(&after[..end]);
+        out.push(' ');
+        rest = after.get(end + 3..).unwrap_or("");
+    }
+    out
+}
+
 /// The separator a closing tag adds to the body: `Some(true)` newline, `Some(false)` space.
 fn separator_after(end: TagEnd) -> Option<bool> {
     match end {
@@ -192,7 +229,7 @@ mod tests {
     fn blocks(text: &str) -> Vec<Block> {
         let t = LineTable::new(text);
         let blank: Vec<bool> = (0..t.len()).map(|i| is_blank(t.content(text, i))).collect();
-        parse_blocks(text, &t, &blank)
+        parse_blocks(text, text, &t, &blank)
     }
 
     fn summary(b: &Block) -> (usize, usize, Option<(u8, &str)>) {

@@ -89,7 +89,7 @@ mod markdown;
 mod source;
 mod split;
 
-pub use display::{display_line, visible_lines};
+pub use display::{display_line, is_attribute_block, visible_lines};
 pub use document::chunk_document;
 
 #[cfg(test)]

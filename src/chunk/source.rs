@@ -32,10 +32,15 @@ impl<'a> Prepared<'a> {
         if doc.kind == SourceKind::Mdx {
             mark_mdx_esm(src, &table, fm.lines, &mut blanked);
         }
-        let parse = parse_copy(src, &table, &blanked);
+        let mut parse = parse_copy(src, &table, &blanked);
+        // Blank lines are those of the copy with comments: a comment line belongs to
+        // its section's lines (and its chunk), it is only not parsed, so never indexed.
         let blank = (0..table.len())
             .map(|i| is_blank(table.content(&parse, i)))
             .collect();
+        if doc.kind != SourceKind::Text {
+            blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx);
+        }
         Prepared {
             src,
             parse,
@@ -67,6 +72,88 @@ fn parse_copy(src: &str, table: &LineTable, blanked: &[bool]) -> String {
 
 fn push_terminator(out: &mut String, term: &str) {
     out.push_str(if term == "\r" { "\n" } else { term });
+}
+
+/// Replaces HTML comments (`<!-- … -->`, over several lines too) and, in MDX, MDX
+/// comments (`{/* … */}`) with spaces in the parse copy (line ends kept), outside fenced
+/// code and inline code spans: comments are never indexed.
+fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
+    let mut bytes = std::mem::take(parse).into_bytes();
+    let mut fence: Option<(u8, usize)> = None;
+    let mut open: Option<&'static [u8]> = None;
+    for i in 0..table.len() {
+        let Some(line) = table.get(i) else { break };
+        let text = std::str::from_utf8(&bytes[line.start..line.end]).unwrap_or("");
+        if open.is_none() {
+            if let Some(f) = fence {
+                if closes_fence(text, f) {
+                    fence = None;
+                }
+                continue;
+            }
+            if let Some(f) = opens_fence(text) {
+                fence = Some(f);
+                continue;
+            }
+        }
+        let mut k = line.start;
+        while k < line.end {
+            if let Some(close) = open {
+                match find(&bytes[k..line.end], close) {
+                    Some(at) => {
+                        let end = k + at + close.len();
+                        bytes[k..end].fill(b' ');
+                        k = end;
+                        open = None;
+                    }
+                    None => {
+                        bytes[k..line.end].fill(b' ');
+                        k = line.end;
+                    }
+                }
+                continue;
+            }
+            match bytes[k] {
+                b'`' => k = skip_code_span(&bytes[..line.end], k),
+                b'<' if bytes[k..line.end].starts_with(b"<!--") => {
+                    bytes[k..k + 4].fill(b' ');
+                    k += 4;
+                    open = Some(b"-->");
+                }
+                b'{' if mdx && bytes[k..line.end].starts_with(b"{/*") => {
+                    bytes[k..k + 3].fill(b' ');
+                    k += 3;
+                    open = Some(b"*/}");
+                }
+                _ => k += 1,
+            }
+        }
+    }
+    // Only ASCII bytes were replaced, by spaces, each of a whole character: still UTF-8.
+    *parse = String::from_utf8(bytes).unwrap_or_default();
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The index after an inline code span opening at `k` (a run of backticks closed by a
+/// run of the same length on the line), or after the run when it is not closed.
+fn skip_code_span(bytes: &[u8], k: usize) -> usize {
+    let run = bytes[k..].iter().take_while(|&&b| b == b'`').count();
+    let mut j = k + run;
+    while j < bytes.len() {
+        if bytes[j] == b'`' {
+            let r = bytes[j..].iter().take_while(|&&b| b == b'`').count();
+            if r == run {
+                return j + r;
+            }
+            j += r;
+        } else {
+            j += 1;
+        }
+    }
+    k + run
 }
 
 /// Marks MDX ESM lines: a top-level line starting with `import ` or `export ` outside a
@@ -157,6 +244,27 @@ mod tests {
         assert_eq!(p.parse, "a\nb\r\nc\n\nd");
         assert_eq!(p.parse.len(), p.src.len());
         assert_eq!(p.table.len(), 5);
+    }
+
+    #[test]
+    fn comments_are_blanked_outside_code() {
+        let text = "a <!-- x --> b\n<!--\nhidden\n-->\n`<!-- code -->` {/* mdx */}\n```\n<!-- fenced -->\n```\n";
+        let d = doc(text, SourceKind::Markdown);
+        let md = Prepared::new(&d);
+        let lines: Vec<&str> = (0..md.table.len())
+            .map(|i| md.table.content(&md.parse, i))
+            .collect();
+        assert_eq!(lines[0], "a            b");
+        assert!(lines[1..4].iter().all(|l| l.trim().is_empty()), "{lines:?}");
+        assert_eq!(lines[4], "`<!-- code -->` {/* mdx */}");
+        assert_eq!(lines[6], "<!-- fenced -->");
+        assert_eq!(md.parse.len(), text.len());
+        let d = doc(text, SourceKind::Mdx);
+        let mdx = Prepared::new(&d);
+        assert_eq!(
+            mdx.table.content(&mdx.parse, 4),
+            "`<!-- code -->`            "
+        );
     }
 
     #[test]

@@ -85,7 +85,7 @@ fn heading_text_is_plain_text() {
         c[0].heading_path,
         vec!["Rc<T>, the Reference-Counted Smart Pointer"]
     );
-    assert_eq!(c[0].id, "doc.md#rc-t-the-reference-counted-smart-pointer");
+    assert_eq!(c[0].id, "doc.md#rct-the-reference-counted-smart-pointer");
     assert_eq!(c[0].body, "Body Rc<T>.");
     assert_eq!(c[0].symbols, vec!["Rc<T>"]);
 }
@@ -131,6 +131,40 @@ fn empty_sections_are_chunks() {
 }
 
 #[test]
+fn heading_attributes_become_anchors_and_comments_are_not_indexed() {
+    let c = md("# Guide {#top}\n\n## Install { #setup .note }\n\nRun it. <!-- secret-note -->\n<!--\nmore-secret\n-->\nDone.\n\n#### <!-- md:setting config.enabled -->\n\nText.\n");
+    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "doc.md#top",
+            "doc.md#top/setup",
+            "doc.md#top/setup/mdsetting-configenabled"
+        ]
+    );
+    assert_eq!(c[1].heading_path, ["Guide", "Install"]);
+    assert_eq!(c[0].title, "Guide");
+    assert!(!c[1].body.contains("secret"), "{}", c[1].body);
+    assert_eq!(c[1].body, "Run it.\nDone.");
+    assert_eq!(
+        (c[1].start_line, c[1].end_line),
+        (3, 9),
+        "comment lines stay in the span"
+    );
+    assert_eq!(c[2].heading_path[2], "md:setting config.enabled");
+}
+
+#[test]
+fn mdx_comments_are_not_indexed() {
+    let c = chunk_document(
+        &doc("# T\n\nkept {/* dropped-word */} text\n", SourceKind::Mdx),
+        &ChunkerConfig::default(),
+    );
+    assert!(!c[0].body.contains("dropped"), "{}", c[0].body);
+    assert_eq!(fields::collapse_ws(&c[0].body), "kept text");
+}
+
+#[test]
 fn duplicate_headings_get_distinct_ids() {
     let c = md("## Usage\none\n## Usage\ntwo\n## Usage\nthree\n## Usage 2\nfour\n");
     let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
@@ -138,9 +172,9 @@ fn duplicate_headings_get_distinct_ids() {
         ids,
         vec![
             "doc.md#usage",
+            "doc.md#usage-1",
             "doc.md#usage-2",
-            "doc.md#usage-3",
-            "doc.md#usage-2-2"
+            "doc.md#usage-2-1"
         ]
     );
     assert_eq!(c[1].body, "two");
@@ -359,7 +393,7 @@ fn pathological_inputs_stay_fast_and_sound() {
     let many = "## Same\nx\n".repeat(5000);
     let c = md(&many);
     assert_eq!(c.len(), 5000);
-    assert_eq!(c[4999].id, "doc.md#same-5000");
+    assert_eq!(c[4999].id, "doc.md#same-4999");
     let ids: std::collections::HashSet<&str> = c.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), 5000);
     for text in [

@@ -205,7 +205,7 @@ fn rust_book_rc_chapter() {
     };
     let c = find(&[top, "Cloning to Increase the Reference Count"]);
     assert_eq!(c.start_line, cloning);
-    assert_eq!(c.id, "ch15-04-rc.md#rc-t-the-reference-counted-smart-pointer/cloning-to-increase-the-reference-count");
+    assert_eq!(c.id, "ch15-04-rc.md#rct-the-reference-counted-smart-pointer/cloning-to-increase-the-reference-count");
     assert_eq!(c.title, "ch15-04-rc");
     let s = find(&[top, "Sharing Data"]);
     assert_eq!(s.start_line, sharing);

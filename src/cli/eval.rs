@@ -3,7 +3,7 @@
 use super::args::EvalArgs;
 use super::output::{print_json, print_line};
 use crate::engine::{DocIndex, SearchOptions};
-use crate::eval::{evaluate, read_beir, read_docfuse, EvalReport};
+use crate::eval::{evaluate, read_beir, read_docfuse, unmatched_labels, EvalReport};
 use crate::fusion::Fusion;
 use anyhow::{bail, Context};
 
@@ -16,6 +16,9 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
         bail!("no judged question in `{}`", a.queries.display());
     }
     let index = DocIndex::open(&a.index)?;
+    for (id, label) in unmatched_labels(&index, &questions)? {
+        eprintln!("warning: question `{id}`: label `{label}` matches no chunk of the index (a path not indexed, or a heading not found in it)");
+    }
     let mut reports = Vec::new();
     for m in &a.mode {
         for (label, opts) in settings(a.sweep.as_deref())? {

@@ -19,7 +19,8 @@ pub struct Judgment {
 }
 
 impl Target {
-    fn matches(&self, c: &StoredChunk) -> bool {
+    /// True when chunk `c` is (part of) this target.
+    pub fn matches(&self, c: &StoredChunk) -> bool {
         match self {
             Target::Section { path, heading } => {
                 &c.path == path
@@ -32,11 +33,22 @@ impl Target {
     }
 }
 
-/// Headings compare equal when they match with inline-code backticks removed and white
-/// space collapsed: labels often keep the Markdown source (`` `Rc<T>` ``), chunks the text.
+/// Headings compare equal when they match with inline-code backticks removed, a
+/// trailing attribute block (`{#id}`) dropped and white space collapsed: labels often
+/// keep the Markdown source (`` `Rc<T>` {#rc} ``), chunks the text.
 fn same_heading(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
-        s.replace('`', "")
+        let t = s.trim_end();
+        let t = match t.rfind('{') {
+            Some(open)
+                if t.ends_with('}')
+                    && crate::chunk::is_attribute_block(&t[open + 1..t.len() - 1]) =>
+            {
+                &t[..open]
+            }
+            _ => t,
+        };
+        t.replace('`', "")
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
@@ -95,6 +107,16 @@ mod tests {
             text: String::new(),
             hash: String::new(),
         }
+    }
+
+    #[test]
+    fn heading_labels_match_with_attribute_blocks_and_backticks() {
+        assert!(same_heading(
+            "`cargo::rustc-cfg=KEY` {#rustc-cfg}",
+            "cargo::rustc-cfg=KEY"
+        ));
+        assert!(same_heading("Changes { data-search-exclude }", "Changes"));
+        assert!(!same_heading("Braces {1 + 2}", "Braces"));
     }
 
     #[test]

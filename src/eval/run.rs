@@ -41,6 +41,27 @@ pub struct EvalReport {
     pub per_query: Vec<QueryOutcome>,
 }
 
+/// The labels of `questions` that match no chunk of `index` (a path that is not indexed,
+/// or a heading not found in it): `(question id, "path › heading")`. Such a question
+/// can never be answered, which a metric alone does not show.
+///
+/// # Errors
+/// [`crate::Error::Corrupt`] when the stored chunks cannot be read.
+pub fn unmatched_labels(index: &DocIndex, questions: &[Question]) -> Result<Vec<(String, String)>> {
+    let chunks = index.lexical().all_chunks()?;
+    let mut out = Vec::new();
+    for q in questions {
+        for j in &q.judgments {
+            if let super::Target::Section { path, heading } = &j.target {
+                if !chunks.iter().any(|c| j.target.matches(c)) {
+                    out.push((q.id.clone(), format!("{path} › {heading}")));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl EvalReport {
     /// The ranked units of every question as a TREC run (`qid Q0 docid rank score tag`);
     /// white space in a section key becomes `_`.
