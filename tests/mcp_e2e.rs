@@ -104,6 +104,27 @@ fn setup() -> Setup {
     }
 }
 
+/// Ajv 8 (the validator strict MCP clients use), installed with npm into the target
+/// folder when missing: the folder to put on `NODE_PATH`.
+fn ajv() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ajv-8.17.1");
+    let modules = dir.join("node_modules");
+    if !modules.join("ajv/dist/2020.js").is_file() {
+        let out = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(&dir)
+            .arg("ajv@8.17.1")
+            .output()
+            .expect("npm runs (Node.js and npm are needed for the strict schema check)");
+        assert!(
+            out.status.success(),
+            "cannot install ajv with npm:\n{}",
+            stderr(&out)
+        );
+    }
+    modules
+}
+
 #[test]
 fn python_sdk_drives_every_tool_and_traversal_never_leaks() {
     let s = setup();
@@ -127,6 +148,20 @@ fn python_sdk_drives_every_tool_and_traversal_never_leaks() {
     assert!(
         out.status.success(),
         "the MCP client failed:\n{}\n{}\nserver stderr:\n{log}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // Ajv in strict mode compiles every published schema
+    let tools = transcript.with_file_name("tools.json");
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/check_schemas.cjs"))
+        .arg(&tools)
+        .env("NODE_PATH", ajv())
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "Ajv (strict) refuses a tool schema:\n{}{}",
         stdout(&out),
         stderr(&out)
     );

@@ -805,7 +805,7 @@ fn cli_edit_of_one_section_embeds_exactly_its_changed_chunks_then_nothing() {
     f.edit("ch15-04-rc.md", RC_SECTION_FROM, RC_SECTION_TO);
     let r = f.json("refresh", &[]);
     let changed = changed_ids(&before, &f.chunks());
-    assert_eq!(changed, ["ch15-04-rc.md#rc-t-the-reference-counted-smart-pointer/cloning-to-increase-the-reference-count"]);
+    assert_eq!(changed, ["ch15-04-rc.md#rct-the-reference-counted-smart-pointer/cloning-to-increase-the-reference-count"]);
     assert_eq!(u(&r, "embedded"), changed.len() as u64, "{r}");
     assert_eq!(u(&r, "reused"), u(&first, "chunks") - 1);
     assert_eq!(

@@ -39,7 +39,7 @@ impl std::str::FromStr for Mode {
             "vector" => Ok(Mode::Vector),
             "hybrid" => Ok(Mode::Hybrid),
             other => Err(format!(
-                "unknown mode `{other}` (modes: auto, lexical, vector, hybrid)"
+                "`mode` must be one of auto, lexical, vector, hybrid; got {other:?}"
             )),
         }
     }

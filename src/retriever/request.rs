@@ -232,11 +232,7 @@ impl<'a> Args<'a> {
     pub fn mode(&self, name: &str) -> Result<Option<Mode>, RetrieveError> {
         match self.string(name)? {
             None => Ok(None),
-            Some(s) => s.parse::<Mode>().map(Some).map_err(|_| {
-                bad(format!(
-                    "`{name}` must be one of auto, lexical, vector, hybrid; got {s:?}"
-                ))
-            }),
+            Some(s) => s.parse::<Mode>().map(Some).map_err(bad),
         }
     }
 

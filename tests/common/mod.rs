@@ -235,3 +235,103 @@ pub fn served_addr(err: &mut impl std::io::BufRead) -> String {
     }
     panic!("the server did not say where it listens")
 }
+
+/// A minimal MCP client over `docfuse mcp`'s stdio (newline-delimited JSON-RPC), for
+/// tests that check raw protocol messages.
+pub struct McpClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl McpClient {
+    /// Starts `docfuse mcp --index INDEX EXTRA…` and completes the handshake.
+    pub fn start(index: &Path, extra: &[&str]) -> McpClient {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
+            .arg("mcp")
+            .arg("--index")
+            .arg(index)
+            .args(extra)
+            .env_remove("DOCFUSE_LOG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("docfuse mcp starts");
+        let stdin = child.stdin.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = McpClient {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        c.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        c.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn send(&mut self, v: &serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its whole response message (`result` or `error`)
+    /// and the size of the raw line in bytes.
+    pub fn request_sized(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> (serde_json::Value, usize) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("a response from docfuse mcp");
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC on stdout");
+            if v["id"] == id {
+                return (v, line.len());
+            }
+        }
+    }
+
+    /// Sends a request and returns its response message.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.request_sized(method, params).0
+    }
+
+    /// Calls a tool: (result, raw size in bytes).
+    pub fn call(&mut self, tool: &str, args: serde_json::Value) -> (serde_json::Value, usize) {
+        let (v, n) = self.request_sized(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        );
+        (v["result"].clone(), n)
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 
+from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -46,6 +47,30 @@ def check(cond, what, detail=None):
 
 def text_of(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+# What strict validators (Ajv strict mode, typed clients) refuse or cannot follow.
+FORBIDDEN_KEYWORDS = {"$ref", "$schema", "$defs", "definitions", "format", "oneOf", "anyOf", "allOf", "nullable"}
+
+# Every tool result must stay under the default response budget (10,000 tokens ≈ 4 bytes each).
+BUDGET_BYTES = 10_000 * 4
+
+
+def lint_schema(schema, where):
+    """Plain JSON Schema: no references or custom formats, one type per property, a
+    description on every property, integers with a minimum, no extra properties."""
+    check(not (FORBIDDEN_KEYWORDS & set(schema)), f"{where}: no {sorted(FORBIDDEN_KEYWORDS & set(schema))}", schema)
+    if "type" in schema:
+        check(isinstance(schema["type"], str), f"{where}: one type, not a list", schema)
+    if schema.get("type") == "integer":
+        check("minimum" in schema, f"{where}: an integer has a minimum", schema)
+    if schema.get("type") == "object":
+        check(schema.get("additionalProperties") is False, f"{where}: no extra properties", schema)
+    for name, prop in schema.get("properties", {}).items():
+        check(isinstance(prop.get("description"), str) and len(prop["description"]) > 10, f"{where}.{name}: a description", prop)
+        lint_schema(prop, f"{where}.{name}")
+    if "items" in schema:
+        lint_schema(schema["items"], f"{where}[]")
 
 
 def file_lines(rel, start, end):
@@ -91,6 +116,20 @@ async def exercise(session):
     read_props = field(tools["read_passage"], "input_schema", "inputSchema")["properties"]
     for p in ["id", "path", "start_line", "end_line"]:
         check(p in read_props, f"read_passage has `{p}`", read_props)
+    # strict JSON Schema 2020-12: the meta-schema accepts each one, and nothing a strict
+    # validator refuses is in them
+    schemas = {name: field(t, "input_schema", "inputSchema") for name, t in tools.items()}
+    for name, schema in schemas.items():
+        Draft202012Validator.check_schema(schema)
+        lint_schema(schema, name)
+    with open(os.path.join(os.path.dirname(TRANSCRIPT), "tools.json"), "w", encoding="utf-8") as f:
+        json.dump(schemas, f, indent=1)
+    check(props["limit"]["minimum"] == 1 and props["limit"]["maximum"] == 100, "limit's range", props["limit"])
+    check(props["mode"]["enum"] == ["auto", "lexical", "vector", "hybrid"], "modes inlined", props["mode"])
+    v = Draft202012Validator(search_schema)
+    check(v.is_valid({"query": "x", "limit": 3}) and v.is_valid({"query": "x", "limit": 3.0}), "valid arguments pass", search_schema)
+    for bad in [{"query": "x", "limit": 0}, {"limit": 3}, {"query": "x", "extra": 1}, {"query": "x", "mode": "fast"}, {"query": 3}]:
+        check(not v.is_valid(bad), f"{bad} is refused by the schema", search_schema)
 
     # search_docs: real passages with heading path, path:line, score, lexical match
     result, data, is_error = await call(
@@ -209,6 +248,11 @@ async def exercise(session):
 
     everything = json.dumps(transcript)
     check(secret not in everything, "the secret never appears in a response")
+    # every tool result stays under the budget
+    for entry in transcript:
+        if "result" in entry:
+            size = len(json.dumps(entry["result"], ensure_ascii=False).encode("utf-8"))
+            check(size <= BUDGET_BYTES, f"{entry['tool']} {entry['arguments']}: {size} bytes <= {BUDGET_BYTES}", None)
 
 
 try:

@@ -1,0 +1,624 @@
+//! What assistants and programs get back, on every interface at once: the same
+//! validation (and wording) on CLI, HTTP, MCP and the library; responses under the
+//! budget with pages that end on a line; the line that matched; the Host/Origin guard;
+//! snippets without comments or link syntax; language names as terms.
+
+mod common;
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use common::*;
+use docfuse::retriever::{Budget, DocfuseRetriever, PassageRequest, PathFilters, RetrieveOptions};
+use docfuse::server::http::{router, HttpConfig};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use tower::ServiceExt;
+
+/// A docs folder with `files` (path, text) indexed lexically into `DIR/idx`.
+fn indexed(files: &[(&str, String)]) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("docs");
+    for (p, text) in files {
+        let path = root.join(p);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let o = docfuse(
+        t.path(),
+        &["index", "--index", "idx", "--no-embeddings", "docs"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let idx = t.path().join("idx");
+    (t, idx)
+}
+
+fn sample() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let o = docfuse(
+        t.path(),
+        &[
+            "index",
+            "--index",
+            "idx",
+            "--no-embeddings",
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let idx = t.path().join("idx");
+    (t, idx)
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One HTTP request on the router: (status, JSON body, body size).
+fn http(idx: &Path, config: HttpConfig, req: Request<Body>) -> (StatusCode, Value, usize) {
+    let app = router(DocfuseRetriever::open(idx).unwrap(), config);
+    rt().block_on(async {
+        let resp = app.oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, v, bytes.len())
+    })
+}
+
+fn post(body: &Value) -> Request<Body> {
+    Request::builder()
+        .method(Method::POST)
+        .uri("/v1/search")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::builder().uri(uri).body(Body::empty()).unwrap()
+}
+
+/// One validation case: the CLI flags, the JSON arguments (same for HTTP and MCP), the
+/// library options, and what every interface must say.
+struct Case {
+    name: &'static str,
+    cli: Vec<String>,
+    json: Value,
+    library: (String, RetrieveOptions),
+    says: &'static str,
+}
+
+fn cases() -> Vec<Case> {
+    let long = "x".repeat(5000);
+    let opts = |f: &dyn Fn(&mut RetrieveOptions)| {
+        let mut o = RetrieveOptions::default();
+        f(&mut o);
+        o
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        Case {
+            name: "empty query",
+            cli: s(&["--", ""]),
+            json: json!({"query": ""}),
+            library: (String::new(), opts(&|_| {})),
+            says: "`query` is empty",
+        },
+        Case {
+            name: "blank query",
+            cli: s(&["--", "   "]),
+            json: json!({"query": "   "}),
+            library: ("   ".into(), opts(&|_| {})),
+            says: "`query` is empty",
+        },
+        Case {
+            name: "long query",
+            cli: vec!["--".into(), long.clone()],
+            json: json!({"query": long}),
+            library: (long.clone(), opts(&|_| {})),
+            says: "at most 4096 bytes",
+        },
+        Case {
+            name: "limit 0",
+            cli: s(&["--limit", "0", "tasks"]),
+            json: json!({"query": "tasks", "limit": 0}),
+            library: ("tasks".into(), opts(&|o| o.limit = 0)),
+            says: "`limit` must be an integer in 1..=100, got 0",
+        },
+        Case {
+            name: "limit 101",
+            cli: s(&["--limit", "101", "tasks"]),
+            json: json!({"query": "tasks", "limit": 101}),
+            library: ("tasks".into(), opts(&|o| o.limit = 101)),
+            says: "`limit` must be an integer in 1..=100, got 101",
+        },
+        Case {
+            name: "floor 1.5",
+            cli: s(&["--floor", "1.5", "tasks"]),
+            json: json!({"query": "tasks", "floor": 1.5}),
+            library: ("tasks".into(), opts(&|o| o.floor = Some(1.5))),
+            says: "`floor` must be a number in [0, 1], got 1.5",
+        },
+        Case {
+            name: "bad glob",
+            cli: s(&["--glob", "a/[b", "tasks"]),
+            json: json!({"query": "tasks", "globs": ["a/[b"]}),
+            library: (
+                "tasks".into(),
+                opts(&|o| {
+                    o.filters = PathFilters {
+                        globs: vec!["a/[b".into()],
+                        ..Default::default()
+                    }
+                }),
+            ),
+            says: "bad glob `a/[b`",
+        },
+        Case {
+            name: "unknown mode",
+            cli: s(&["--mode", "fast", "tasks"]),
+            json: json!({"query": "tasks", "mode": "fast"}),
+            library: ("tasks".into(), opts(&|_| {})),
+            says: "`mode` must be one of auto, lexical, vector, hybrid",
+        },
+    ]
+}
+
+#[test]
+fn one_validation_same_outcome_and_wording_on_cli_http_mcp_and_library() {
+    let (t, idx) = sample();
+    let lib = DocfuseRetriever::open(&idx).unwrap();
+    let mut mcp = McpClient::start(&idx, &[]);
+    for c in cases() {
+        // CLI: exit 2 and the message
+        let mut args = vec!["search".to_string(), "--index".into(), "idx".into()];
+        args.extend(c.cli.iter().cloned());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = docfuse(t.path(), &refs);
+        assert_eq!(o.status.code(), Some(2), "{}: CLI exit", c.name);
+        assert!(
+            stderr(&o).contains(c.says),
+            "{}: CLI says {}",
+            c.name,
+            stderr(&o)
+        );
+        // HTTP: 400 bad_request and the message
+        let mut body = c.json.clone();
+        if let Some(g) = body.get("globs").cloned() {
+            body.as_object_mut().unwrap().remove("globs");
+            body["filters"] = json!({"globs": g});
+        }
+        let (status, v, _) = http(&idx, HttpConfig::default(), post(&body));
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{}: HTTP status {v}",
+            c.name
+        );
+        assert_eq!(v["error"]["code"], "bad_request");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(c.says),
+            "{}: HTTP says {v}",
+            c.name
+        );
+        // MCP: a tool error with the same body
+        let (r, _) = mcp.call("search_docs", c.json.clone());
+        assert_eq!(r["isError"], true, "{}: MCP {r}", c.name);
+        assert_eq!(r["structuredContent"]["error"]["code"], "bad_request");
+        let msg = r["structuredContent"]["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(c.says), "{}: MCP says {msg}", c.name);
+        // library (a mode is typed there: nothing to refuse)
+        if c.name != "unknown mode" {
+            let (q, o) = &c.library;
+            let e = lib.search_blocking(q, o).unwrap_err();
+            assert_eq!(e.code(), "bad_request");
+            assert!(
+                e.to_string().contains(c.says),
+                "{}: library says {e}",
+                c.name
+            );
+        }
+    }
+    // valid arguments as clients send them: 3.0 is an integer; "3" is refused by name
+    let (r, _) = mcp.call(
+        "search_docs",
+        json!({"query": "tasks", "limit": 3.0, "mode": "lexical"}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(
+        r["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .len()
+            .min(3),
+        r["structuredContent"]["results"].as_array().unwrap().len()
+    );
+    let (r, _) = mcp.call("search_docs", json!({"query": "tasks", "limit": "3"}));
+    assert!(
+        r["structuredContent"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`limit` must be an integer in 1..=100, got \"3\""),
+        "{r}"
+    );
+    let (r, _) = mcp.call("search_docs", json!({"query": 5}));
+    assert_eq!(
+        r["structuredContent"]["error"]["message"],
+        "`query` must be a string, got a number"
+    );
+    // an end_line past the end of the file is clamped
+    let (r, _) = mcp.call(
+        "read_passage",
+        json!({"path": "guide/parallel.md", "start_line": 1, "end_line": 100000}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(
+        r["structuredContent"]["end_line"],
+        r["structuredContent"]["total_lines"]
+    );
+}
+
+#[test]
+fn the_same_query_gives_the_same_answer_on_every_interface() {
+    let (t, idx) = sample();
+    let q = "stop running tasks with a keyboard shortcut";
+    let cli: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", q],
+    )))
+    .unwrap();
+    let (_, http_v, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (r, _) = mcp.call("search_docs", json!({"query": q, "limit": 10}));
+    let lib = DocfuseRetriever::open(&idx)
+        .unwrap()
+        .search_blocking(q, &RetrieveOptions::default())
+        .unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let lib_ids: Vec<String> = lib.documents.iter().map(|d| d.id.clone()).collect();
+    assert!(!lib_ids.is_empty());
+    assert_eq!(ids(&cli), lib_ids);
+    assert_eq!(ids(&http_v), lib_ids);
+    assert_eq!(ids(&r["structuredContent"]), lib_ids);
+    assert_eq!(
+        cli["results"][0]["match_line"],
+        http_v["results"][0]["match_line"]
+    );
+}
+
+/// A page `n` lines long, one section starting at line 5.
+fn long_section(n: usize) -> String {
+    let mut s = String::from("# Big\n\nIntro.\n\n## Long part\n\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "filler line {i} with some ordinary words to make it longer\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn every_response_stays_under_the_budget_and_pages_end_on_a_line() {
+    let big = long_section(3000);
+    let (_t, idx) = indexed(&[("big.md", big.clone()), ("other.md", long_section(400))]);
+    let budget = Budget { tokens: 2_000 };
+    let max = budget.bytes();
+    // MCP: read the 3,000-line section by id, page by page
+    let mut mcp = McpClient::start(&idx, &["--max-response-tokens", "2000"]);
+    let (r, n) = mcp.call(
+        "search_docs",
+        json!({"query": "filler ordinary words", "limit": 20}),
+    );
+    assert!(n <= max, "search_docs: {n} bytes > {max}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("to stay under 2000 tokens"),
+        "{r}"
+    );
+    let id = r["structuredContent"]["results"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (mut r, n) = mcp.call("read_passage", json!({"id": id}));
+    assert!(n <= max, "read_passage: {n} bytes");
+    let lines: Vec<&str> = big.lines().collect();
+    let mut text = String::new();
+    let mut pages = 1;
+    let section_end = r["structuredContent"]["range_end_line"].as_u64().unwrap();
+    loop {
+        let p = &r["structuredContent"];
+        let (a, b) = (
+            p["start_line"].as_u64().unwrap() as usize,
+            p["end_line"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            p["text"],
+            lines[a - 1..b].join("\n"),
+            "a page is whole lines"
+        );
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(p["text"].as_str().unwrap());
+        let Some(next) = p["next_start_line"].as_u64() else {
+            break;
+        };
+        assert_eq!(next as usize, b + 1);
+        assert!(r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("start_line={next}")));
+        let (r2, n) = mcp.call(
+            "read_passage",
+            json!({"id": id, "start_line": next, "end_line": section_end}),
+        );
+        assert!(n <= max, "page {pages}: {n} bytes");
+        r = r2;
+        pages += 1;
+    }
+    assert!(pages > 5, "{pages} pages");
+    assert_eq!(
+        text,
+        lines[4..].join("\n"),
+        "the pages make the whole section"
+    );
+    let (_, n) = mcp.call("index_status", json!({}));
+    assert!(n <= max);
+    // HTTP: search with contents, and a page of the passage
+    let cfg = HttpConfig {
+        budget,
+        ..HttpConfig::default()
+    };
+    let (status, v, n) = http(
+        &idx,
+        cfg.clone(),
+        post(&json!({"query": "filler ordinary words", "limit": 20, "include_content": true})),
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert!(n <= max, "HTTP search: {n} bytes");
+    assert!(
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["content_note"].is_string()),
+        "{v}"
+    );
+    let (status, v, n) = http(&idx, cfg, get("/v1/passage?path=big.md"));
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        n <= max && v["next_start_line"].is_u64(),
+        "{n} {}",
+        v["next_start_line"]
+    );
+}
+
+#[test]
+fn results_cite_the_line_that_matched_on_every_interface() {
+    let mut far = long_section(1500);
+    far.push_str("the zyzzyva-token is here\n");
+    let mut table = String::from("# Options\n\n| name | meaning |\n|---|---|\n");
+    for i in 0..40 {
+        table.push_str(&format!("| opt{i} | plain option {i} |\n"));
+    }
+    table.push_str("| quokka-flag | the rare one |\n");
+    let cjk = "# 概要\n\nはじめに。\n\n東京都の説明です。\n".to_string();
+    let long_line = format!(
+        "# Long\n\n{} needle-term {}\n",
+        "word ".repeat(280),
+        "tail ".repeat(100)
+    );
+    let (t, idx) = indexed(&[
+        ("far.md", far),
+        ("table.md", table),
+        ("cjk.md", cjk),
+        ("long.md", long_line),
+    ]);
+    let expect = [
+        ("zyzzyva-token", "far.md", 1507),
+        ("quokka-flag", "table.md", 45),
+        ("東京都", "cjk.md", 5),
+    ];
+    let mut mcp = McpClient::start(&idx, &[]);
+    for (q, path, line) in expect {
+        let v: Value = serde_json::from_str(&stdout(&docfuse(
+            t.path(),
+            &["search", "--index", "idx", "--json", q],
+        )))
+        .unwrap();
+        assert_eq!(
+            (
+                v["results"][0]["path"].as_str(),
+                v["results"][0]["match_line"].as_u64()
+            ),
+            (Some(path), Some(line)),
+            "{q}: {v}"
+        );
+        let text = stdout(&docfuse(t.path(), &["search", "--index", "idx", q]));
+        assert!(text.starts_with(&format!("{path}:{line} ")), "{q}: {text}");
+        let (_, h, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
+        assert_eq!(h["results"][0]["match_line"], line, "{q}");
+        let (r, _) = mcp.call("search_docs", json!({"query": q}));
+        assert!(
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("1. {path}:{line} ")),
+            "{q}: {r}"
+        );
+    }
+    // a long line: the snippet is a window around the term
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "needle-term"],
+    )))
+    .unwrap();
+    let snippet = v["results"][0]["snippet"].as_str().unwrap();
+    assert!(
+        snippet.contains("needle-term") && snippet.chars().count() <= 200,
+        "{snippet}"
+    );
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused_without_document_text() {
+    let (_t, idx) = sample();
+    let with = |pairs: &[(&str, &str)]| {
+        let mut b = Request::builder().uri("/v1/passage?path=guide/parallel.md");
+        for (k, v) in pairs {
+            b = b.header(*k, *v);
+        }
+        http(&idx, HttpConfig::default(), b.body(Body::empty()).unwrap())
+    };
+    for bad in [
+        vec![("host", "evil.example")],
+        vec![("host", "evil.example:7700")],
+        vec![
+            ("host", "127.0.0.1:7700"),
+            ("origin", "https://evil.example"),
+        ],
+    ] {
+        let (status, v, _) = with(&bad);
+        assert_eq!(status, StatusCode::FORBIDDEN, "{bad:?}");
+        assert_eq!(v["error"]["code"], "forbidden_host");
+        assert!(!v.to_string().contains("--jobs"), "no document text: {v}");
+    }
+    let (status, v, _) = with(&[
+        ("host", "localhost:7700"),
+        ("origin", "http://localhost:7700"),
+    ]);
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let cfg = HttpConfig {
+        allowed_hosts: vec!["docs.example".into()],
+        ..HttpConfig::default()
+    };
+    let req = Request::builder()
+        .uri("/healthz")
+        .header("host", "docs.example")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(http(&idx, cfg, req).0, StatusCode::OK);
+    // 413 names the limit
+    let big = json!({"query": "x".repeat(70_000)});
+    let (status, v, _) = http(&idx, HttpConfig::default(), post(&big));
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 65536 bytes"),
+        "{v}"
+    );
+}
+
+#[test]
+fn comments_link_definitions_and_heading_attributes_are_neither_indexed_nor_shown() {
+    let page = "# Install {#setup}\n\nRun the [installer][inst] first. <!-- zqcommentone -->\n<!--\nzqmultiline\n-->\n\n[inst]: https://example.com/zqdownloadurl\n".to_string();
+    let mdx = "# Notes\n\nVisible words {/* zqmdxcomment */} here.\n".to_string();
+    let (t, idx) = indexed(&[("install.md", page), ("notes.mdx", mdx)]);
+    for hidden in [
+        "zqcommentone",
+        "zqmultiline",
+        "zqmdxcomment",
+        "zqdownloadurl",
+    ] {
+        let o = docfuse(t.path(), &["search", "--index", "idx", "--json", hidden]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{hidden} is not indexed: {}",
+            stdout(&o)
+        );
+    }
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "installer"],
+    )))
+    .unwrap();
+    let top = &v["results"][0];
+    assert_eq!(top["id"], "install.md#setup", "{top}");
+    assert_eq!(top["heading_path"], json!(["Install"]));
+    assert_eq!(top["snippet"], "Run the installer first.");
+    let (_, h, _) = http(
+        &idx,
+        HttpConfig::default(),
+        post(&json!({"query": "installer"})),
+    );
+    assert_eq!(h["results"][0]["snippet"], "Run the installer first.");
+}
+
+#[test]
+fn language_names_are_terms_of_their_own() {
+    let (t, idx) = indexed(&[
+        (
+            "c.md",
+            "# C notes\n\nA lone c here, and c again: c.\n".into(),
+        ),
+        (
+            "cpp.md",
+            "# Modern code\n\nFeatures of C++17 and templates.\n".into(),
+        ),
+        (
+            "cs.md",
+            "# Dotnet\n\nWrite it in C# or F# on .NET.\n".into(),
+        ),
+        ("node.md", "# Server\n\nRun it on node.js.\n".into()),
+    ]);
+    for (q, first) in [
+        ("C++", "cpp.md"),
+        ("C#", "cs.md"),
+        ("F#", "cs.md"),
+        (".NET", "cs.md"),
+        ("node.js", "node.md"),
+    ] {
+        let v: Value = serde_json::from_str(&stdout(&docfuse(
+            t.path(),
+            &["search", "--index", "idx", "--json", "--", q],
+        )))
+        .unwrap();
+        let paths: Vec<&str> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths.first(), Some(&first), "{q}: {paths:?}");
+        assert!(
+            !paths.contains(&"c.md"),
+            "{q} must not match a lone c: {paths:?}"
+        );
+    }
+    let _ = idx;
+}
+
+#[test]
+fn mcp_with_stdin_closed_before_the_handshake_exits_quietly() {
+    let (t, _idx) = sample();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["mcp", "--index", "idx"])
+        .current_dir(t.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stdout.is_empty() && o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = PassageRequest::default();
+}
