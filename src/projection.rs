@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 2;
+pub const PROJECTION_VERSION: u32 = 3;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
 /// only the file stem, so renaming a file without a title re-embeds nothing), heading
@@ -44,6 +44,9 @@ pub struct StoredChunk {
     pub heading_path: Vec<String>,
     /// Exact source text of the chunk's lines.
     pub text: String,
+    /// Lines shown before the chunk for context (a cut table's header rows), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude: Option<String>,
     /// sha256 over kind, path, title, heading path, text and the document's aliases and
     /// tags (everything the chunk is found by besides its text).
     pub hash: String,
@@ -97,6 +100,7 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
             title: chunk.title,
             heading_path: chunk.heading_path,
             text: chunk.text,
+            prelude: chunk.prelude,
             hash,
         },
     }
@@ -128,7 +132,8 @@ fn content_hash(c: &Chunk) -> String {
         .part(&c.title)
         .part(c.heading_path.join("\u{1f}"))
         .part(&c.text)
-        .part(c.aliases.join("\u{1f}"));
+        .part(c.aliases.join("\u{1f}"))
+        .part(c.prelude.as_deref().unwrap_or(""));
     h.finish()
 }
 
@@ -174,6 +179,7 @@ mod tests {
             summary: "Run cargo build.".into(),
             symbols: vec!["cargo build".into(), "HashMap::new()".into()],
             aliases: vec!["Setup".into()],
+            prelude: None,
         }
     }
 

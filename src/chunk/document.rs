@@ -3,9 +3,9 @@
 
 use super::fields::{collapse_ws, merge, prose_symbols, BlockFields};
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
-use super::markdown::{parse_blocks, Block};
+use super::markdown::{parse_blocks, Block, BlockKind};
 use super::source::Prepared;
-use super::split::{covered_lines, pack, units};
+use super::split::{pack, prelude_of, units, Layout};
 use super::{Chunk, ChunkKind, ChunkerConfig, SourceDoc, SourceKind};
 
 /// Cuts one document into chunks, in source order. Never panics.
@@ -22,6 +22,8 @@ struct Section {
     heading_path: Vec<String>,
     /// Explicit anchors (`{#id}`) of the headings of `heading_path`.
     anchors: Vec<Option<String>>,
+    /// Something besides headings lies in the section's lines.
+    has_prose: bool,
     first: usize,
     last: usize,
 }
@@ -46,43 +48,103 @@ fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) ->
         title,
         aliases: prep.fm.aliases.clone(),
     };
-    let covered = covered_lines(
+    let layout = Layout::new(
+        &blocks,
         prep.table.len(),
-        blocks.iter().map(|b| (b.first_line, b.last_line)),
+        &prep.blank,
+        &prep.parse,
+        &prep.table,
+        cfg.max_tokens,
     );
     let mut slugs = SlugAllocator::default();
     let mut out = Vec::new();
-    let mut next_block = 0;
     for section in plan_sections(&blocks, prep) {
         let slug = slugs.unique(path_slug(&section.heading_path, &section.anchors));
-        let section_units = units(section.first, section.last, &prep.blank, &covered);
-        for (k, &(a, b)) in pack(&section_units, &prep.table, cfg.max_tokens)
-            .iter()
-            .enumerate()
-        {
-            while blocks.get(next_block).is_some_and(|x| x.first_line < a) {
-                next_block += 1;
-            }
-            let start = next_block;
-            while blocks.get(next_block).is_some_and(|x| x.first_line <= b) {
-                next_block += 1;
-            }
-            let fields = merge(blocks[start..next_block].iter().map(|x| &x.fields));
+        let section_units = units(section.first, section.last, &prep.blank, &layout);
+        let parts = pack(
+            &section_units,
+            &prep.table,
+            cfg.max_tokens,
+            &layout,
+            &prep.blank,
+        );
+        for (k, &(a, b)) in parts.iter().enumerate() {
+            let fields = part_fields(&blocks, &layout, prep, (a, b));
             let id = chunk_id(&doc.rel_path, &slug, k + 1);
-            out.push(make_chunk(
-                &info,
-                prep,
-                id,
-                &section.heading_path,
-                (a, b),
-                fields,
-            ));
+            let mut chunk = make_chunk(&info, prep, id, &section.heading_path, (a, b), fields);
+            chunk.prelude = prelude_of(&layout, a).map(|(h, e)| prep.table.join(prep.src, h, e));
+            out.push(chunk);
         }
     }
     out
 }
 
-/// Preamble (if it has a non-blank line) then one section per top-level heading.
+/// The fields of lines `a..=b`: those of the blocks starting there, except that rows
+/// of a cut table give fields of their own (a piece of a long table is found by its
+/// rows and the header it repeats, not by the whole table).
+fn part_fields(
+    blocks: &[Block],
+    layout: &Layout,
+    prep: &Prepared<'_>,
+    (a, b): (usize, usize),
+) -> BlockFields {
+    let cut_table = |x: &Block| {
+        matches!(x.kind, BlockKind::Table { .. })
+            && (x.first_line..=x.last_line)
+                .any(|i| layout.row_break.get(i).copied().flatten().is_some())
+    };
+    let whole = blocks
+        .iter()
+        .filter(|x| x.first_line >= a && x.first_line <= b && !cut_table(x))
+        .map(|x| &x.fields);
+    let mut fields = merge(whole);
+    let rows: Vec<String> = blocks
+        .iter()
+        .filter(|x| cut_table(x) && x.first_line <= b && x.last_line >= a)
+        .flat_map(|x| {
+            let header = prelude_of(layout, a).filter(|_| a > x.first_line);
+            let lines = header.map_or(0..=0, |(h, e)| h..=e);
+            let own = a.max(x.first_line)..=b.min(x.last_line);
+            header
+                .into_iter()
+                .flat_map(move |_| lines.clone())
+                .chain(own)
+        })
+        .map(|i| table_row_text(prep.table.content(prep.src, i)))
+        .filter(|t| !t.is_empty())
+        .collect();
+    if !rows.is_empty() {
+        let text = rows.join("\n");
+        fields.symbols.extend(prose_symbols(&text));
+        fields.body = if fields.body.is_empty() {
+            text
+        } else {
+            format!("{}\n{text}", fields.body)
+        };
+        if fields.summary.is_none() {
+            fields.summary = rows.first().cloned();
+        }
+    }
+    fields
+}
+
+/// The words of a table row as shown (cells joined by spaces; the `|---|` delimiter
+/// row gives nothing).
+fn table_row_text(line: &str) -> String {
+    let shown = super::display::display_line(line);
+    if shown
+        .chars()
+        .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+    {
+        return String::new();
+    }
+    collapse_ws(&shown.replace('|', " "))
+}
+
+/// Preamble (if it has a non-blank line) then one section per top-level heading. A
+/// section that is only its heading line and is followed by its first child section is
+/// merged into that child (the child's piece starts at the parent's heading): a heading
+/// with no prose of its own is never a result on its own.
 fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     let n = prep.table.len();
     let heads: Vec<(usize, u8, &str, Option<&String>)> = blocks
@@ -99,6 +161,7 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
         out.push(Section {
             heading_path: Vec::new(),
             anchors: Vec::new(),
+            has_prose: true,
             first,
             last,
         });
@@ -111,14 +174,36 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
         }
         stack.push((level, text, anchor));
         let last = non_blank_span(&prep.blank, line, end).map_or(line, |(_, last)| last.max(line));
+        let has_prose = blocks
+            .iter()
+            .any(|b| b.heading.is_none() && b.first_line > line && b.first_line <= last);
         out.push(Section {
             heading_path: stack.iter().map(|&(_, t, _)| t.to_string()).collect(),
             anchors: stack.iter().map(|&(_, _, a)| a.cloned()).collect(),
+            has_prose,
             first: line,
             last,
         });
     }
+    merge_heading_only(&mut out);
     out
+}
+
+/// Merges each heading-only section into its first child section (which follows it).
+fn merge_heading_only(sections: &mut Vec<Section>) {
+    let mut i = 0;
+    while i + 1 < sections.len() {
+        let (s, next) = (&sections[i], &sections[i + 1]);
+        let heading_only = !s.heading_path.is_empty() && !s.has_prose;
+        let child = next.heading_path.len() > s.heading_path.len()
+            && next.heading_path.starts_with(&s.heading_path);
+        if heading_only && child {
+            sections[i + 1].first = sections[i].first;
+            sections.remove(i);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// First and last non-blank line in `from..to`.
@@ -150,13 +235,26 @@ fn text_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec
         title: pick_title(doc, None),
         aliases: Vec::new(),
     };
-    let no_blocks = vec![false; prep.table.len()];
-    let all_units = units(first, last, &prep.blank, &no_blocks);
+    let layout = Layout::new(
+        &[],
+        prep.table.len(),
+        &prep.blank,
+        &prep.parse,
+        &prep.table,
+        cfg.max_tokens,
+    );
+    let all_units = units(first, last, &prep.blank, &layout);
     let slug = path_slug(&[], &[]);
     let mut out = Vec::new();
-    for (k, &(a, b)) in pack(&all_units, &prep.table, cfg.max_tokens)
-        .iter()
-        .enumerate()
+    for (k, &(a, b)) in pack(
+        &all_units,
+        &prep.table,
+        cfg.max_tokens,
+        &layout,
+        &prep.blank,
+    )
+    .iter()
+    .enumerate()
     {
         let body = prep.table.join(prep.src, a, b);
         let summary = all_units
@@ -201,6 +299,7 @@ fn make_chunk(
         summary: fields.summary.unwrap_or_default(),
         symbols: fields.symbols,
         aliases: info.aliases.clone(),
+        prelude: None,
     }
 }
 

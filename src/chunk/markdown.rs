@@ -28,6 +28,20 @@ pub(crate) struct Block {
     pub last_line: usize,
     pub heading: Option<Heading>,
     pub fields: BlockFields,
+    pub kind: BlockKind,
+}
+
+/// What a top-level block is, as far as cutting sections goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum BlockKind {
+    /// A fenced code block: a piece of a section made only of these stays with the
+    /// prose before it.
+    FencedCode,
+    /// A table; `header_end` is its 0-based delimiter row (the header ends there): a long
+    /// table is cut between rows, each piece repeating the header.
+    Table { header_end: usize },
+    #[default]
+    Other,
 }
 
 /// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`);
@@ -68,6 +82,7 @@ struct Open {
     range: Range<usize>,
     heading: Option<Heading>,
     fields: FieldsBuilder,
+    kind: BlockKind,
 }
 
 struct Walker<'t> {
@@ -86,9 +101,10 @@ impl Walker<'_> {
         if self.depth == 0 {
             self.close();
             self.open = Some(Open {
-                range,
+                range: range.clone(),
                 heading: None,
                 fields: FieldsBuilder::default(),
+                kind: BlockKind::Other,
             });
         }
         let Some(open) = self.open.as_mut() else {
@@ -106,7 +122,20 @@ impl Walker<'_> {
                         });
                         self.in_heading = true;
                     }
-                    Tag::CodeBlock(_) => self.in_code = true,
+                    Tag::CodeBlock(k) => {
+                        self.in_code = true;
+                        if self.depth == 1 && matches!(k, pulldown_cmark::CodeBlockKind::Fenced(_))
+                        {
+                            open.kind = BlockKind::FencedCode;
+                        }
+                    }
+                    Tag::Table(_) if self.depth == 1 => {
+                        // the delimiter row is the line after the head row
+                        let head = self.table.line_of(range.start);
+                        open.kind = BlockKind::Table {
+                            header_end: head + 1,
+                        };
+                    }
                     Tag::Paragraph => open.fields.paragraph_start(),
                     _ => {}
                 }
@@ -157,6 +186,7 @@ impl Walker<'_> {
             last_line: last,
             heading,
             fields: open.fields.finish(),
+            kind: open.kind,
         });
     }
 }

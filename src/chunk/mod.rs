@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 2;
+pub const CHUNKER_VERSION: u32 = 3;
 
 /// What kind of source a document is, decided from its file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,6 +75,10 @@ pub struct Chunk {
     pub symbols: Vec<String>,
     /// Front-matter `aliases` and `tags` of the document (same for every chunk of it).
     pub aliases: Vec<String>,
+    /// Lines repeated before this piece for context, not part of its line range: the
+    /// header rows of a long table cut into pieces (exact source text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude: Option<String>,
 }
 
 pub use crate::config::ChunkerConfig;

@@ -142,6 +142,43 @@ fn markdownish() -> impl Strategy<Value = String> {
         })
 }
 
+/// Lines of admonition, tab and container documents (mkdocs, Docusaurus).
+const CONTAINER_SHAPES: &[&str] = &[
+    "!!! note \"Title\"",
+    "??? tip",
+    "???+ warning \"Open\"",
+    "=== \"Tab A\"",
+    "    Indented body line with words.",
+    "    - indented item",
+    "",
+    "",
+    "Plain paragraph of prose here.",
+    ":::note",
+    ":::tip Title",
+    ":::",
+    "## Heading",
+    "```",
+];
+
+fn containerish() -> impl Strategy<Value = String> {
+    prop::collection::vec(0..CONTAINER_SHAPES.len(), 0..40).prop_map(|lines| {
+        lines
+            .into_iter()
+            .map(|i| CONTAINER_SHAPES[i])
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// True for an admonition, tab or container opener line.
+fn opener(line: &str) -> bool {
+    let t = line.trim_start();
+    ["!!! ", "??? ", "???+ ", "=== \""]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || (t.starts_with(":::") && !t.trim_start_matches(':').trim().is_empty())
+}
+
 fn run(text: &str, kind: SourceKind, max_tokens: usize) -> Vec<Chunk> {
     chunk_document(&doc(text, kind), &ChunkerConfig { max_tokens })
 }
@@ -181,12 +218,58 @@ proptest! {
     }
 
     #[test]
+    fn no_piece_ends_on_a_marker_or_parts_a_marker_from_its_body(text in containerish(), max_tokens in 0usize..40) {
+        let chunks = run(&text, SourceKind::Markdown, max_tokens);
+        prop_assert_eq!(check(&text, &chunks, 0, true), Ok(()));
+        let lines = source_lines(&text);
+        let in_code = fence_lines(&lines);
+        let chunk_of = |line: usize| chunks.iter().position(|c| (c.start_line as usize..=c.end_line as usize).contains(&line));
+        for c in &chunks {
+            let last = c.end_line as usize;
+            // the next line of the same section (a heading starts another one)
+            let next = (last..lines.len())
+                .find(|&i| !blank(&lines[i]))
+                .filter(|&i| !lines[i].starts_with('#'));
+            if opener(&lines[last - 1]) && !in_code[last - 1] {
+                prop_assert!(next.is_none(), "{} ends on the marker line {last}: {:?}", c.id, lines[last - 1]);
+            }
+        }
+        for (i, l) in lines.iter().enumerate() {
+            if !opener(l) || in_code[i] {
+                continue;
+            }
+            let body = (i + 1..lines.len())
+                .find(|&j| !blank(&lines[j]))
+                .filter(|&j| !lines[j].starts_with('#'));
+            if let Some(body) = body {
+                prop_assert_eq!(chunk_of(i + 1), chunk_of(body + 1), "marker at line {} and its body at {}", i + 1, body + 1);
+            }
+        }
+    }
+
+    #[test]
     fn arbitrary_text_never_panics(text in "(?s).{0,300}", max_tokens in 0usize..40) {
         for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
             let chunks = run(&text, kind, max_tokens);
             prop_assert_eq!(check(&text, &chunks, 0, false), Ok(()));
         }
     }
+}
+
+/// Lines inside fenced code (a marker there is code, not a marker).
+fn fence_lines(lines: &[String]) -> Vec<bool> {
+    let mut open = false;
+    lines
+        .iter()
+        .map(|l| {
+            let fence = l.trim_start().starts_with("```");
+            let inside = open || fence;
+            if fence {
+                open = !open;
+            }
+            inside
+        })
+        .collect()
 }
 
 #[test]

@@ -1,42 +1,162 @@
 //! Budget splitting: a section over `max_tokens` is cut at blank lines that lie between
 //! top-level blocks (never inside a fence, list or other multi-line block), packing whole
-//! units greedily; a unit larger than the budget stays whole in its own part.
+//! units greedily; a unit larger than the budget stays whole in its own part. Three
+//! refinements keep pieces meaningful:
+//!
+//! - a heading is glued to the block after it: no piece is a bare heading;
+//! - an admonition or tab marker (`!!! note`, `??? tip`, `=== "Tab"`) and a Docusaurus
+//!   container opener (`:::note`) are glued to the block after them, a closer (`:::`) to
+//!   the block before it: no piece ends on a marker, none starts on a closer;
+//! - a piece made only of fenced code joins the piece before it (code stays with the
+//!   prose that introduces it);
+//! - a table larger than the budget is cut between rows; each piece after the first
+//!   repeats the header rows (as its prelude: the piece's lines stay its own).
 
 use super::lines::LineTable;
+use super::markdown::{Block, BlockKind};
 
 /// Estimated tokens of a text of `bytes` bytes: `ceil(bytes / 4)`.
 pub(crate) fn tokens(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 
-/// Marks the lines covered by a block (first..=last of each range).
-pub(crate) fn covered_lines(
-    n: usize,
-    ranges: impl IntoIterator<Item = (usize, usize)>,
-) -> Vec<bool> {
-    let mut covered = vec![false; n];
-    for (first, last) in ranges {
-        for slot in covered.iter_mut().take(last.saturating_add(1)).skip(first) {
-            *slot = true;
+/// What the lines of a document are, for cutting.
+pub(crate) struct Layout {
+    /// Inside a top-level block (a blank line there is no cut point).
+    pub covered: Vec<bool>,
+    /// Inside a fenced code block.
+    pub code: Vec<bool>,
+    /// A table row (after the header) where a piece may start, with the table's header
+    /// line range (0-based, inclusive).
+    pub row_break: Vec<Option<(usize, usize)>>,
+}
+
+impl Layout {
+    /// The layout of `blocks` over `n` lines (`blank` flags blank lines, `parse` is the
+    /// parse copy the blocks come from); tables over `max_tokens` get row breaks.
+    pub fn new(
+        blocks: &[Block],
+        n: usize,
+        blank: &[bool],
+        parse: &str,
+        table: &LineTable,
+        max_tokens: usize,
+    ) -> Layout {
+        let mut l = Layout {
+            covered: vec![false; n],
+            code: vec![false; n],
+            row_break: vec![None; n],
+        };
+        for b in blocks {
+            let last = b.last_line.min(n.saturating_sub(1));
+            if b.heading.is_some() {
+                // a heading stays with the block after it
+                let mut j = last + 1;
+                while j < n && blank.get(j).copied().unwrap_or(false) {
+                    l.covered[j] = true;
+                    j += 1;
+                }
+            }
+            for i in b.first_line..=last {
+                l.covered[i] = true;
+                if b.kind == BlockKind::FencedCode {
+                    l.code[i] = true;
+                }
+            }
+            if let BlockKind::Table { header_end } = b.kind {
+                if tokens(table.joined_len(b.first_line, last)) > max_tokens {
+                    for slot in l.row_break.iter_mut().take(last + 1).skip(header_end + 2) {
+                        *slot = Some((b.first_line, header_end));
+                    }
+                }
+            }
+        }
+        glue_markers(&mut l.covered, &l.code, blank, parse, table);
+        l
+    }
+}
+
+/// The kind of container line: an opener (glued to what follows) or a closer (glued to
+/// what precedes).
+#[derive(PartialEq)]
+enum Marker {
+    Opener,
+    Closer,
+}
+
+/// An admonition, tab or container marker line of mkdocs (Material, pymdownx) or
+/// Docusaurus.
+fn marker(line: &str) -> Option<Marker> {
+    let t = line.trim_start();
+    let indent = line.len() - t.len();
+    if t.starts_with(":::") {
+        let rest = t.trim_start_matches(':').trim();
+        return Some(if rest.is_empty() {
+            Marker::Closer
+        } else {
+            Marker::Opener
+        });
+    }
+    let admonition = ["!!! ", "!!!\t", "??? ", "???+ ", "???\t"]
+        .iter()
+        .any(|p| t.starts_with(p));
+    let tab = t.starts_with("=== \"") || t.starts_with("===! \"") || t.starts_with("===+ \"");
+    (indent <= 12 && (admonition || tab)).then_some(Marker::Opener)
+}
+
+/// Marks as covered the blank lines between a marker and the block it belongs to.
+fn glue_markers(
+    covered: &mut [bool],
+    code: &[bool],
+    blank: &[bool],
+    parse: &str,
+    table: &LineTable,
+) {
+    let n = covered.len();
+    for i in 0..n {
+        if code[i] || blank[i] {
+            continue;
+        }
+        match marker(table.content(parse, i)) {
+            Some(Marker::Opener) => {
+                let mut j = i + 1;
+                while j < n && blank[j] {
+                    covered[j] = true;
+                    j += 1;
+                }
+            }
+            Some(Marker::Closer) => {
+                let mut j = i;
+                while j > 0 && blank[j - 1] {
+                    covered[j - 1] = true;
+                    j -= 1;
+                }
+            }
+            None => {}
         }
     }
-    covered
 }
 
 /// Units of lines `first..=last`: maximal runs separated by blank lines that no block
-/// covers. Each unit starts and ends on a non-blank line.
+/// covers, also broken before a table row that may start a piece. Each unit starts and
+/// ends on a non-blank line.
 pub(crate) fn units(
     first: usize,
     last: usize,
     blank: &[bool],
-    covered: &[bool],
+    layout: &Layout,
 ) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, usize)> = None;
     for line in first..=last {
         let is_blank = blank.get(line).copied().unwrap_or(true);
-        let is_covered = covered.get(line).copied().unwrap_or(false);
+        let is_covered = layout.covered.get(line).copied().unwrap_or(false);
+        let breaks = layout.row_break.get(line).copied().flatten().is_some();
         match (is_blank, current.as_mut()) {
+            (false, Some(_)) if breaks => {
+                out.extend(current.take());
+                current = Some((line, line));
+            }
             (false, Some(unit)) => unit.1 = line,
             (false, None) => current = Some((line, line)),
             (true, Some(_)) if !is_covered => out.extend(current.take()),
@@ -47,13 +167,16 @@ pub(crate) fn units(
     out
 }
 
-/// Packs units greedily into parts of at most `max_tokens` (joined text estimate).
+/// Packs units greedily into parts of at most `max_tokens` (joined text estimate), then
+/// joins a part made only of fenced code to the part before it.
 pub(crate) fn pack(
     units: &[(usize, usize)],
     table: &LineTable,
     max_tokens: usize,
+    layout: &Layout,
+    blank: &[bool],
 ) -> Vec<(usize, usize)> {
-    let mut parts = Vec::new();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
     let Some(&(mut start, mut end)) = units.first() else {
         return parts;
     };
@@ -66,7 +189,24 @@ pub(crate) fn pack(
         }
     }
     parts.push((start, end));
-    parts
+    let code_only = |(a, b): (usize, usize)| {
+        (a..=b).all(|i| {
+            blank.get(i).copied().unwrap_or(true) || layout.code.get(i).copied().unwrap_or(false)
+        })
+    };
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(parts.len());
+    for p in parts {
+        match out.last_mut() {
+            Some(prev) if code_only(p) => prev.1 = p.1,
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
+/// The header lines a piece starting at `line` repeats, if it starts inside a cut table.
+pub(crate) fn prelude_of(layout: &Layout, line: usize) -> Option<(usize, usize)> {
+    layout.row_break.get(line).copied().flatten()
 }
 
 #[cfg(test)]
@@ -81,24 +221,62 @@ mod tests {
         assert_eq!(tokens(5), 2);
     }
 
+    fn layout(n: usize, covered: &[(usize, usize)]) -> Layout {
+        let mut l = Layout {
+            covered: vec![false; n],
+            code: vec![false; n],
+            row_break: vec![None; n],
+        };
+        for &(a, b) in covered {
+            (a..=b).for_each(|i| l.covered[i] = true);
+        }
+        l
+    }
+
     #[test]
     fn units_skip_covered_blank_lines() {
         // lines: 0 x, 1 blank (inside block 0..=2), 2 y, 3 blank, 4 z, 5 blank, 6 blank
         let blank = [false, true, false, true, false, true, true];
-        let covered = covered_lines(7, [(0, 2), (4, 4)]);
-        assert_eq!(units(0, 6, &blank, &covered), vec![(0, 2), (4, 4)]);
-        assert_eq!(units(3, 3, &blank, &covered), vec![]);
+        let l = layout(7, &[(0, 2), (4, 4)]);
+        assert_eq!(units(0, 6, &blank, &l), vec![(0, 2), (4, 4)]);
+        assert_eq!(units(3, 3, &blank, &l), vec![]);
     }
 
     #[test]
     fn pack_is_greedy_and_keeps_big_units_whole() {
         let text = "aaaa\n\nbbbb\n\ncccccccccccccccccccc\n\nd";
         let t = LineTable::new(text);
+        let blank = [false, true, false, true, false, true, false];
+        let l = layout(7, &[]);
         let u = [(0, 0), (2, 2), (4, 4), (6, 6)];
         // "aaaa\n\nbbbb" = 10 bytes = 3 tokens.
-        assert_eq!(pack(&u, &t, 3), vec![(0, 2), (4, 4), (6, 6)]);
-        assert_eq!(pack(&u, &t, 100), vec![(0, 6)]);
-        assert_eq!(pack(&u, &t, 0), vec![(0, 0), (2, 2), (4, 4), (6, 6)]);
-        assert_eq!(pack(&[], &t, 3), vec![]);
+        assert_eq!(pack(&u, &t, 3, &l, &blank), vec![(0, 2), (4, 4), (6, 6)]);
+        assert_eq!(pack(&u, &t, 100, &l, &blank), vec![(0, 6)]);
+        assert_eq!(
+            pack(&u, &t, 0, &l, &blank),
+            vec![(0, 0), (2, 2), (4, 4), (6, 6)]
+        );
+        assert_eq!(pack(&[], &t, 3, &l, &blank), vec![]);
+    }
+
+    #[test]
+    fn a_code_only_piece_joins_the_prose_before_it() {
+        let text = "intro\n\n```\ncode\n```";
+        let t = LineTable::new(text);
+        let blank = [false, true, false, false, false];
+        let mut l = layout(5, &[(2, 4)]);
+        (2..=4).for_each(|i| l.code[i] = true);
+        assert_eq!(pack(&[(0, 0), (2, 4)], &t, 1, &l, &blank), vec![(0, 4)]);
+    }
+
+    #[test]
+    fn markers() {
+        assert!(marker("!!! note \"Title\"") == Some(Marker::Opener));
+        assert!(marker("???+ tip") == Some(Marker::Opener));
+        assert!(marker("    === \"Tab\"") == Some(Marker::Opener));
+        assert!(marker(":::note Title") == Some(Marker::Opener));
+        assert!(marker(":::") == Some(Marker::Closer));
+        assert!(marker("==== heading underline").is_none());
+        assert!(marker("plain").is_none());
     }
 }

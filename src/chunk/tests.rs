@@ -64,18 +64,12 @@ fn nested_heading_paths_follow_the_level_stack() {
     let c = md("# A\n## B\n### C\n## D\n#### E\n# F\n### G\n");
     assert_eq!(
         paths(&c),
-        vec![
-            vec!["A"],
-            vec!["A", "B"],
-            vec!["A", "B", "C"],
-            vec!["A", "D"],
-            vec!["A", "D", "E"],
-            vec!["F"],
-            vec!["F", "G"],
-        ]
+        // headings without prose of their own are merged into their first child
+        vec![vec!["A", "B", "C"], vec!["A", "D", "E"], vec!["F", "G"],]
     );
-    assert_eq!(c[4].id, "doc.md#a/d/e");
-    assert_eq!(c[6].id, "doc.md#f/g");
+    assert_eq!(c[1].id, "doc.md#a/d/e");
+    assert_eq!(c[2].id, "doc.md#f/g");
+    assert_eq!((c[0].start_line, c[1].start_line), (1, 4));
 }
 
 #[test]
@@ -115,43 +109,37 @@ fn hash_lines_in_fences_and_html_blocks_are_not_headings() {
 }
 
 #[test]
-fn empty_sections_are_chunks() {
+fn heading_only_sections_merge_into_their_first_child() {
+    // A has no prose: it joins B; B has none either and C is not its child: B stays
     let c = md("# A\n## B\n\n## C\nx\n");
-    assert_eq!(
-        spans(&c),
-        vec![
-            ("doc.md#a", 1, 1),
-            ("doc.md#a/b", 2, 2),
-            ("doc.md#a/c", 4, 5)
-        ]
-    );
-    assert_eq!(c[0].text, "# A");
+    assert_eq!(spans(&c), vec![("doc.md#a/b", 1, 2), ("doc.md#a/c", 4, 5)]);
+    assert_eq!(c[0].text, "# A\n## B");
     assert_eq!(c[0].body, "");
-    assert_eq!(c[1].text, "## B");
+    assert_eq!(c[1].text, "## C\nx");
 }
 
 #[test]
 fn heading_attributes_become_anchors_and_comments_are_not_indexed() {
     let c = md("# Guide {#top}\n\n## Install { #setup .note }\n\nRun it. <!-- secret-note -->\n<!--\nmore-secret\n-->\nDone.\n\n#### <!-- md:setting config.enabled -->\n\nText.\n");
     let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    // `Guide` has no prose of its own: it joins `Install`
     assert_eq!(
         ids,
         [
-            "doc.md#top",
             "doc.md#top/setup",
             "doc.md#top/setup/mdsetting-configenabled"
         ]
     );
-    assert_eq!(c[1].heading_path, ["Guide", "Install"]);
+    assert_eq!(c[0].heading_path, ["Guide", "Install"]);
     assert_eq!(c[0].title, "Guide");
-    assert!(!c[1].body.contains("secret"), "{}", c[1].body);
-    assert_eq!(c[1].body, "Run it.\nDone.");
+    assert!(!c[0].body.contains("secret"), "{}", c[0].body);
+    assert_eq!(c[0].body, "Run it.\nDone.");
     assert_eq!(
-        (c[1].start_line, c[1].end_line),
-        (3, 9),
+        (c[0].start_line, c[0].end_line),
+        (1, 9),
         "comment lines stay in the span"
     );
-    assert_eq!(c[2].heading_path[2], "md:setting config.enabled");
+    assert_eq!(c[1].heading_path[2], "md:setting config.enabled");
 }
 
 #[test]

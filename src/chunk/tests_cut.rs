@@ -43,34 +43,34 @@ fn long_section_is_cut_at_blank_lines_between_blocks() {
         got,
         vec![
             ("doc.md#long", 1, 3),
-            ("doc.md#long~2", 5, 5),
-            ("doc.md#long~3", 7, 11),
-            ("doc.md#long~4", 13, 17),
+            // the fence joins the paragraph before it
+            ("doc.md#long~2", 5, 11),
+            ("doc.md#long~3", 13, 17),
             ("doc.md#after", 19, 20),
         ]
     );
-    for part in &c[..4] {
+    for part in &c[..3] {
         assert_eq!(part.heading_path, vec!["Long"]);
         assert_eq!(part.kind, ChunkKind::Section);
         assert_eq!(part.title, "doc");
     }
     assert_eq!(c[0].summary, "First paragraph with alpha_one symbol.");
     assert_eq!(c[0].symbols, vec!["alpha_one"]);
-    assert_eq!(c[1].text, "Second paragraph here.");
+    assert!(c[1].text.starts_with("Second paragraph here.\n\n```text"));
     assert_eq!(c[1].summary, "Second paragraph here.");
-    // The fence is larger than the budget and stays whole, blank line included.
-    assert!(c[2].text.len().div_ceil(4) > 16);
-    assert!(c[2].text.starts_with("```text\n") && c[2].text.ends_with("\n```"));
-    assert_eq!(c[2].summary, "");
-    assert!(c[2].symbols.is_empty());
+    // The fence is larger than the budget and stays whole, blank line included, with
+    // the paragraph before it.
+    assert!(c[1]
+        .text
+        .ends_with("fence line two is long enough to matter too\n```"));
     assert_eq!(
-        c[2].body,
-        "fence line one is long enough to matter\nfence line two is long enough to matter too"
+        c[1].body,
+        "Second paragraph here.\nfence line one is long enough to matter\nfence line two is long enough to matter too"
     );
     // The loose list (blank line inside) is not cut either.
-    assert_eq!(c[3].summary, "Third paragraph mentions beta_two.");
-    assert_eq!(c[3].symbols, vec!["beta_two"]);
-    assert!(c[3].body.ends_with("list item\nsecond item"));
+    assert_eq!(c[2].summary, "Third paragraph mentions beta_two.");
+    assert_eq!(c[2].symbols, vec!["beta_two"]);
+    assert!(c[2].body.ends_with("list item\nsecond item"));
     for part in &c {
         let (s, e) = (part.start_line, part.end_line);
         assert!(
@@ -88,6 +88,48 @@ fn section_within_budget_is_not_cut() {
 }
 
 #[test]
+fn a_long_table_is_cut_between_rows_and_each_piece_repeats_the_header() {
+    let mut text = String::from("# Options\n\nThe options.\n\n| name | meaning |\n|---|---|\n");
+    for i in 0..60 {
+        text.push_str(&format!("| opt{i} | what option {i} does |\n"));
+    }
+    let c = chunk_document(
+        &doc(&text, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert!(c.len() > 3, "{}", c.len());
+    let lines: Vec<&str> = text.lines().collect();
+    for (k, piece) in c.iter().enumerate() {
+        let (s, e) = (piece.start_line as usize, piece.end_line as usize);
+        assert_eq!(
+            piece.text,
+            lines[s - 1..e].join("\n"),
+            "rows keep their own lines"
+        );
+        if k == 0 {
+            assert_eq!(piece.prelude, None);
+            continue;
+        }
+        assert!(lines[s - 1].starts_with("| opt"), "{k} starts on a row");
+        assert_eq!(
+            piece.prelude.as_deref(),
+            Some("| name | meaning |\n|---|---|")
+        );
+        assert!(piece.body.starts_with("name meaning\n"), "{}", piece.body);
+        assert!(
+            !piece.body.contains("opt0 "),
+            "piece {k} holds only its rows and the header"
+        );
+    }
+    let last = c.last().unwrap();
+    assert!(
+        last.body.ends_with("opt59 what option 59 does"),
+        "{}",
+        last.body
+    );
+}
+
+#[test]
 fn unclosed_fence_is_never_cut() {
     let text = "# T\n\nintro\n\n```\na\n\nb\n\nc\n";
     let c = chunk_document(
@@ -95,8 +137,9 @@ fn unclosed_fence_is_never_cut() {
         &ChunkerConfig { max_tokens: 1 },
     );
     let got: Vec<(u32, u32)> = c.iter().map(|c| (c.start_line, c.end_line)).collect();
-    assert_eq!(got, vec![(1, 1), (3, 3), (5, 10)]);
-    assert_eq!(c[2].id, "doc.md#t~3");
+    // the heading stays with the intro, the code with the prose before it
+    assert_eq!(got, vec![(1, 10)]);
+    assert_eq!(c[0].id, "doc.md#t");
 }
 
 const SAMPLE: &str = "\u{feff}---

@@ -21,13 +21,20 @@ pub const MAX_LENGTH: usize = 256;
 /// text per call keeps every vector a function of its own text only.
 const BATCH: usize = 1;
 
+/// A session slot: created on first use.
+type Session = OnceLock<std::result::Result<Mutex<TextEmbedding>, String>>;
+
 /// The MiniLM embedder. Inference runs on the calling thread (call it from a blocking
-/// pool in async code); calls are serialised by a mutex.
+/// pool in async code). A single text (a query) runs on one session using every core; a
+/// list of texts (a build) is spread over one single-threaded session per core, each
+/// embedding one text per call, so every vector still depends on its own text only.
 pub struct MiniLm {
-    /// The inference session, created on first use (a refresh with nothing to embed
-    /// needs only the identity).
-    model: OnceLock<std::result::Result<Mutex<TextEmbedding>, String>>,
-    parts: Mutex<Option<(Vec<u8>, TokenizerFiles)>>,
+    /// The session for single texts, created on first use (a refresh with nothing to
+    /// embed needs only the identity).
+    model: Session,
+    /// One single-threaded session per core, for lists of texts, created on first use.
+    workers: Vec<Session>,
+    parts: (Vec<u8>, TokenizerFiles),
     identity: EmbedderIdentity,
 }
 
@@ -78,34 +85,58 @@ impl MiniLm {
             special_tokens_map_file: read(&dir.join("special_tokens_map.json"))?,
             tokenizer_config_file: read(&dir.join("tokenizer_config.json"))?,
         };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(MiniLm {
             model: OnceLock::new(),
-            parts: Mutex::new(Some((onnx, files))),
+            workers: (0..cores).map(|_| OnceLock::new()).collect(),
+            parts: (onnx, files),
             identity,
         })
     }
 
-    fn session(&self) -> Result<&Mutex<TextEmbedding>> {
-        self.model
-            .get_or_init(|| {
-                let (onnx, files) = self
-                    .parts
-                    .lock()
-                    .map_err(|_| "the embedder panicked earlier".to_string())?
-                    .take()
-                    .ok_or_else(|| "the model bytes are gone".to_string())?;
-                // fastembed's default pooling for user-defined models is CLS: set mean.
-                let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
-                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let opts = InitOptionsUserDefined::new()
-                    .with_max_length(MAX_LENGTH)
-                    .with_intra_threads(threads);
-                TextEmbedding::try_new_from_user_defined(model, opts)
-                    .map(Mutex::new)
-                    .map_err(|e| format!("cannot load all-MiniLM-L6-v2: {e}"))
-            })
-            .as_ref()
-            .map_err(|e| Error::Embedder(e.clone()))
+    /// The session in `slot`, created with `threads` intra-op threads on first use.
+    fn session<'a>(&self, slot: &'a Session, threads: usize) -> Result<&'a Mutex<TextEmbedding>> {
+        slot.get_or_init(|| {
+            let (onnx, files) = (self.parts.0.clone(), self.parts.1.clone());
+            // fastembed's default pooling for user-defined models is CLS: set mean.
+            let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+            let opts = InitOptionsUserDefined::new()
+                .with_max_length(MAX_LENGTH)
+                .with_intra_threads(threads);
+            TextEmbedding::try_new_from_user_defined(model, opts)
+                .map(Mutex::new)
+                .map_err(|e| format!("cannot load the embedding model: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| Error::Embedder(e.clone()))
+    }
+
+    /// Embeds `texts` one per call on `session`, appending rows to `out`.
+    fn run(
+        &self,
+        session: &Mutex<TextEmbedding>,
+        texts: &[&str],
+        out: &mut Vec<f32>,
+    ) -> Result<()> {
+        let dim = self.identity.dim;
+        let mut model = session
+            .lock()
+            .map_err(|_| Error::Embedder("the embedder panicked earlier".into()))?;
+        for batch in texts.chunks(BATCH) {
+            let vecs = model
+                .embed(batch, Some(batch.len()))
+                .map_err(|e| Error::Embedder(format!("inference failed: {e}")))?;
+            for v in vecs {
+                if v.len() != dim {
+                    return Err(Error::Embedder(format!(
+                        "the model returned {} dimensions, its config.json says {dim} (`hidden_size`)",
+                        v.len()
+                    )));
+                }
+                out.extend_from_slice(&v);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -152,25 +183,41 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {
-        let mut model = self
-            .session()?
-            .lock()
-            .map_err(|_| Error::Embedder("the embedder panicked earlier".into()))?;
         let dim = self.identity.dim;
+        let cores = self.workers.len().max(1);
+        if texts.len() <= 1 || cores == 1 {
+            let session = self.session(&self.model, cores)?;
+            let mut out = Vec::with_capacity(texts.len() * dim);
+            self.run(session, texts, &mut out)?;
+            return Ok(out);
+        }
+        // One contiguous share of the texts per worker session, embedded in parallel.
+        let share = texts.len().div_ceil(cores);
+        let parts: Vec<Result<Vec<f32>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = texts
+                .chunks(share)
+                .zip(&self.workers)
+                .map(|(part, slot)| {
+                    scope.spawn(move || {
+                        let session = self.session(slot, 1)?;
+                        let mut out = Vec::with_capacity(part.len() * dim);
+                        self.run(session, part, &mut out)?;
+                        Ok(out)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Embedder("an embedding thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
         let mut out = Vec::with_capacity(texts.len() * dim);
-        for batch in texts.chunks(BATCH) {
-            let vecs = model
-                .embed(batch, Some(batch.len()))
-                .map_err(|e| Error::Embedder(format!("inference failed: {e}")))?;
-            for v in vecs {
-                if v.len() != dim {
-                    return Err(Error::Embedder(format!(
-                        "the model returned {} dimensions, its config.json says {dim} (`hidden_size`)",
-                        v.len()
-                    )));
-                }
-                out.extend_from_slice(&v);
-            }
+        for p in parts {
+            out.extend(p?);
         }
         Ok(out)
     }

@@ -24,13 +24,31 @@ impl Target {
         match self {
             Target::Section { path, heading } => {
                 &c.path == path
-                    && c.heading_path
+                    && (c
+                        .heading_path
                         .last()
                         .is_some_and(|h| same_heading(h, heading))
+                        || starts_with_heading(c, heading))
             }
             Target::Doc { id } => &c.path == id,
         }
     }
+}
+
+/// True when `c` begins with the heading line of `heading`, an ancestor in its heading
+/// path: a heading-only section merged into its first child is found in that chunk.
+fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
+    let n = c.heading_path.len();
+    if n < 2
+        || !c.heading_path[..n - 1]
+            .iter()
+            .any(|h| same_heading(h, heading))
+    {
+        return false;
+    }
+    let first = c.text.lines().next().unwrap_or("").trim_start();
+    let text = first.trim_start_matches('#').trim();
+    first.starts_with('#') && same_heading(&crate::chunk::display_line(text), heading)
 }
 
 /// Headings compare equal when they match with inline-code backticks removed, a
@@ -105,6 +123,7 @@ mod tests {
             title: String::new(),
             heading_path: heads.iter().map(|s| s.to_string()).collect(),
             text: String::new(),
+            prelude: None,
             hash: String::new(),
         }
     }

@@ -383,7 +383,14 @@ pub(super) fn document(
     let c = h.chunk;
     let snippet = h.snippet;
     let match_line = h.match_line;
-    let content = format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text);
+    let content = match &c.prelude {
+        Some(p) => format!(
+            "{}\n\n{p}\n{}",
+            breadcrumb(&c.title, &c.heading_path),
+            c.text
+        ),
+        None => format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text),
+    };
     RetrievedDocument {
         source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
         id: c.id,
