@@ -108,7 +108,8 @@ pub struct QueryParams {
     pub prefix_max_expansions: usize,
     /// Weight of a prefix-expanded term's frequency relative to the exact term (0..=1).
     pub prefix_weight: f32,
-    /// Results scoring under `floor × best` are dropped (default 1/3; 0 keeps all).
+    /// Results scoring under `floor × best` are dropped (default 0: keep every result
+    /// up to the limit; a floor is only applied when asked for).
     pub floor: f32,
     /// Aboutness gain: `aboutness = 1 + about_gain × share`. Default 0.2.
     pub about_gain: f32,
@@ -116,6 +117,22 @@ pub struct QueryParams {
     pub exact_id_gain: f32,
     pub exact_path_gain: f32,
     pub exact_symbol_gain: f32,
+    /// Weight of an English stop word of the query (a plain word outside quotes, never
+    /// part of an identifier) in the lexical score: 1 counts it like any word, 0 drops
+    /// it. A query of stop words only keeps them all at full weight.
+    #[serde(default = "one")]
+    pub stop_weight: f32,
+    /// Stop words match the text fields only, never title, headings or path.
+    #[serde(default)]
+    pub stop_about: bool,
+    /// Weight of a query term's other inflections (`widgets` ↔ `widget`, `libraries` ↔
+    /// `library`) relative to the term itself (0 turns them off).
+    #[serde(default)]
+    pub stem_weight: f32,
+    /// Lexical weight of hybrid fusion for keyword-shaped queries (at most four words,
+    /// or an identifier, option or quoted phrase in them); 0 uses the fusion's own.
+    #[serde(default)]
+    pub keyword_alpha: f32,
 }
 
 impl Default for QueryParams {
@@ -124,11 +141,15 @@ impl Default for QueryParams {
             prefix_min_chars: 4,
             prefix_max_expansions: 16,
             prefix_weight: 0.5,
-            floor: 1.0 / 3.0,
+            floor: 0.0,
             about_gain: 0.2,
             exact_id_gain: 1.0,
             exact_path_gain: 0.5,
             exact_symbol_gain: 0.5,
+            stop_weight: 1.0,
+            stop_about: false,
+            stem_weight: 0.0,
+            keyword_alpha: 0.0,
         }
     }
 }
@@ -145,6 +166,10 @@ pub struct WalkOptions {
     /// folders too (`node_modules`, `target`, …), as `rg --no-ignore`.
     #[serde(default)]
     pub no_ignore: bool,
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 /// Everything that shapes an index build. Hashed into the manifest's `config_hash`.

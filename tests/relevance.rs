@@ -49,10 +49,10 @@ fn lexical() -> SearchOptions {
     }
 }
 
-fn floors() -> (f64, f64) {
+fn floors(set: &str) -> (f64, f64) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/floors.json");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let f = &v["rust_book_dev_lexical"];
+    let f = &v[set];
     (f["recall5"].as_f64().unwrap(), f["mrr10"].as_f64().unwrap())
 }
 
@@ -60,10 +60,23 @@ fn floors() -> (f64, f64) {
 fn rust_book_dev_set_meets_the_recorded_floors() {
     let questions = dev_questions();
     assert_eq!(questions.len(), 50);
-    let r = evaluate(rust_book_index(), &questions, "lexical", &lexical()).unwrap();
-    let (min_r5, min_mrr) = floors();
+    meets_floors(rust_book_index(), &questions, "rust_book_dev_lexical");
+}
+
+#[test]
+fn cargo_book_dev_set_meets_the_recorded_floors() {
+    let root = cargo_book();
+    let questions = read_docfuse(&root.join("queries.dev.jsonl")).unwrap();
+    assert_eq!(questions.len(), 60);
+    let built = index_of(root);
+    meets_floors(&built.index, &questions, "cargo_book_dev_lexical");
+}
+
+fn meets_floors(index: &DocIndex, questions: &[docfuse::eval::Question], set: &str) {
+    let r = evaluate(index, questions, "lexical", &lexical()).unwrap();
+    let (min_r5, min_mrr) = floors(set);
     eprintln!(
-        "rust-book dev lexical: recall@5 {:.4} MRR@10 {:.4} nDCG@10 {:.4}",
+        "{set}: recall@5 {:.4} MRR@10 {:.4} nDCG@10 {:.4}",
         r.metrics.recall5, r.metrics.mrr10, r.metrics.ndcg10
     );
     assert!(

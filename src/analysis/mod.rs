@@ -57,7 +57,10 @@
 //! assert_eq!(index_terms("Rust语言"), ["rust", "语言"]);
 //! ```
 
+mod english;
 mod tokenizer;
+
+pub use english::{inflections, is_stop_word, minimal_stem, STOP_WORDS};
 
 #[cfg(test)]
 mod tests;
@@ -148,6 +151,28 @@ pub fn query_terms(text: &str) -> Vec<String> {
             out.push(t.to_owned());
         }
     });
+    out
+}
+
+/// The words of a query that are plain English words outside double quotes (folded): the
+/// only ones stop-word removal may drop. A word inside an identifier (`self.from`), an
+/// option (`--from`) or a quoted phrase (`"from the start"`) is never dropped.
+pub fn plain_query_words(text: &str) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for (i, part) in text.split('"').enumerate() {
+        if i % 2 == 1 {
+            continue; // inside quotes
+        }
+        for w in part.split_whitespace() {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_alphabetic() || c == '\'' || c == '’')
+            {
+                out.insert(fold(w));
+            }
+        }
+    }
     out
 }
 

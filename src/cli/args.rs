@@ -226,13 +226,17 @@ pub struct SearchArgs {
     /// Leave out results whose path matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Raw chunks instead of one result per section.
+    #[arg(long)]
+    pub chunks: bool,
     /// Print one JSON object: {"query", "results": [...]}.
     #[arg(long)]
     pub json: bool,
     /// Attach matched terms, fields and every named score part to each result.
     #[arg(long)]
     pub explain: bool,
-    /// Drop results under this share of the best score (default 1/3; 0 keeps all).
+    /// Drop results under this share of the best score (0..=1; default 0: keep every
+    /// result up to the limit).
     #[arg(long)]
     pub floor: Option<f32>,
     /// Refresh the index before searching.
@@ -242,8 +246,8 @@ pub struct SearchArgs {
     #[arg(long, default_value = "auto")]
     pub mode: crate::engine::Mode,
     /// The question or keywords (several words are joined with spaces). Options may come
-    /// before or after it; a query that starts with `-` goes after `--`
-    /// (`docfuse search -- --test-threads`).
+    /// before or after it; a word that starts with `-` and is not an option of this
+    /// command is part of the query (`docfuse search --torch-backend`).
     #[arg(value_name = "QUERY", required = true, num_args = 1..)]
     pub query: Vec<String>,
 }
@@ -273,12 +277,18 @@ pub struct EvalArgs {
     /// Retrieval modes to evaluate, comma-separated: lexical, vector, hybrid.
     #[arg(long, default_value = "lexical", value_delimiter = ',')]
     pub mode: Vec<crate::engine::Mode>,
-    /// Evaluate each value of one setting, e.g. `alpha=0.3,0.5,0.7` (convex fusion weight
-    /// of the lexical side), `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5`
-    /// (query settings: prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain,
-    /// exact_id_gain, exact_path_gain, exact_symbol_gain).
+    /// Evaluate each value of one setting, e.g. `alpha=0.3,0.5,0.7` (lexical weight of
+    /// the default, calibrated fusion), `noise=1,2` (its noise level in standard
+    /// deviations), `cal=0.4:2,0.5:1` (both), `mm_alpha=0.4` (min-max convex fusion),
+    /// `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5` (query settings:
+    /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
+    /// exact_path_gain, exact_symbol_gain, stop_words, stem_weight, floor).
     #[arg(long, value_name = "NAME=V,V,...")]
     pub sweep: Option<String>,
+    /// The fusion of hybrid mode: `cal:ALPHA:NOISE` (calibrated convex, the default
+    /// method), `mm:ALPHA` (min-max convex) or `rrf:K` (reciprocal rank).
+    #[arg(long, value_name = "SPEC")]
+    pub fusion: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -24,6 +24,16 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
         for (label, opts) in settings(a.sweep.as_deref())? {
             let mut opts = opts;
             opts.mode = *m;
+            if let Some(f) = &a.fusion {
+                let swept_fusion = a.sweep.as_deref().is_some_and(|s| {
+                    ["alpha=", "mm_alpha=", "cal=", "rrf_k="]
+                        .iter()
+                        .any(|p| s.starts_with(p))
+                });
+                if !swept_fusion {
+                    opts.fusion = parse_fusion(f)?;
+                }
+            }
             let mut r = evaluate(&index, &questions, m.name(), &opts)?;
             if !label.is_empty() {
                 r.mode = format!("{} {label}", m.name());
@@ -67,7 +77,30 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
                 .with_context(|| format!("`--sweep`: `{v}` is not a number"))
         };
         let fusion = match name.trim() {
-            "alpha" => Some(Fusion::Convex { alpha: num()? }),
+            "alpha" => Some(match crate::engine::DEFAULT_FUSION {
+                Fusion::Calibrated { noise, tmm, .. } => Fusion::Calibrated {
+                    alpha: num()?,
+                    noise,
+                    tmm,
+                },
+                _ => Fusion::Convex { alpha: num()? },
+            }),
+            "mm_alpha" => Some(Fusion::Convex { alpha: num()? }),
+            "cal" => {
+                let parts: Vec<&str> = v.split(':').collect();
+                let n = |i: usize| -> anyhow::Result<f32> {
+                    parts
+                        .get(i)
+                        .with_context(|| format!("`--sweep cal=ALPHA:NOISE[:tmm],…`: got `{v}`"))?
+                        .parse()
+                        .with_context(|| format!("`{v}`: not a number"))
+                };
+                Some(Fusion::Calibrated {
+                    alpha: n(0)?,
+                    noise: n(1)?,
+                    tmm: parts.get(2) == Some(&"tmm"),
+                })
+            }
             "rrf_k" => Some(Fusion::Rrf {
                 k: num()?,
                 lexical_weight: 1.0,
@@ -88,7 +121,6 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
         let mut params = serde_json::to_value(crate::config::QueryParams::default())?;
         let slot = params
             .get_mut(name.trim())
-            .filter(|_| name.trim() != "floor")
             .with_context(|| format!("`--sweep`: unknown setting `{name}`"))?;
         *slot =
             serde_json::from_str(v).with_context(|| format!("`--sweep`: `{v}` is not a number"))?;
@@ -103,6 +135,32 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
         ));
     }
     Ok(out)
+}
+
+/// `cal:ALPHA:NOISE[:tmm]`, `mm:ALPHA` or `rrf:K`.
+fn parse_fusion(spec: &str) -> anyhow::Result<Fusion> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let num = |i: usize| -> anyhow::Result<f32> {
+        parts
+            .get(i)
+            .with_context(|| format!("`--fusion {spec}`: missing a number"))?
+            .parse()
+            .with_context(|| format!("`--fusion {spec}`: not a number"))
+    };
+    Ok(match parts[0] {
+        "cal" => Fusion::Calibrated {
+            alpha: num(1)?,
+            noise: num(2)?,
+            tmm: parts.get(3) == Some(&"tmm"),
+        },
+        "mm" => Fusion::Convex { alpha: num(1)? },
+        "rrf" => Fusion::Rrf {
+            k: num(1)?,
+            lexical_weight: 1.0,
+            vector_weight: 1.0,
+        },
+        other => bail!("`--fusion`: unknown method `{other}` (cal:ALPHA:NOISE, mm:ALPHA, rrf:K)"),
+    })
 }
 
 fn print_table(reports: &[EvalReport]) -> anyhow::Result<()> {

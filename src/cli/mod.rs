@@ -5,6 +5,7 @@
 mod args;
 mod build_run;
 mod chunks;
+mod dashes;
 mod eval;
 mod index;
 mod mcp;
@@ -27,7 +28,8 @@ pub const EXIT_ERROR: i32 = 2;
 
 /// Runs the CLI with the process arguments and returns the exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let args = dashes::query_dashes(std::env::args().collect());
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };

@@ -51,7 +51,7 @@ pub fn build(
         })
     })?;
     let mut notes = Vec::new();
-    let (previous, prev_roots) = previous_of(index_dir, opts, &mut notes)?;
+    let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
     let mut plan = plan(source, &prev_roots, previous.as_ref(), opts)?;
     plan.warnings.splice(0..0, notes);
     let files = diff_files(previous.as_ref(), &plan);
@@ -104,7 +104,15 @@ pub fn build(
                 .and_then(|p| previous_chunks(&p.gen_dir))
                 .unwrap_or_default();
             let warnings = std::mem::take(&mut plan.warnings);
-            let written = write_generation(index_dir, plan, previous.as_ref(), opts, progress)?;
+            let old_vectors = older_gen.as_deref().and_then(super::generation::vectors_in);
+            let written = write_generation(
+                index_dir,
+                plan,
+                previous.as_ref(),
+                old_vectors,
+                opts,
+                progress,
+            )?;
             report.warnings = warnings;
             report.generation = written.generation;
             report.chunks = written.chunks.len() as u64;
@@ -138,12 +146,13 @@ fn create_index_dir(index_dir: &Path) -> Result<()> {
     }
 }
 
+/// What a build starts from: the published generation (when usable), the roots the
+/// index had, and — for an index of an older docfuse — its generation folder, whose
+/// vectors are reused by hash.
+type Start = (Option<Previous>, Vec<String>, Option<std::path::PathBuf>);
+
 /// The published generation to start from and the roots the index had.
-fn previous_of(
-    index_dir: &Path,
-    opts: &BuildOptions,
-    notes: &mut Vec<Warning>,
-) -> Result<(Option<Previous>, Vec<String>)> {
+fn previous_of(index_dir: &Path, opts: &BuildOptions, notes: &mut Vec<Warning>) -> Result<Start> {
     let mut note = |message: String| {
         notes.push(Warning {
             path: index_dir.to_path_buf(),
@@ -151,7 +160,7 @@ fn previous_of(
         })
     };
     match Existing::load(index_dir)? {
-        Existing::None => Ok((None, Vec::new())),
+        Existing::None => Ok((None, Vec::new(), None)),
         Existing::Newer(what) if !opts.force => Err(Error::IndexVersion {
             dir: index_dir.to_path_buf(),
             what,
@@ -161,27 +170,33 @@ fn previous_of(
             note(format!(
                 "written by a newer docfuse ({what}); overwritten (--force)"
             ));
-            Ok((None, Vec::new()))
+            Ok((None, Vec::new(), None))
         }
-        Existing::Older { what, source, .. } => {
+        Existing::Older {
+            what,
+            source,
+            generation_dir,
+            ..
+        } => {
             note(format!(
-                "written by an older docfuse ({what}); rebuilt from its roots"
+                "written by an older docfuse ({what}); rebuilt from its roots (vectors reused by hash)"
             ));
-            Ok((None, source.map(|s| root_names(&s)).unwrap_or_default()))
+            let roots = source.map(|s| root_names(&s)).unwrap_or_default();
+            Ok((None, roots, generation_dir.map(|g| index_dir.join(g))))
         }
         Existing::Damaged(why) => {
             note(format!("the index was unusable ({why}); rebuilt"));
-            Ok((None, Vec::new()))
+            Ok((None, Vec::new(), None))
         }
         Existing::Current(m) => {
             let roots = root_names(&m.source);
             match Previous::open(index_dir, *m) {
-                Ok(p) => Ok((Some(p), roots)),
+                Ok(p) => Ok((Some(p), roots, None)),
                 Err(why) => {
                     note(format!(
                         "the published generation is damaged ({why}); rebuilt"
                     ));
-                    Ok((None, roots))
+                    Ok((None, roots, None))
                 }
             }
         }

@@ -78,6 +78,7 @@ pub(super) fn write_generation(
     index_dir: &Path,
     mut plan: Plan,
     previous: Option<&Previous>,
+    older_vectors: Option<(VectorSet, VectorsInfo)>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Written> {
@@ -116,7 +117,8 @@ pub(super) fn write_generation(
     write_sources(&gen.dir, &mut plan.docs)?;
     let chunks_json = serde_json::to_vec(&chunk_hashes).unwrap_or_default();
     write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
-    let vectors = write_vectors(index_dir, &gen.dir, &inputs, previous, opts, progress)?;
+    let old = previous.and_then(previous_vectors).or(older_vectors);
+    let vectors = write_vectors(index_dir, &gen.dir, &inputs, old, opts, progress)?;
     let snapshot = Snapshot {
         files: plan.docs.iter().map(|d| d.entry.clone()).collect(),
     };
@@ -278,7 +280,7 @@ fn write_vectors(
     index_dir: &Path,
     gen_dir: &Path,
     inputs: &[String],
-    previous: Option<&Previous>,
+    old: Option<(VectorSet, VectorsInfo)>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Vectors> {
@@ -292,7 +294,6 @@ fn write_vectors(
     if !opts.wants_vectors() {
         return Ok(none(None));
     }
-    let old = previous.and_then(previous_vectors);
     let unavailable = opts.embedder_unavailable.map(str::to_string).or_else(|| {
         opts.embedder
             .is_none()
@@ -367,6 +368,24 @@ fn previous_vectors(prev: &Previous) -> Option<(VectorSet, VectorsInfo)> {
             None
         }
     }
+}
+
+/// The vectors in a generation folder of any docfuse version (the vector files keep
+/// their format; a vector is only reused when its embedding hash matches).
+pub(super) fn vectors_in(gen_dir: &Path) -> Option<(VectorSet, VectorsInfo)> {
+    let set = VectorSet::read(gen_dir).ok()?;
+    let pending = set.meta.hashes.iter().filter(|h| h.is_empty()).count() as u64;
+    let info = VectorsInfo {
+        identity_key: set.meta.identity_key.clone(),
+        model: set.meta.identity["model"]
+            .as_str()
+            .unwrap_or("embedder")
+            .to_string(),
+        dim: set.meta.dim,
+        embedded: set.len() as u64 - pending,
+        pending,
+    };
+    Some((set, info))
 }
 
 /// Hard-links every file of `from` into `to` (same relative paths) but `except`;

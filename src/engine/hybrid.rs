@@ -66,15 +66,31 @@ impl DocIndex {
         let depth = opts.limit.max(FUSION_DEPTH);
         let run = self.lexical.run(query, &opts.params)?;
         let lexical = run.scored();
-        let vector = vectors.top(&qvec, depth, EF_SEARCH.max(depth));
+        let (vector, stats) = vectors.top_with_stats(&qvec, depth, EF_SEARCH.max(depth));
+        let calibration = crate::fusion::Calibration {
+            cosine_mean: stats.mean,
+            cosine_std: stats.std,
+            vectors: stats.n,
+            lexical_bound: run.score_bound(opts.params.about_gain),
+        };
         let cosine = |ord: u64| vectors.cosine(ord as usize, &qvec);
         let has_vector = |ord: u64| vectors.set.has_vector(ord as usize);
         let cands = candidates(&lexical, &vector, &cosine, &has_vector, depth, mode);
-        let fusion = match mode {
-            Mode::Vector => crate::fusion::Fusion::Convex { alpha: 0.0 },
-            _ => opts.fusion,
+        let fusion = with_query_alpha(opts.fusion, query, &opts.params);
+        let mut fused = match mode {
+            // vector mode: every vector hit, in cosine order
+            Mode::Vector => cands
+                .iter()
+                .filter(|c| c.has_vector && c.vector_rank.is_some())
+                .map(|c| crate::fusion::Fused {
+                    key: c.key,
+                    score: c.cosine.max(f32::MIN_POSITIVE),
+                    lexical_part: 0.0,
+                    vector_part: c.cosine,
+                })
+                .collect(),
+            _ => fuse(&cands, &fusion, &calibration),
         };
-        let mut fused = fuse(&cands, &fusion);
         // The exact parts keep a named id, path or symbol on top, as in lexical mode.
         let best = fused.first().map_or(0.0, |f| f.score);
         let exact: HashMap<u64, f32> = lexical.iter().map(|s| (s.ord, s.exact_share)).collect();
@@ -135,6 +151,29 @@ impl DocIndex {
             matched_terms: h.matched_terms,
             explain: h.explain.map(|lexical| HitExplain { lexical, fusion }),
         })
+    }
+}
+
+/// `fusion` with the keyword lexical weight for a keyword-shaped query, when set.
+fn with_query_alpha(
+    fusion: crate::fusion::Fusion,
+    query: &str,
+    p: &crate::config::QueryParams,
+) -> crate::fusion::Fusion {
+    use crate::fusion::Fusion;
+    if p.keyword_alpha <= 0.0 || !crate::lexical::keyword_shaped(query) {
+        return fusion;
+    }
+    match fusion {
+        Fusion::Calibrated { noise, tmm, .. } => Fusion::Calibrated {
+            alpha: p.keyword_alpha,
+            noise,
+            tmm,
+        },
+        Fusion::Convex { .. } => Fusion::Convex {
+            alpha: p.keyword_alpha,
+        },
+        other => other,
     }
 }
 

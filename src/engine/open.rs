@@ -14,8 +14,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// The fusion used when none is given: chosen on the dev sets (see `benches/RESULTS.md`).
-pub const DEFAULT_FUSION: Fusion = Fusion::Convex { alpha: 0.4 };
+/// The fusion used when none is given: chosen on the two dev sets and checked on
+/// SciFact (see `benches/QUALITY.md`).
+pub const DEFAULT_FUSION: Fusion = Fusion::Calibrated {
+    alpha: 0.45,
+    noise: 0.5,
+    tmm: false,
+};
 
 /// Search settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

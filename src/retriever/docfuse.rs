@@ -1,26 +1,15 @@
 //! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
-//! a semaphore (one search per core by default); filters are applied before the top-k cut
-//! by over-fetching from the engine.
+//! a semaphore (one search per core by default); the search itself is
+//! [`super::search`].
 
-use super::filter::PathFilter;
 use super::passage::{self, Passage, PassageRequest};
-use super::{
-    relative, BoxFuture, DocumentMetadata, RetrieveError, RetrieveOptions, RetrievedDocument,
-    Retriever,
-};
-use crate::config::QueryParams;
-use crate::engine::{
-    status, DocIndex, Hit, Mode, SearchOptions, SearchResponse, Status, FUSION_DEPTH,
-};
+use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
+use crate::engine::{status, DocIndex, Mode, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Semaphore;
-
-/// A filtered query first asks the engine for `limit × OVERFETCH` results (at least
-/// [`FUSION_DEPTH`]); when too few pass the filters, it asks for every chunk.
-const OVERFETCH: usize = 8;
 
 /// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
 ///
@@ -157,7 +146,7 @@ impl DocfuseRetriever {
     ) -> Result<Retrieval, RetrieveError> {
         let (query, options) = (query.to_string(), options.clone());
         self.run_blocking(true, move |inner| {
-            search_blocking(&inner.index, &query, &options)
+            super::search::search(inner, &query, &options)
         })
         .await
     }
@@ -173,7 +162,7 @@ impl DocfuseRetriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Retrieval, RetrieveError> {
-        search_blocking(&self.inner.index, query, options)
+        super::search::search(&self.inner, query, options)
     }
 
     /// Reads a passage from an indexed file, confined to the indexed roots (see
@@ -282,154 +271,6 @@ impl Retriever for DocfuseRetriever {
     fn name(&self) -> &str {
         "docfuse"
     }
-}
-
-fn search_blocking(
-    index: &DocIndex,
-    query: &str,
-    options: &RetrieveOptions,
-) -> Result<Retrieval, RetrieveError> {
-    let filter = super::request::validate_search(query, options)?;
-    let floor = options.floor.unwrap_or(QueryParams::default().floor);
-    // No more results than chunks: a huge limit must not size the engine's buffers.
-    let limit = options
-        .limit
-        .min(index.manifest().collection.chunks as usize)
-        .max(1);
-    let mut opts = SearchOptions {
-        limit,
-        explain: options.explain,
-        mode: options.mode,
-        ..SearchOptions::default()
-    };
-    opts.params.floor = floor;
-    let generation = index.manifest().generation;
-    let stale = index.stale();
-    let resp = if filter.is_empty() {
-        index.search(query, &opts)?
-    } else {
-        filtered_search(index, query, opts, &filter, limit, floor)?
-    };
-    let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
-    let best = hits.first().map_or(0.0, |h| h.score);
-    for h in &mut hits {
-        h.locate(&weights);
-    }
-    let documents = hits
-        .into_iter()
-        .map(|h| {
-            let confidence = relative(h.score, best);
-            let stale = index
-                .file_state(h.chunk.root, &h.chunk.path)
-                .ok()
-                .and_then(|s| s.note());
-            let mut d = document(h, confidence, mode, degraded.clone());
-            d.metadata.stale = stale;
-            d
-        })
-        .collect();
-    Ok(Retrieval {
-        documents,
-        mode,
-        degraded,
-        generation,
-        stale,
-    })
-}
-
-/// Over-fetches with no floor, filters, then applies the floor relative to the best hit
-/// that passed and cuts at `limit`.
-fn filtered_search(
-    index: &DocIndex,
-    query: &str,
-    mut opts: SearchOptions,
-    filter: &PathFilter,
-    limit: usize,
-    floor: f32,
-) -> Result<SearchResponse, RetrieveError> {
-    let total = (index.manifest().collection.chunks as usize).max(1);
-    let mut depth = limit.saturating_mul(OVERFETCH).max(FUSION_DEPTH).min(total);
-    opts.params.floor = 0.0;
-    loop {
-        opts.limit = depth;
-        let mut resp = index.search(query, &opts)?;
-        let exhausted = resp.hits.len() < depth || depth >= total;
-        let mut kept: Vec<Hit> = std::mem::take(&mut resp.hits)
-            .into_iter()
-            .filter(|h| filter.matches(&h.chunk.path))
-            .collect();
-        if kept.len() >= limit || exhausted {
-            let best = kept.first().map_or(0.0, |h| h.score);
-            let cut = kept
-                .iter()
-                .take_while(|h| h.score >= floor * best)
-                .count()
-                .min(limit);
-            kept.truncate(cut);
-            resp.hits = kept;
-            return Ok(resp);
-        }
-        depth = total;
-    }
-}
-
-/// An engine hit as a retrieved document.
-pub(super) fn document(
-    h: Hit,
-    confidence: f32,
-    mode: Mode,
-    degraded: Option<String>,
-) -> RetrievedDocument {
-    let c = h.chunk;
-    let snippet = h.snippet;
-    let match_line = h.match_line;
-    let content = match &c.prelude {
-        Some(p) => format!(
-            "{}\n\n{p}\n{}",
-            breadcrumb(&c.title, &c.heading_path),
-            c.text
-        ),
-        None => format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text),
-    };
-    RetrievedDocument {
-        source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
-        id: c.id,
-        content,
-        score: h.score,
-        metadata: DocumentMetadata {
-            kind: serde_json::to_value(c.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            root: c.root,
-            path: c.path,
-            start_line: c.start_line,
-            end_line: c.end_line,
-            match_line,
-            title: c.title,
-            heading_path: c.heading_path,
-            evidence: c.hash,
-            confidence,
-            matched_terms: h.matched_terms,
-            snippet,
-            stale: None,
-            mode: Some(mode),
-            explain: h.explain,
-            degraded,
-            fusion: Vec::new(),
-            first_stage: None,
-        },
-    }
-}
-
-/// `Title › Heading › Subheading` (the title is left out when the first heading repeats it).
-pub(crate) fn breadcrumb(title: &str, heading_path: &[String]) -> String {
-    let mut parts: Vec<&str> = Vec::with_capacity(heading_path.len() + 1);
-    if heading_path.first().map(String::as_str) != Some(title) && !title.is_empty() {
-        parts.push(title);
-    }
-    parts.extend(heading_path.iter().map(String::as_str));
-    parts.join(" › ")
 }
 
 fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {

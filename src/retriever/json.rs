@@ -19,6 +19,11 @@ pub struct SearchResult {
     pub end_line: u32,
     /// The line that best matches the query: cite `path:match_line`.
     pub match_line: u32,
+    /// The whole section the result stands for (grouped results).
+    pub section_start_line: u32,
+    pub section_end_line: u32,
+    /// How many chunks of the section matched.
+    pub chunks_matched: u32,
     pub heading_path: Vec<String>,
     pub title: String,
     /// Rounded to 3 decimals.
@@ -51,6 +56,9 @@ impl SearchResult {
             start_line: m.start_line,
             end_line: m.end_line,
             match_line: m.match_line,
+            section_start_line: m.section_start_line,
+            section_end_line: m.section_end_line,
+            chunks_matched: m.chunks_matched,
             heading_path: m.heading_path.clone(),
             title: m.title.clone(),
             score: round3(d.score),

@@ -63,6 +63,7 @@ mod json;
 mod passage;
 mod request;
 mod rerank;
+mod search;
 #[cfg(test)]
 mod tests;
 
@@ -160,6 +161,9 @@ pub struct RetrieveOptions {
     pub floor: Option<f32>,
     /// Attach every named score part ([`DocumentMetadata::explain`]).
     pub explain: bool,
+    /// One result per section (its best chunk stands for it, with the section's line
+    /// span and how many of its chunks matched); false gives raw chunks. Default true.
+    pub group: bool,
 }
 
 impl Default for RetrieveOptions {
@@ -170,6 +174,7 @@ impl Default for RetrieveOptions {
             filters: PathFilters::default(),
             floor: None,
             explain: false,
+            group: true,
         }
     }
 }
@@ -251,6 +256,11 @@ pub struct DocumentMetadata {
     pub end_line: u32,
     /// 1-based line that best matches the query (the one to cite; 0 when unknown).
     pub match_line: u32,
+    /// The whole section the passage belongs to (its chunks together), 1-based lines.
+    pub section_start_line: u32,
+    pub section_end_line: u32,
+    /// How many chunks of that section matched (grouped results; 1 for raw chunks).
+    pub chunks_matched: u32,
     /// Document title.
     pub title: String,
     /// Ancestor headings and the section's own heading, outermost first.

@@ -408,6 +408,18 @@ fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32)
     (out, last)
 }
 
+/// The first and last line of the section of chunk `id` (of `path` under `root`).
+pub(super) fn section_span_of(
+    inner: &Inner,
+    root: usize,
+    path: &str,
+    id: &str,
+) -> Option<(u32, u32)> {
+    let table = chunks(inner).ok()?;
+    let c = table.by_id.get(id).map(|&i| &table.refs[i])?;
+    (c.root == root && c.path == path).then(|| section_span(inner, c))
+}
+
 /// The first and last line of the section `c` belongs to (all its chunks: the same id
 /// before any `~k` part suffix, in the same file).
 fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {

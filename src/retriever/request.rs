@@ -300,6 +300,7 @@ pub fn search_args(
         filters,
         floor: floor.map(|f| f as f32),
         explain: a.boolean("explain")?.unwrap_or(false),
+        group: a.boolean("group")?.unwrap_or(true),
     };
     validate_search(&query, &options)?;
     Ok(SearchArgs {

@@ -69,6 +69,7 @@ pub const SEARCH_FIELDS: &[&str] = &[
     "explain",
     "floor",
     "include_content",
+    "group",
 ];
 
 /// Default `limit` of `POST /v1/search`.

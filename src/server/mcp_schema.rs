@@ -17,6 +17,7 @@ pub const SEARCH_FIELDS: &[&str] = &[
     "globs",
     "exclude",
     "floor",
+    "group",
 ];
 
 /// Default `limit` of `search_docs`.
@@ -73,7 +74,12 @@ pub fn search_docs() -> Arc<Map<String, Value>> {
                 "type": "number",
                 "minimum": 0,
                 "maximum": 1,
-                "description": "Drop passages scoring under this share of the best score (0 keeps all; default: the server's)."
+                "description": "Drop passages scoring under this share of the best score (default 0: keep every result up to the limit)."
+            },
+            "group": {
+                "type": "boolean",
+                "default": true,
+                "description": "One result per section, its best-matching chunk standing for it (default); false returns raw chunks, several of one section possibly."
             }
         },
         "required": ["query"],

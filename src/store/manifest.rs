@@ -225,6 +225,8 @@ pub enum Existing {
         what: String,
         source: Option<SourceSpec>,
         config_overrides: serde_json::Value,
+        /// Its published generation folder (its vectors are reused by hash).
+        generation_dir: Option<String>,
     },
     /// An index written by a newer docfuse: never overwritten without `--force`.
     Newer(String),
@@ -259,6 +261,11 @@ impl Existing {
                     .get("config_overrides")
                     .cloned()
                     .unwrap_or(serde_json::Value::Null),
+                generation_dir: value
+                    .get("generation_dir")
+                    .and_then(|g| g.as_str())
+                    .filter(|g| g.starts_with("gen-") && !g.contains(['/', '\\']))
+                    .map(str::to_string),
             }),
         }
     }

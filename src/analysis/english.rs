@@ -1,0 +1,302 @@
+//! English query helpers for the lexical ranking: a stop-word list and a minimal plural
+//! stemmer. Both act on query terms only (the index keeps every word), so they never
+//! change the on-disk format.
+
+/// English stop words: the list NLTK ships (`nltk.corpus.stopwords.words("english")`,
+/// the 179 words most toolkits use), apostrophe forms included.
+pub const STOP_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "you're",
+    "you've",
+    "you'll",
+    "you'd",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "she's",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "that'll",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "don",
+    "don't",
+    "should",
+    "should've",
+    "now",
+    "d",
+    "ll",
+    "m",
+    "o",
+    "re",
+    "ve",
+    "y",
+    "ain",
+    "aren",
+    "aren't",
+    "couldn",
+    "couldn't",
+    "didn",
+    "didn't",
+    "doesn",
+    "doesn't",
+    "hadn",
+    "hadn't",
+    "hasn",
+    "hasn't",
+    "haven",
+    "haven't",
+    "isn",
+    "isn't",
+    "ma",
+    "mightn",
+    "mightn't",
+    "mustn",
+    "mustn't",
+    "needn",
+    "needn't",
+    "shan",
+    "shan't",
+    "shouldn",
+    "shouldn't",
+    "wasn",
+    "wasn't",
+    "weren",
+    "weren't",
+    "won",
+    "won't",
+    "wouldn",
+    "wouldn't",
+];
+
+/// True when `term` (folded) is an English stop word.
+pub fn is_stop_word(term: &str) -> bool {
+    STOP_WORDS.contains(&term)
+}
+
+/// The S-stemmer of Harman (1991, "How effective is suffixing?", JASIS 42(1)), as
+/// Lucene's `EnglishMinimalStemmer` implements it: `-ies` → `-y` (not after `a`/`e`),
+/// `-es` → `-e` / `-s` removed, except after `u`, `s`, and in `-aes`, `-ees`, `-oes`,
+/// `-ies` after `a`/`e`. Words under three letters, and terms that are not plain
+/// lower-case letters, are left alone.
+pub fn minimal_stem(term: &str) -> &str {
+    let b = term.as_bytes();
+    let n = b.len();
+    if n < 3 || b[n - 1] != b's' || !b.iter().all(u8::is_ascii_lowercase) {
+        return term;
+    }
+    match b[n - 2] {
+        b'u' | b's' => term,
+        b'e' => {
+            if n > 3 && b[n - 3] == b'i' && b[n - 4] != b'a' && b[n - 4] != b'e' {
+                // handled by `plural_variants` (needs a `y`): strip to the stem's `i`
+                return &term[..n - 3];
+            }
+            if matches!(b[n - 3], b'i' | b'a' | b'o' | b'e') {
+                term
+            } else {
+                &term[..n - 1]
+            }
+        }
+        _ => &term[..n - 1],
+    }
+}
+
+/// The other inflections of `term` to look up in the index: its singular (by
+/// [`minimal_stem`]: `widgets` → `widget`, `libraries` → `library`, `differs` →
+/// `differ`) and its plurals (`widget` → `widgets`, `library` → `libraries`, `box` →
+/// `boxes`). Empty for terms the stemmer leaves alone.
+pub fn inflections(term: &str) -> Vec<String> {
+    let b = term.as_bytes();
+    let n = b.len();
+    if n < 3 || !b.iter().all(u8::is_ascii_lowercase) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let stem = minimal_stem(term);
+    if stem != term {
+        // `-ies` → `-y`
+        if term.ends_with("ies") && stem.len() == n - 3 {
+            out.push(format!("{stem}y"));
+        } else {
+            out.push(stem.to_string());
+        }
+    } else {
+        if term.ends_with('y') && n > 3 && !matches!(b[n - 2], b'a' | b'e' | b'o' | b'u') {
+            out.push(format!("{}ies", &term[..n - 1]));
+        }
+        if !term.ends_with('s') {
+            out.push(format!("{term}s"));
+        }
+        if term.ends_with(['x', 'z'])
+            || term.ends_with("ch")
+            || term.ends_with("sh")
+            || term.ends_with("ss")
+        {
+            out.push(format!("{term}es"));
+        }
+    }
+    out.retain(|v| v != term);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_stemmer_follows_lucene() {
+        for (w, s) in [
+            ("widgets", "widget"),
+            ("cores", "core"),
+            ("differs", "differ"),
+            ("caches", "cache"),
+            ("status", "status"),
+            ("class", "class"),
+            ("shoes", "shoes"),
+            ("is", "is"),
+            ("HashMaps", "HashMaps"),
+        ] {
+            assert_eq!(minimal_stem(w), s, "{w}");
+        }
+    }
+
+    #[test]
+    fn inflections_go_both_ways() {
+        assert_eq!(inflections("widgets"), ["widget"]);
+        assert_eq!(inflections("libraries"), ["library"]);
+        assert_eq!(inflections("library"), ["libraries", "librarys"]);
+        assert_eq!(inflections("widget"), ["widgets"]);
+        assert_eq!(inflections("box"), ["boxs", "boxes"]);
+        assert_eq!(inflections("core"), ["cores"]);
+        assert!(inflections("of").is_empty());
+        assert!(inflections("snake_case").is_empty());
+    }
+
+    #[test]
+    fn stop_words() {
+        for w in ["from", "on", "its", "own", "how", "do", "a", "the", "it"] {
+            assert!(is_stop_word(w), "{w}");
+        }
+        for w in ["stop", "tool", "fetch", "remove"] {
+            assert!(!is_stop_word(w), "{w}");
+        }
+    }
+}

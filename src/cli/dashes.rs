@@ -1,0 +1,139 @@
+//! A search query may start with `-` (`docfuse search --torch-backend`): words of a
+//! `search` command line that look like options but are none of its options are moved
+//! after a `--`, so clap reads them as the query. A word within a typo of an option
+//! (`--limt` for `--limit`) stays an option, so clap refuses it and suggests the right one.
+
+use clap::CommandFactory;
+
+/// `args` with every unknown `-word` of a `search` command moved into the query.
+pub fn query_dashes(args: Vec<String>) -> Vec<String> {
+    let Some(at) = args.iter().position(|a| a == "search") else {
+        return args;
+    };
+    if args[..at].iter().any(|a| a == "--") {
+        return args;
+    }
+    let cmd = super::args::Cli::command();
+    let Some(search) = cmd.find_subcommand("search") else {
+        return args;
+    };
+    let mut known: Vec<(String, bool)> = Vec::new();
+    for a in search.get_arguments() {
+        let takes = a.get_action().takes_values();
+        if let Some(l) = a.get_long() {
+            known.push((format!("--{l}"), takes));
+        }
+        if let Some(s) = a.get_short() {
+            known.push((format!("-{s}"), takes));
+        }
+    }
+    for (g, v) in [
+        ("--verbose", false),
+        ("-v", false),
+        ("-vv", false),
+        ("--help", false),
+        ("-h", false),
+    ] {
+        known.push((g.to_string(), v));
+    }
+    let mut head: Vec<String> = args[..=at].to_vec();
+    let mut words: Vec<String> = Vec::new();
+    let mut rest = args[at + 1..].iter();
+    while let Some(a) = rest.next() {
+        if a == "--" {
+            words.extend(rest.by_ref().cloned());
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            words.push(a.clone());
+            continue;
+        }
+        let name = a.split('=').next().unwrap_or(a);
+        match known.iter().find(|(k, _)| k == name) {
+            Some((_, takes)) => {
+                head.push(a.clone());
+                if *takes && !a.contains('=') {
+                    if let Some(v) = rest.next() {
+                        head.push(v.clone());
+                    }
+                }
+            }
+            None if known.iter().any(|(k, _)| is_typo_of(name, k)) => head.push(a.clone()),
+            None => words.push(a.clone()),
+        }
+    }
+    if !words.is_empty() {
+        head.push("--".into());
+        head.extend(words);
+    }
+    head
+}
+
+/// `word` is within a typo of option `known`: optimal string alignment distance at most one edit per
+/// four characters (at least one; a swap of two neighbours is one edit), dashes aside.
+fn is_typo_of(word: &str, known: &str) -> bool {
+    let (w, k) = (word.trim_start_matches('-'), known.trim_start_matches('-'));
+    if w.is_empty() || k.len() < 2 {
+        return false;
+    }
+    strsim::osa_distance(w, k) <= (k.chars().count() / 4).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn unknown_dash_words_join_the_query() {
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "--torch-backend"])),
+            v(&["docfuse", "search", "--", "--torch-backend"])
+        );
+        assert_eq!(
+            query_dashes(v(&[
+                "docfuse",
+                "search",
+                "--json",
+                "-n",
+                "3",
+                "--no-deps",
+                "flag"
+            ])),
+            v(&[
+                "docfuse",
+                "search",
+                "--json",
+                "-n",
+                "3",
+                "--",
+                "--no-deps",
+                "flag"
+            ])
+        );
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "publish", "--json"])),
+            v(&["docfuse", "search", "--json", "--", "publish"])
+        );
+        assert_eq!(
+            query_dashes(v(&["docfuse", "index", "--x"])),
+            v(&["docfuse", "index", "--x"])
+        );
+        // a typo of an option stays an option (clap refuses it with a suggestion)
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "--limt", "3", "tasks"])),
+            v(&["docfuse", "search", "--limt", "--", "3", "tasks"])
+        );
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "--jsno", "x"])),
+            v(&["docfuse", "search", "--jsno", "--", "x"])
+        );
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "--", "-a", "--json"])),
+            v(&["docfuse", "search", "--", "-a", "--json"])
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! One search of the docfuse index: validate, ask the engine (over-fetching when path
+//! filters or section grouping need more candidates), filter, group the chunks of one
+//! section (its best chunk stands for it), locate the matching line, and build the
+//! documents with their freshness.
+
+use super::docfuse::{Inner, Retrieval};
+use super::filter::PathFilter;
+use super::passage::section_id;
+use super::{relative, DocumentMetadata, Mode, RetrieveError, RetrieveOptions, RetrievedDocument};
+use crate::engine::{DocIndex, Hit, SearchOptions, SearchResponse, FUSION_DEPTH};
+use std::collections::HashMap;
+
+/// A filtered or grouped query first asks the engine for `limit × OVERFETCH` chunks (at
+/// least [`FUSION_DEPTH`]); when too few pass, it asks for every chunk.
+const OVERFETCH: usize = 8;
+
+/// Runs a search on the calling thread.
+///
+/// # Errors
+/// [`RetrieveError::InvalidRequest`] for a request out of range (see
+/// [`super::validate_search`]); [`RetrieveError::Engine`] when the index cannot be read,
+/// or for an explicit `vector`/`hybrid` mode the index cannot serve.
+pub(super) fn search(
+    inner: &Inner,
+    query: &str,
+    options: &RetrieveOptions,
+) -> Result<Retrieval, RetrieveError> {
+    let index = &inner.index;
+    let filter = super::request::validate_search(query, options)?;
+    let floor = options.floor.unwrap_or(0.0);
+    // No more results than chunks: a huge limit must not size the engine's buffers.
+    let limit = options
+        .limit
+        .min(index.manifest().collection.chunks as usize)
+        .max(1);
+    let mut opts = SearchOptions {
+        limit,
+        explain: options.explain,
+        mode: options.mode,
+        ..SearchOptions::default()
+    };
+    opts.params.floor = floor;
+    let generation = index.manifest().generation;
+    let stale = index.stale();
+    let resp = if filter.is_empty() && !options.group {
+        index.search(query, &opts)?
+    } else {
+        wider_search(index, query, opts, &filter, options.group, limit, floor)?
+    };
+    let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
+    let groups = if options.group {
+        group_by_section(&mut hits, limit)
+    } else {
+        vec![1; hits.len()]
+    };
+    let best = hits.first().map_or(0.0, |h| h.score);
+    let documents = hits
+        .into_iter()
+        .zip(groups)
+        .map(|(mut h, chunks)| {
+            h.locate(&weights);
+            let confidence = relative(h.score, best);
+            let stale = index
+                .file_state(h.chunk.root, &h.chunk.path)
+                .ok()
+                .and_then(|s| s.note());
+            let span = section_span(inner, &h);
+            let mut d = document(h, confidence, mode, degraded.clone());
+            d.metadata.stale = stale;
+            d.metadata.section_start_line = span.0;
+            d.metadata.section_end_line = span.1;
+            d.metadata.chunks_matched = chunks;
+            d
+        })
+        .collect();
+    Ok(Retrieval {
+        documents,
+        mode,
+        degraded,
+        generation,
+        stale,
+    })
+}
+
+/// Over-fetches with no floor, keeps what passes the filter (and, grouping, enough
+/// distinct sections), then applies the floor relative to the best hit that passed.
+fn wider_search(
+    index: &DocIndex,
+    query: &str,
+    mut opts: SearchOptions,
+    filter: &PathFilter,
+    group: bool,
+    limit: usize,
+    floor: f32,
+) -> Result<SearchResponse, RetrieveError> {
+    let total = (index.manifest().collection.chunks as usize).max(1);
+    let mut depth = limit.saturating_mul(OVERFETCH).max(FUSION_DEPTH).min(total);
+    opts.params.floor = 0.0;
+    loop {
+        opts.limit = depth;
+        let mut resp = index.search(query, &opts)?;
+        let exhausted = resp.hits.len() < depth || depth >= total;
+        let mut kept: Vec<Hit> = std::mem::take(&mut resp.hits)
+            .into_iter()
+            .filter(|h| filter.matches(&h.chunk.path))
+            .collect();
+        let enough = if group {
+            count_sections(&kept) >= limit
+        } else {
+            kept.len() >= limit
+        };
+        if enough || exhausted {
+            let best = kept.first().map_or(0.0, |h| h.score);
+            let cut = kept.iter().take_while(|h| h.score >= floor * best).count();
+            kept.truncate(cut);
+            if !group {
+                kept.truncate(limit);
+            }
+            resp.hits = kept;
+            return Ok(resp);
+        }
+        depth = total;
+    }
+}
+
+fn section_key(h: &Hit) -> (usize, &str) {
+    (h.chunk.root, section_id(&h.chunk.id))
+}
+
+fn count_sections(hits: &[Hit]) -> usize {
+    hits.iter()
+        .map(section_key)
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
+/// Keeps the best chunk of each section (in rank order) and at most `limit` sections;
+/// returns, per kept hit, how many chunks of its section were among the hits.
+fn group_by_section(hits: &mut Vec<Hit>, limit: usize) -> Vec<u32> {
+    let mut count: HashMap<(usize, String), u32> = HashMap::new();
+    for h in hits.iter() {
+        let (r, s) = section_key(h);
+        *count.entry((r, s.to_string())).or_default() += 1;
+    }
+    let mut seen = std::collections::HashSet::new();
+    hits.retain(|h| {
+        let (r, s) = section_key(h);
+        seen.insert((r, s.to_string()))
+    });
+    hits.truncate(limit);
+    hits.iter()
+        .map(|h| {
+            let (r, s) = section_key(h);
+            count.get(&(r, s.to_string())).copied().unwrap_or(1)
+        })
+        .collect()
+}
+
+/// The first and last line of the section `h` belongs to.
+fn section_span(inner: &Inner, h: &Hit) -> (u32, u32) {
+    super::passage::section_span_of(inner, h.chunk.root, &h.chunk.path, &h.chunk.id)
+        .unwrap_or((h.chunk.start_line, h.chunk.end_line))
+}
+
+/// An engine hit as a retrieved document.
+pub(super) fn document(
+    h: Hit,
+    confidence: f32,
+    mode: Mode,
+    degraded: Option<String>,
+) -> RetrievedDocument {
+    let c = h.chunk;
+    let content = match &c.prelude {
+        Some(p) => format!(
+            "{}\n\n{p}\n{}",
+            breadcrumb(&c.title, &c.heading_path),
+            c.text
+        ),
+        None => format!("{}\n\n{}", breadcrumb(&c.title, &c.heading_path), c.text),
+    };
+    RetrievedDocument {
+        source: format!("{}:{}-{}", c.path, c.start_line, c.end_line),
+        id: c.id,
+        content,
+        score: h.score,
+        metadata: DocumentMetadata {
+            kind: serde_json::to_value(c.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            root: c.root,
+            path: c.path,
+            start_line: c.start_line,
+            end_line: c.end_line,
+            match_line: h.match_line,
+            section_start_line: c.start_line,
+            section_end_line: c.end_line,
+            chunks_matched: 1,
+            title: c.title,
+            heading_path: c.heading_path,
+            evidence: c.hash,
+            confidence,
+            matched_terms: h.matched_terms,
+            snippet: h.snippet,
+            stale: None,
+            mode: Some(mode),
+            explain: h.explain,
+            degraded,
+            fusion: Vec::new(),
+            first_stage: None,
+        },
+    }
+}
+
+/// `Title › Heading › Subheading` (the title is left out when the first heading repeats it).
+pub(crate) fn breadcrumb(title: &str, heading_path: &[String]) -> String {
+    let mut parts: Vec<&str> = Vec::with_capacity(heading_path.len() + 1);
+    if heading_path.first().map(String::as_str) != Some(title) && !title.is_empty() {
+        parts.push(title);
+    }
+    parts.extend(heading_path.iter().map(String::as_str));
+    parts.join(" › ")
+}

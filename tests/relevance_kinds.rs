@@ -1,0 +1,275 @@
+//! The relevance failure kinds, each on a small synthetic input with the real MiniLM:
+//! fusion that never stretches noise, chunk shapes that read well, plurals, results
+//! grouped by section, no floor hiding results, and the CLI's query words.
+#![cfg(feature = "embeddings")]
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+/// Indexes `files` (with MiniLM) in a temp dir; returns it.
+fn indexed(files: &[(&str, &str)], extra: &[&str]) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    for (p, text) in files {
+        let path = t.path().join("docs").join(p);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let mut args = vec!["index", "--index", "idx", "--json"];
+    args.extend_from_slice(extra);
+    args.push("docs");
+    let o = docfuse(t.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        r["vectors"], true,
+        "run `bash scripts/provision-models`: {r}"
+    );
+    t
+}
+
+fn search(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["search", "--index", "idx", "--json"];
+    all.extend_from_slice(args);
+    let o = docfuse(dir, &all);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn paths(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .map(|x| x["path"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const NOISE: [(&str, &str); 3] = [
+    (
+        "a.md",
+        "# Password reset\n\nForgotten passwords are reset from the sign-in page.\n",
+    ),
+    (
+        "b.md",
+        "# Sessions\n\nSessions expire after twelve hours.\n",
+    ),
+    (
+        "c.md",
+        "# Audit\n\nAudit logs are kept for a year. Keyword: xylograph.\n",
+    ),
+];
+
+#[test]
+fn fusion_never_hands_noise_the_vector_share() {
+    let t = indexed(&NOISE, &[]);
+    // nonsense: no lexical match, no cosine above the noise level: nothing, exit 1
+    let (code, v) = search(t.path(), &["--", "qzvxkj"]);
+    assert_eq!(code, 1, "{v}");
+    // a.md is found when asked for, and first
+    let (code, v) = search(t.path(), &["how do I reset a forgotten password"]);
+    assert_eq!(code, 0);
+    assert_eq!(paths(&v)[0], "a.md", "{v}");
+    // the rare keyword's only chunk first, whatever the cosines
+    let (_, v) = search(t.path(), &["xylograph"]);
+    assert_eq!(paths(&v), ["c.md"], "{v}");
+}
+
+#[test]
+fn vector_mode_answers_on_a_single_chunk_index() {
+    let t = indexed(
+        &[(
+            "only.md",
+            "# Only page\n\nThe one and only section about gardening.\n",
+        )],
+        &[],
+    );
+    let (code, v) = search(t.path(), &["--mode", "vector", "growing plants"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(paths(&v), ["only.md"]);
+}
+
+#[test]
+fn an_exact_match_of_a_rare_term_beats_a_chunk_that_matches_nothing() {
+    let mut code = String::from("# Build script\n\n```rust\n");
+    for i in 0..60 {
+        code.push_str(&format!("let value_{i} = compute_{i}(input);\n"));
+    }
+    code.push_str("fencesentinel_last_line_of_code();\n```\n");
+    let t = indexed(
+        &[
+            ("code.md", &code),
+            ("prose.md", "# Writing code\n\nThe last line of code in a function is often the value it returns.\n"),
+        ],
+        &[],
+    );
+    let (_, v) = search(t.path(), &["--explain", "fencesentinel_last_line_of_code"]);
+    assert_eq!(paths(&v)[0], "code.md", "{v}");
+}
+
+#[test]
+fn a_chunk_without_a_vector_gets_no_vector_share() {
+    let t = indexed(&NOISE, &["--max-chunks", "0"]);
+    let (_, v) = search(
+        t.path(),
+        &["--mode", "hybrid", "--explain", "xylograph audit logs"],
+    );
+    let top = &v["results"][0];
+    assert_eq!(top["path"], "c.md", "{v}");
+    assert_eq!(top["explain"]["fusion"]["vector_part"], 0.0, "{top}");
+}
+
+#[test]
+fn common_words_do_not_swamp_a_paraphrase() {
+    let t = indexed(
+        &[
+            ("downloads.md", "# Python versions\n\n## Disabling automatic downloads\n\nSet `downloads = never` in the configuration to keep the tool from fetching interpreters.\nExisting installations are used instead.\n"),
+            ("tasks.md", "# Running tasks\n\n## Stopping a task\n\nPress Ctrl-C to stop a task. It stops on its own after the timeout.\n\n## Running from the command line\n\nRun tasks from the command line on their own machine. Each task runs on its own.\n"),
+            ("cache.md", "# Caching\n\n## Cache location\n\nThe cache lives in your home folder and is kept from one run to the next on its own.\n"),
+        ],
+        &[],
+    );
+    let (_, v) = search(
+        t.path(),
+        &["stop the tool from fetching interpreters on its own"],
+    );
+    assert_eq!(paths(&v)[0], "downloads.md", "{v}");
+}
+
+#[test]
+fn headings_without_prose_never_stand_alone_and_snippets_are_never_empty() {
+    let t = indexed(
+        &[(
+            "caching.md",
+            "# Caching\n\n## Cache location\n\nThe cache lives in the home folder.\n\n## Clearing\n\nDelete the folder to clear the cache.\n",
+        )],
+        &[],
+    );
+    let (_, v) = search(t.path(), &["--chunks", "cache"]);
+    for r in v["results"].as_array().unwrap() {
+        assert!(!r["snippet"].as_str().unwrap().is_empty(), "{r}");
+        assert!(
+            r["end_line"].as_u64() > r["start_line"].as_u64(),
+            "no heading-only result: {r}"
+        );
+    }
+}
+
+#[test]
+fn plurals_and_simple_inflections_find_their_other_form() {
+    let t = indexed(
+        &[
+            ("w.md", "# Parts\n\nA widget is drawn on the screen.\n"),
+            ("c.md", "# Threads\n\nEach core runs one thread.\n"),
+            ("d.md", "# Output\n\nThe result may differ between runs.\n"),
+            ("x.md", "# Other\n\nNothing related here at all.\n"),
+        ],
+        &[],
+    );
+    for (q, p) in [("widgets", "w.md"), ("cores", "c.md"), ("differs", "d.md")] {
+        let (_, v) = search(t.path(), &["--mode", "lexical", q]);
+        assert_eq!(paths(&v).first().map(String::as_str), Some(p), "{q}: {v}");
+    }
+}
+
+#[test]
+fn results_are_grouped_by_section_and_never_cut_under_the_limit() {
+    let mut long = String::from("# Guide\n\n## Configuration\n\n");
+    for i in 0..12 {
+        long.push_str(&format!("Paragraph {i} explains the setting number {i} of the configuration file in some detail.\n\n"));
+    }
+    let mut files = vec![("guide.md".to_string(), long)];
+    for i in 0..8 {
+        files.push((
+            format!("p{i}.md"),
+            format!("# Page {i}\n\nA short mention of configuration on page {i}.\n"),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let t = indexed(&refs, &["--max-tokens", "64"]);
+    let (_, v) = search(
+        t.path(),
+        &["--mode", "lexical", "-n", "5", "configuration setting"],
+    );
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r.len(), 5, "the limit is filled: {v}");
+    let guide: Vec<&Value> = r.iter().filter(|x| x["path"] == "guide.md").collect();
+    assert_eq!(guide.len(), 1, "one result per section: {v}");
+    assert!(
+        guide[0]["chunks_matched"].as_u64().unwrap() > 1,
+        "{}",
+        guide[0]
+    );
+    assert!(guide[0]["section_end_line"].as_u64() > guide[0]["end_line"].as_u64());
+    let (_, raw) = search(
+        t.path(),
+        &[
+            "--mode",
+            "lexical",
+            "-n",
+            "5",
+            "--chunks",
+            "configuration setting",
+        ],
+    );
+    let raw_guide = raw["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["path"] == "guide.md")
+        .count();
+    assert!(raw_guide > 1, "--chunks gives raw chunks: {raw}");
+    let (_, cut) = search(
+        t.path(),
+        &[
+            "--mode",
+            "lexical",
+            "-n",
+            "5",
+            "--floor",
+            "0.9",
+            "configuration setting",
+        ],
+    );
+    assert!(
+        cut["results"].as_array().unwrap().len() < 5,
+        "a floor cuts only when asked"
+    );
+}
+
+#[test]
+fn a_query_may_start_with_a_dash_and_eval_names_labels_that_match_nothing() {
+    let t = indexed(
+        &[(
+            "o.md",
+            "# Options\n\nPass `--torch-backend auto` to choose the backend.\n",
+        )],
+        &[],
+    );
+    let o = docfuse(t.path(), &["search", "--index", "idx", "--torch-backend"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("o.md:3"), "{}", stdout(&o));
+    let q = t.path().join("q.jsonl");
+    fs::write(
+        &q,
+        r#"{"id": "q1", "query": "backend", "relevant": [{"path": "o.md", "heading": "Options", "grade": 2}, {"path": "o.md", "heading": "Nope", "grade": 1}]}"#,
+    )
+    .unwrap();
+    let o = docfuse(
+        t.path(),
+        &["eval", "--index", "idx", "--queries", q.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("question `q1`: label `o.md › Nope` matches no chunk"),
+        "{}",
+        stderr(&o)
+    );
+}
