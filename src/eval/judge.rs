@@ -28,7 +28,8 @@ impl Target {
                         .heading_path
                         .last()
                         .is_some_and(|h| same_heading(h, heading))
-                        || starts_with_heading(c, heading))
+                        || starts_with_heading(c, heading)
+                        || (c.heading_path.is_empty() && same_heading(&c.title, heading)))
             }
             Target::Doc { id } => &c.path == id,
         }
@@ -52,11 +53,13 @@ fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
 }
 
 /// Headings compare equal when they match with inline-code backticks removed, a
-/// trailing attribute block (`{#id}`) dropped and white space collapsed: labels often
-/// keep the Markdown source (`` `Rc<T>` {#rc} ``), chunks the text.
+/// trailing attribute block (`{#id}`) dropped, HTML comment markers dropped and white
+/// space collapsed: labels often keep the Markdown source (`` `Rc<T>` {#rc} ``,
+/// `<!-- md:setting x -->`), chunks the text.
 fn same_heading(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
-        let t = s.trim_end();
+        let t = s.trim_end().replace("<!--", " ").replace("-->", " ");
+        let t = t.trim();
         let t = match t.rfind('{') {
             Some(open)
                 if t.ends_with('}')
@@ -135,6 +138,10 @@ mod tests {
             "cargo::rustc-cfg=KEY"
         ));
         assert!(same_heading("Changes { data-search-exclude }", "Changes"));
+        assert!(same_heading(
+            "md:setting meta.search.exclude",
+            "<!-- md:setting meta.search.exclude -->"
+        ));
         assert!(!same_heading("Braces {1 + 2}", "Braces"));
     }
 
@@ -164,5 +171,21 @@ mod tests {
             grade: 1,
         }];
         assert_eq!(gains(&[&chunk("a.md", &["The tests  Module"], 1)], &j), [1]);
+    }
+
+    #[test]
+    fn a_front_matter_title_labels_the_intro_of_its_page() {
+        let j = vec![Judgment {
+            target: Target::Section {
+                path: "a.mdx".into(),
+                heading: "Linting with Type Information".into(),
+            },
+            grade: 1,
+        }];
+        let mut intro = chunk("a.mdx", &[], 5);
+        intro.title = "Linting with Type Information".into();
+        let mut later = chunk("a.mdx", &["Troubleshooting"], 40);
+        later.title = intro.title.clone();
+        assert_eq!(gains(&[&later, &intro], &j), [0, 1]);
     }
 }
