@@ -622,3 +622,80 @@ fn mcp_with_stdin_closed_before_the_handshake_exits_quietly() {
     );
     let _ = PassageRequest::default();
 }
+
+#[test]
+fn group_is_read_the_same_way_on_every_interface() {
+    let mut page = String::from("# Guide\n\n## Frobnicating\n\n");
+    for i in 0..12 {
+        page.push_str(&format!(
+            "Paragraph {i}: to frobnicate a widget, call the frobnicate command with the widget's name and wait for the frobnicator to answer with its status line.\n\n"
+        ));
+    }
+    let (t, idx) = indexed(&[
+        ("guide.md", page),
+        ("other.md", "# Other\n\nOne frobnicate mention.\n".into()),
+    ]);
+    let q = "frobnicate widget";
+    let ids = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let lib = DocfuseRetriever::open(&idx).unwrap();
+    let mut mcp = McpClient::start(&idx, &[]);
+    for group in [true, false] {
+        let mut args = vec!["search", "--index", "idx", "--json", "-n", "10"];
+        if !group {
+            args.push("--chunks");
+        }
+        args.push(q);
+        let cli: Value = serde_json::from_str(&stdout(&docfuse(t.path(), &args))).unwrap();
+        let (_, http_v, _) = http(
+            &idx,
+            HttpConfig::default(),
+            post(&json!({"query": q, "limit": 10, "group": group})),
+        );
+        let (r, _) = mcp.call(
+            "search_docs",
+            json!({"query": q, "limit": 10, "group": group}),
+        );
+        let opts = RetrieveOptions {
+            limit: 10,
+            group,
+            ..Default::default()
+        };
+        let lib_ids: Vec<String> = lib
+            .search_blocking(q, &opts)
+            .unwrap()
+            .documents
+            .iter()
+            .map(|d| d.id.clone())
+            .collect();
+        assert_eq!(ids(&cli), lib_ids, "group {group}");
+        assert_eq!(ids(&http_v), lib_ids, "group {group}");
+        assert_eq!(ids(&r["structuredContent"]), lib_ids, "group {group}");
+        let guide = lib_ids.iter().filter(|i| i.starts_with("guide.md")).count();
+        if group {
+            assert_eq!(guide, 1, "one result per section: {lib_ids:?}");
+        } else {
+            assert!(guide > 1, "raw chunks: {lib_ids:?}");
+        }
+    }
+    // a group that is not a boolean names the parameter
+    let (status, v, _) = http(
+        &idx,
+        HttpConfig::default(),
+        post(&json!({"query": q, "group": "no"})),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("group"),
+        "{v}"
+    );
+    let (r, _) = mcp.call("search_docs", json!({"query": q, "group": "no"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.to_string().contains("group"), "{r}");
+}

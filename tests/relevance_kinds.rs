@@ -112,6 +112,26 @@ fn an_exact_match_of_a_rare_term_beats_a_chunk_that_matches_nothing() {
 }
 
 #[test]
+fn a_language_name_is_not_an_identifier() {
+    let t = indexed(
+        &[
+            ("cs.md", "# Languages\n\nC# has generics too.\n"),
+            ("g.md", "# Generics\n\nGenerics in depth, with examples.\n"),
+        ],
+        &[],
+    );
+    let (_, v) = search(t.path(), &["--mode", "lexical", "--explain", "C# generics"]);
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r.len(), 2, "{v}");
+    for x in r {
+        assert_eq!(x["explain"]["exact_symbol"], 0.0, "{x}");
+    }
+    // the language name is still a word the index finds
+    let (_, v) = search(t.path(), &["--mode", "lexical", "--explain", "C#"]);
+    assert_eq!(paths(&v), ["cs.md"], "{v}");
+}
+
+#[test]
 fn a_chunk_without_a_vector_gets_no_vector_share() {
     let t = indexed(&NOISE, &["--max-chunks", "0"]);
     let (_, v) = search(
@@ -166,11 +186,17 @@ fn plurals_and_simple_inflections_find_their_other_form() {
             ("w.md", "# Parts\n\nA widget is drawn on the screen.\n"),
             ("c.md", "# Threads\n\nEach core runs one thread.\n"),
             ("d.md", "# Output\n\nThe result may differ between runs.\n"),
+            ("b.md", "# Packing\n\nEach box holds one item.\n"),
             ("x.md", "# Other\n\nNothing related here at all.\n"),
         ],
         &[],
     );
-    for (q, p) in [("widgets", "w.md"), ("cores", "c.md"), ("differs", "d.md")] {
+    for (q, p) in [
+        ("widgets", "w.md"),
+        ("cores", "c.md"),
+        ("differs", "d.md"),
+        ("boxes", "b.md"),
+    ] {
         let (_, v) = search(t.path(), &["--mode", "lexical", q]);
         assert_eq!(paths(&v).first().map(String::as_str), Some(p), "{q}: {v}");
     }
@@ -226,6 +252,24 @@ fn results_are_grouped_by_section_and_never_cut_under_the_limit() {
         .filter(|x| x["path"] == "guide.md")
         .count();
     assert!(raw_guide > 1, "--chunks gives raw chunks: {raw}");
+    // every part of the section reports the same, whole section span
+    let spans: std::collections::BTreeSet<(u64, u64)> = raw["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["path"] == "guide.md")
+        .map(|x| {
+            assert!(
+                x["section_start_line"].as_u64() <= x["start_line"].as_u64(),
+                "{x}"
+            );
+            (
+                x["section_start_line"].as_u64().unwrap(),
+                x["section_end_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(spans.len(), 1, "{raw}");
     let (_, cut) = search(
         t.path(),
         &[

@@ -192,10 +192,11 @@ pub fn is_stop_word(term: &str) -> bool {
 }
 
 /// The S-stemmer of Harman (1991, "How effective is suffixing?", JASIS 42(1)), as
-/// Lucene's `EnglishMinimalStemmer` implements it: `-ies` → `-y` (not after `a`/`e`),
-/// `-es` → `-e` / `-s` removed, except after `u`, `s`, and in `-aes`, `-ees`, `-oes`,
-/// `-ies` after `a`/`e`. Words under three letters, and terms that are not plain
-/// lower-case letters, are left alone.
+/// Lucene's `EnglishMinimalStemmer` implements it: `-ies` (not after `a`/`e`) is cut to
+/// the stem before it (`libraries` → `librar`; [`inflections`] adds the `y`), `-es` →
+/// `-e` / `-s` removed, except after `u`, `s`, and in `-aes`, `-ees`, `-oes`, `-ies`
+/// after `a`/`e`. Words under three letters, and terms that are not plain lower-case
+/// letters, are left alone.
 pub fn minimal_stem(term: &str) -> &str {
     let b = term.as_bytes();
     let n = b.len();
@@ -206,7 +207,7 @@ pub fn minimal_stem(term: &str) -> &str {
         b'u' | b's' => term,
         b'e' => {
             if n > 3 && b[n - 3] == b'i' && b[n - 4] != b'a' && b[n - 4] != b'e' {
-                // handled by `plural_variants` (needs a `y`): strip to the stem's `i`
+                // `-ies`: [`inflections`] adds the `y`
                 return &term[..n - 3];
             }
             if matches!(b[n - 3], b'i' | b'a' | b'o' | b'e') {
@@ -237,6 +238,17 @@ pub fn inflections(term: &str) -> Vec<String> {
             out.push(format!("{stem}y"));
         } else {
             out.push(stem.to_string());
+        }
+        // `boxes` → `box`, `branches` → `branch`, `classes` → `class`: the S-stemmer
+        // keeps the `e`, the singular has none
+        let bare = &term[..n - 2];
+        if term.ends_with("es")
+            && (bare.ends_with(['x', 'z'])
+                || bare.ends_with("ch")
+                || bare.ends_with("sh")
+                || bare.ends_with("ss"))
+        {
+            out.push(bare.to_string());
         }
     } else {
         if term.ends_with('y') && n > 3 && !matches!(b[n - 2], b'a' | b'e' | b'o' | b'u') {
@@ -286,6 +298,10 @@ mod tests {
         assert_eq!(inflections("widget"), ["widgets"]);
         assert_eq!(inflections("box"), ["boxs", "boxes"]);
         assert_eq!(inflections("core"), ["cores"]);
+        assert_eq!(inflections("boxes"), ["boxe", "box"]);
+        assert_eq!(inflections("branches"), ["branche", "branch"]);
+        assert_eq!(inflections("classes"), ["classe", "class"]);
+        assert_eq!(inflections("indexes"), ["indexe", "index"]);
         assert!(inflections("of").is_empty());
         assert!(inflections("snake_case").is_empty());
     }

@@ -7,12 +7,16 @@ use clap::CommandFactory;
 
 /// `args` with every unknown `-word` of a `search` command moved into the query.
 pub fn query_dashes(args: Vec<String>) -> Vec<String> {
-    let Some(at) = args.iter().position(|a| a == "search") else {
+    // `search` must be the subcommand: only global flags may come before it.
+    let Some(at) = args
+        .iter()
+        .skip(1)
+        .position(|a| !is_global_flag(a))
+        .map(|i| i + 1)
+        .filter(|&i| args[i] == "search")
+    else {
         return args;
     };
-    if args[..at].iter().any(|a| a == "--") {
-        return args;
-    }
     let cmd = super::args::Cli::command();
     let Some(search) = cmd.find_subcommand("search") else {
         return args;
@@ -49,6 +53,16 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
             continue;
         }
         let name = a.split('=').next().unwrap_or(a);
+        // `-n3`: a short option with its value attached
+        let attached = !a.starts_with("--")
+            && a.len() > 2
+            && known
+                .iter()
+                .any(|(k, takes)| *takes && k.len() == 2 && a.starts_with(k.as_str()));
+        if attached {
+            head.push(a.clone());
+            continue;
+        }
         match known.iter().find(|(k, _)| k == name) {
             Some((_, takes)) => {
                 head.push(a.clone());
@@ -67,6 +81,11 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
         head.extend(words);
     }
     head
+}
+
+/// A flag docfuse accepts before its subcommand.
+fn is_global_flag(a: &str) -> bool {
+    a == "--verbose" || (a.len() > 1 && a.starts_with('-') && a[1..].bytes().all(|b| b == b'v'))
 }
 
 /// `word` is within a typo of option `known`: optimal string alignment distance at most one edit per
@@ -130,6 +149,25 @@ mod tests {
         assert_eq!(
             query_dashes(v(&["docfuse", "search", "--jsno", "x"])),
             v(&["docfuse", "search", "--jsno", "--", "x"])
+        );
+        // a short option with its value attached stays an option
+        assert_eq!(
+            query_dashes(v(&["docfuse", "search", "-n3", "--no-deps"])),
+            v(&["docfuse", "search", "-n3", "--", "--no-deps"])
+        );
+        // `search` as another command's argument changes nothing; global flags may lead
+        let other = v(&[
+            "docfuse",
+            "index",
+            "--index",
+            "search",
+            "docs",
+            "--no-embeddings",
+        ]);
+        assert_eq!(query_dashes(other.clone()), other);
+        assert_eq!(
+            query_dashes(v(&["docfuse", "-vv", "search", "--x"])),
+            v(&["docfuse", "-vv", "search", "--", "--x"])
         );
         assert_eq!(
             query_dashes(v(&["docfuse", "search", "--", "-a", "--json"])),

@@ -19,20 +19,18 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
     for (id, label) in unmatched_labels(&index, &questions)? {
         eprintln!("warning: question `{id}`: label `{label}` matches no chunk of the index (a path not indexed, or a heading not found in it)");
     }
+    let fusion = a.fusion.as_deref().map(parse_fusion).transpose()?;
+    let sweep = settings(a.sweep.as_deref())?;
+    if fusion.is_some() && sweep.iter().any(|(_, _, swept)| *swept) {
+        bail!("`--fusion` and a fusion `--sweep` both set the fusion: give one of them");
+    }
     let mut reports = Vec::new();
     for m in &a.mode {
-        for (label, opts) in settings(a.sweep.as_deref())? {
-            let mut opts = opts;
+        for (label, opts, _) in &sweep {
+            let mut opts = *opts;
             opts.mode = *m;
-            if let Some(f) = &a.fusion {
-                let swept_fusion = a.sweep.as_deref().is_some_and(|s| {
-                    ["alpha=", "mm_alpha=", "cal=", "rrf_k="]
-                        .iter()
-                        .any(|p| s.starts_with(p))
-                });
-                if !swept_fusion {
-                    opts.fusion = parse_fusion(f)?;
-                }
+            if let Some(f) = fusion {
+                opts.fusion = f;
             }
             let mut r = evaluate(&index, &questions, m.name(), &opts)?;
             if !label.is_empty() {
@@ -61,10 +59,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
     check_floors(&a, &reports)
 }
 
-/// The search settings to evaluate: the defaults, or one per value of a `--sweep`.
-fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>> {
+/// The search settings to evaluate: the defaults, or one per value of a `--sweep`; each
+/// with its label and whether the sweep sets the fusion.
+fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions, bool)>> {
     let Some(spec) = sweep else {
-        return Ok(vec![(String::new(), SearchOptions::default())]);
+        return Ok(vec![(String::new(), SearchOptions::default(), false)]);
     };
     let Some((name, values)) = spec.split_once('=') else {
         bail!("`--sweep`: expected NAME=V,V,..., got `{spec}`");
@@ -72,42 +71,21 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
     let mut out = Vec::new();
     for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
         let label = format!("{}={v}", name.trim());
-        let num = || {
-            v.parse::<f32>()
-                .with_context(|| format!("`--sweep`: `{v}` is not a number"))
+        let (alpha, noise) = match crate::engine::DEFAULT_FUSION {
+            Fusion::Calibrated { alpha, noise, .. } => (alpha, noise),
+            _ => (0.45, 0.5),
         };
         let fusion = match name.trim() {
-            "alpha" => Some(match crate::engine::DEFAULT_FUSION {
-                Fusion::Calibrated { noise, tmm, .. } => Fusion::Calibrated {
-                    alpha: num()?,
-                    noise,
-                    tmm,
-                },
-                _ => Fusion::Convex { alpha: num()? },
-            }),
-            "mm_alpha" => Some(Fusion::Convex { alpha: num()? }),
-            "cal" => {
-                let parts: Vec<&str> = v.split(':').collect();
-                let n = |i: usize| -> anyhow::Result<f32> {
-                    parts
-                        .get(i)
-                        .with_context(|| format!("`--sweep cal=ALPHA:NOISE[:tmm],…`: got `{v}`"))?
-                        .parse()
-                        .with_context(|| format!("`{v}`: not a number"))
-                };
-                Some(Fusion::Calibrated {
-                    alpha: n(0)?,
-                    noise: n(1)?,
-                    tmm: parts.get(2) == Some(&"tmm"),
-                })
-            }
-            "rrf_k" => Some(Fusion::Rrf {
-                k: num()?,
-                lexical_weight: 1.0,
-                vector_weight: 1.0,
-            }),
+            "alpha" => Some(format!("cal:{v}:{noise}")),
+            "noise" => Some(format!("cal:{alpha}:{v}")),
+            "cal" => Some(format!("cal:{v}")),
+            "mm_alpha" => Some(format!("mm:{v}")),
+            "rrf_k" => Some(format!("rrf:{v}")),
             _ => None,
-        };
+        }
+        .map(|spec| parse_fusion(&spec))
+        .transpose()
+        .with_context(|| format!("`--sweep {label}`"))?;
         if let Some(fusion) = fusion {
             out.push((
                 label,
@@ -115,6 +93,7 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
                     fusion,
                     ..SearchOptions::default()
                 },
+                true,
             ));
             continue;
         }
@@ -127,35 +106,48 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions)>>
         let params = serde_json::from_value(params)
             .with_context(|| format!("`--sweep`: `{v}` does not fit `{name}`"))?;
         out.push((
-            format!("{}={v}", name.trim()),
+            label,
             SearchOptions {
                 params,
                 ..SearchOptions::default()
             },
+            false,
         ));
     }
     Ok(out)
 }
 
-/// `cal:ALPHA:NOISE[:tmm]`, `mm:ALPHA` or `rrf:K`.
+/// `cal:ALPHA:NOISE[:tmm]`, `mm:ALPHA` or `rrf:K`: α in [0, 1], NOISE a finite number of
+/// standard deviations, K > 0.
 fn parse_fusion(spec: &str) -> anyhow::Result<Fusion> {
-    let parts: Vec<&str> = spec.split(':').collect();
+    let parts: Vec<&str> = spec.split(':').map(str::trim).collect();
     let num = |i: usize| -> anyhow::Result<f32> {
-        parts
+        let x: f32 = parts
             .get(i)
-            .with_context(|| format!("`--fusion {spec}`: missing a number"))?
+            .with_context(|| format!("`{spec}`: missing a number"))?
             .parse()
-            .with_context(|| format!("`--fusion {spec}`: not a number"))
+            .with_context(|| format!("`{spec}`: not a number"))?;
+        anyhow::ensure!(x.is_finite(), "`{spec}`: not a finite number");
+        Ok(x)
+    };
+    let alpha = |i: usize| -> anyhow::Result<f32> {
+        let a = num(i)?;
+        anyhow::ensure!((0.0..=1.0).contains(&a), "`{spec}`: α must be in [0, 1]");
+        Ok(a)
     };
     Ok(match parts[0] {
         "cal" => Fusion::Calibrated {
-            alpha: num(1)?,
+            alpha: alpha(1)?,
             noise: num(2)?,
             tmm: parts.get(3) == Some(&"tmm"),
         },
-        "mm" => Fusion::Convex { alpha: num(1)? },
+        "mm" => Fusion::Convex { alpha: alpha(1)? },
         "rrf" => Fusion::Rrf {
-            k: num(1)?,
+            k: {
+                let k = num(1)?;
+                anyhow::ensure!(k > 0.0, "`{spec}`: k must be above 0");
+                k
+            },
             lexical_weight: 1.0,
             vector_weight: 1.0,
         },

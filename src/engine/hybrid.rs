@@ -78,13 +78,14 @@ impl DocIndex {
         let cands = candidates(&lexical, &vector, &cosine, &has_vector, depth, mode);
         let fusion = with_query_alpha(opts.fusion, query, &opts.params);
         let mut fused = match mode {
-            // vector mode: every vector hit, in cosine order
+            // vector mode: every vector hit, in cosine order; (1 + cos) / 2 keeps a
+            // negative cosine above zero and in its order
             Mode::Vector => cands
                 .iter()
                 .filter(|c| c.has_vector && c.vector_rank.is_some())
                 .map(|c| crate::fusion::Fused {
                     key: c.key,
-                    score: c.cosine.max(f32::MIN_POSITIVE),
+                    score: ((1.0 + c.cosine) / 2.0).max(f32::MIN_POSITIVE),
                     lexical_part: 0.0,
                     vector_part: c.cosine,
                 })

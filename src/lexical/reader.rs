@@ -112,6 +112,16 @@ impl LexicalIndex {
         Ok(out)
     }
 
+    /// The stored chunk with ordinal `ord` (chunks are numbered in (root, path, line)
+    /// order, so the parts of one section have consecutive ordinals).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when no chunk has that ordinal or it cannot be decoded.
+    pub fn chunk_at(&self, ord: u64) -> Result<StoredChunk> {
+        let addr = self.addr_of(ord)?;
+        self.stored(&self.searcher(), addr)
+    }
+
     pub(crate) fn stored(&self, searcher: &Searcher, addr: DocAddress) -> Result<StoredChunk> {
         let doc: TantivyDocument = searcher
             .doc(addr)

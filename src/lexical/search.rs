@@ -178,7 +178,7 @@ impl LexicalIndex {
         qterms.retain(|q| q.weight > 0.0);
         let mut accs = self.collect(&searcher, &qterms)?;
         self.mark_exact(&searcher, text, &mut accs)?;
-        mark_whole_identifiers(&qterms, &mut accs);
+        mark_whole_identifiers(text, &qterms, &mut accs);
         self.fill_lengths_and_ords(&searcher, &mut accs, qterms.len())?;
         let ranked = if accs.is_empty() {
             Vec::new()
@@ -382,16 +382,22 @@ impl LexicalIndex {
     }
 }
 
-/// Marks an exact symbol match on every chunk whose text holds a code-like query token
-/// (one with `_`, `:`, `(`, `<` or `#`: `fencesentinel_last_line_of_code`,
-/// `Rc::strong_count`) as one whole token, so a fenced block that names it is not outranked by prose that
-/// only shares its parts (`last`, `line`). Hyphenated and dotted words (`IL-6`, `e.g.`)
-/// are left out: on SciFact they cost 0.02 nDCG@10; on the Cargo book the rule gains
-/// 0.008 hybrid MRR@10.
-fn mark_whole_identifiers(qterms: &[QTerm], accs: &mut HashMap<DocAddress, Acc>) {
+/// Marks an exact symbol match on every chunk whose fields hold a code-like query term
+/// (one with `_` or `:` inside, or a `#` before its end: `fencesentinel_last_line_of_code`,
+/// `Rc::strong_count`, `CARGO_CFG_TARGET_OS`; not the language names `C#`, `F#`) as one
+/// whole token, so a fenced block that names it is not
+/// outranked by prose that only shares its parts (`last`, `line`). As for the other
+/// per-token exact keys, only in queries of at most two white-space separated tokens: in
+/// a longer question the identifier is one clue among several (on the Rust book it cost
+/// `mpsc::channel tx.clone() multiple producers` its first rank). Hyphenated and dotted
+/// words (`IL-6`, `e.g.`) are left out: on SciFact they cost 0.02 nDCG@10.
+fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut HashMap<DocAddress, Acc>) {
+    if query.split_whitespace().count() > 2 {
+        return;
+    }
     let whole: Vec<bool> = qterms
         .iter()
-        .map(|q| q.text.contains(['_', ':', '(', '<', '#']))
+        .map(|q| q.text.contains(['_', ':']) || q.text.trim_end_matches('#').contains('#'))
         .collect();
     if !whole.contains(&true) {
         return;

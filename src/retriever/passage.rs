@@ -84,7 +84,8 @@ pub(super) struct ChunkRef {
 /// Every chunk of the index, by id and by file.
 pub(super) struct ChunkTable {
     refs: Vec<ChunkRef>,
-    by_id: HashMap<String, usize>,
+    /// Chunk ids are relative to their root: two roots may hold the same id.
+    by_id: HashMap<String, Vec<usize>>,
 }
 
 pub(super) fn read(
@@ -98,7 +99,11 @@ pub(super) fn read(
             let c = table
                 .by_id
                 .get(id.as_str())
-                .map(|&i| &table.refs[i])
+                .and_then(|at| {
+                    at.iter()
+                        .map(|&i| &table.refs[i])
+                        .find(|c| req.root.is_none_or(|r| r == c.root))
+                })
                 .ok_or_else(|| {
                     RetrieveError::NotFound(format!("no chunk with id `{}`", shorten(id)))
                 })?;
@@ -408,18 +413,6 @@ fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32)
     (out, last)
 }
 
-/// The first and last line of the section of chunk `id` (of `path` under `root`).
-pub(super) fn section_span_of(
-    inner: &Inner,
-    root: usize,
-    path: &str,
-    id: &str,
-) -> Option<(u32, u32)> {
-    let table = chunks(inner).ok()?;
-    let c = table.by_id.get(id).map(|&i| &table.refs[i])?;
-    (c.root == root && c.path == path).then(|| section_span(inner, c))
-}
-
 /// The first and last line of the section `c` belongs to (all its chunks: the same id
 /// before any `~k` part suffix, in the same file).
 fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
@@ -466,11 +459,10 @@ fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
                     text: keep_text.then_some(c.text),
                 })
                 .collect();
-            let by_id = refs
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.id.clone(), i))
-                .collect();
+            let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, c) in refs.iter().enumerate() {
+                by_id.entry(c.id.clone()).or_default().push(i);
+            }
             Ok(ChunkTable { refs, by_id })
         })
         .as_ref()

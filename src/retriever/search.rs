@@ -64,7 +64,7 @@ pub(super) fn search(
                 .file_state(h.chunk.root, &h.chunk.path)
                 .ok()
                 .and_then(|s| s.note());
-            let span = section_span(inner, &h);
+            let span = section_span(index, &h);
             let mut d = document(h, confidence, mode, degraded.clone());
             d.metadata.stale = stale;
             d.metadata.section_start_line = span.0;
@@ -156,10 +156,31 @@ fn group_by_section(hits: &mut Vec<Hit>, limit: usize) -> Vec<u32> {
         .collect()
 }
 
-/// The first and last line of the section `h` belongs to.
-fn section_span(inner: &Inner, h: &Hit) -> (u32, u32) {
-    super::passage::section_span_of(inner, h.chunk.root, &h.chunk.path, &h.chunk.id)
-        .unwrap_or((h.chunk.start_line, h.chunk.end_line))
+/// The first and last line of the section `h` belongs to: its own chunk and the parts of
+/// the same section beside it (chunk ordinals follow (root, path, line), so a section's
+/// parts are neighbours). Reads only those chunks.
+fn section_span(index: &DocIndex, h: &Hit) -> (u32, u32) {
+    let c = &h.chunk;
+    let base = section_id(&c.id);
+    let same = |ord: u64| {
+        index
+            .lexical()
+            .chunk_at(ord)
+            .ok()
+            .filter(|n| n.root == c.root && n.path == c.path && section_id(&n.id) == base)
+    };
+    let (mut start, mut end) = (c.start_line, c.end_line);
+    let mut ord = h.ord;
+    while let Some(n) = ord.checked_sub(1).and_then(same) {
+        start = start.min(n.start_line);
+        ord -= 1;
+    }
+    ord = h.ord;
+    while let Some(n) = ord.checked_add(1).and_then(same) {
+        end = end.max(n.end_line);
+        ord += 1;
+    }
+    (start, end)
 }
 
 /// An engine hit as a retrieved document.
