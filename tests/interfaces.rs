@@ -279,19 +279,11 @@ fn the_same_query_gives_the_same_answer_on_every_interface() {
         .unwrap()
         .search_blocking(q, &RetrieveOptions::default())
         .unwrap();
-    let ids = |v: &Value| -> Vec<String> {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_str().unwrap().to_string())
-            .collect()
-    };
     let lib_ids: Vec<String> = lib.documents.iter().map(|d| d.id.clone()).collect();
     assert!(!lib_ids.is_empty());
-    assert_eq!(ids(&cli), lib_ids);
-    assert_eq!(ids(&http_v), lib_ids);
-    assert_eq!(ids(&r["structuredContent"]), lib_ids);
+    assert_eq!(result_ids(&cli), lib_ids);
+    assert_eq!(result_ids(&http_v), lib_ids);
+    assert_eq!(result_ids(&r["structuredContent"]), lib_ids);
     assert_eq!(
         cli["results"][0]["match_line"],
         http_v["results"][0]["match_line"]
@@ -636,14 +628,6 @@ fn group_is_read_the_same_way_on_every_interface() {
         ("other.md", "# Other\n\nOne frobnicate mention.\n".into()),
     ]);
     let q = "frobnicate widget";
-    let ids = |v: &Value| -> Vec<String> {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_str().unwrap().to_string())
-            .collect()
-    };
     let lib = DocfuseRetriever::open(&idx).unwrap();
     let mut mcp = McpClient::start(&idx, &[]);
     for group in [true, false] {
@@ -674,9 +658,13 @@ fn group_is_read_the_same_way_on_every_interface() {
             .iter()
             .map(|d| d.id.clone())
             .collect();
-        assert_eq!(ids(&cli), lib_ids, "group {group}");
-        assert_eq!(ids(&http_v), lib_ids, "group {group}");
-        assert_eq!(ids(&r["structuredContent"]), lib_ids, "group {group}");
+        assert_eq!(result_ids(&cli), lib_ids, "group {group}");
+        assert_eq!(result_ids(&http_v), lib_ids, "group {group}");
+        assert_eq!(
+            result_ids(&r["structuredContent"]),
+            lib_ids,
+            "group {group}"
+        );
         let guide = lib_ids.iter().filter(|i| i.starts_with("guide.md")).count();
         if group {
             assert_eq!(guide, 1, "one result per section: {lib_ids:?}");
@@ -698,4 +686,14 @@ fn group_is_read_the_same_way_on_every_interface() {
     let (r, _) = mcp.call("search_docs", json!({"query": q, "group": "no"}));
     assert_eq!(r["isError"], true, "{r}");
     assert!(r.to_string().contains("group"), "{r}");
+}
+
+/// The ids of a search envelope's results, in order.
+fn result_ids(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
 }
