@@ -697,3 +697,31 @@ fn result_ids(v: &Value) -> Vec<String> {
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect()
 }
+
+#[test]
+fn a_line_longer_than_a_page_is_cut_and_said_to_be() {
+    use docfuse::retriever::PassageRequest;
+    let line = "word ".repeat(60_000) + "needleinhugeline"; // 300 KB: over one page
+    let (_t, idx) = indexed(&[("huge.md", format!("# Huge\n\n{line}\n"))]);
+    let r = DocfuseRetriever::open(&idx).unwrap();
+    let p = r
+        .read_passage_blocking(&PassageRequest {
+            path: Some("huge.md".into()),
+            start_line: Some(3),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(p.truncated, "a cut line is truncation");
+    assert_eq!(
+        p.next_start_line, None,
+        "no next page: the range ends at that line"
+    );
+    assert!(p.text.ends_with('…') && p.text.len() < line.len());
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (v, _) = mcp.call("read_passage", json!({"path": "huge.md", "start_line": 3}));
+    assert!(
+        v.to_string().contains("longer than one page"),
+        "{}",
+        &v.to_string()[..300]
+    );
+}

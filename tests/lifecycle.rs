@@ -645,3 +645,44 @@ fn a_model_of_another_dimension_is_refused_by_name_and_leaves_nothing_half_writt
     assert_eq!(index.manifest().vectors.as_ref().unwrap().dim, 384);
     assert!(!t.path().join("idx/gen-000002").exists());
 }
+
+#[test]
+fn a_running_retriever_follows_refreshes_and_keeps_reading_passages() {
+    use docfuse::retriever::{DocfuseRetriever, PassageRequest, RetrieveOptions};
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let r = DocfuseRetriever::open(&t.path().join("idx")).unwrap();
+    let first = r
+        .search_blocking("limiting concurrency", &RetrieveOptions::default())
+        .unwrap();
+    assert_eq!(first.generation, 1);
+    let id = first.documents[0].id.clone();
+    // four refreshes, each adding a page: the first generations are deleted on the way
+    for n in 1..=4 {
+        fs::write(
+            root.join(format!("new{n}.md")),
+            format!("# Zebrafinch {n}\n\nThe zebrafinch page number {n}.\n"),
+        )
+        .unwrap();
+        run_ok(t.path(), &["refresh", "--index", "idx"]);
+        let got = r
+            .search_blocking("zebrafinch", &RetrieveOptions::default())
+            .unwrap();
+        assert_eq!(got.generation, 1 + n, "served generation after refresh {n}");
+        assert_eq!(got.documents.len(), n as usize, "{:?}", got.documents);
+    }
+    assert!(
+        !t.path().join("idx/gen-000001").exists(),
+        "generation 1 is gone"
+    );
+    let p = r
+        .read_passage_blocking(&PassageRequest {
+            id: Some(id),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(p.text.contains("--jobs"), "{}", p.text);
+    assert_eq!(p.generation, 5);
+    assert!(!p.stale);
+}

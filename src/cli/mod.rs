@@ -53,7 +53,7 @@ pub fn run() -> i32 {
         Ok(code) => code,
         Err(e) if output::is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", output::error_text(&e));
             EXIT_ERROR
         }
     }

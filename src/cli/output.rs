@@ -22,3 +22,36 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// The text of an error for the terminal: its message, then each cause not already
+/// said in it (a message often quotes its I/O cause), with the `hint:` lines last.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let top = e.to_string();
+    let (head, hint) = match top.find("\nhint:") {
+        Some(at) => (top[..at].to_string(), top[at..].to_string()),
+        None => (top, String::new()),
+    };
+    let mut text = head;
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !text.contains(&c) && !hint.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text + &hint
+}
+
+#[cfg(test)]
+mod error_text_tests {
+    use super::error_text;
+
+    #[test]
+    fn a_cause_already_quoted_is_not_repeated_and_hints_come_last() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::from(crate::Error::io("read", std::path::Path::new("x"), io));
+        assert_eq!(error_text(&e), "read `x`: No such file");
+        let e = anyhow::anyhow!("outer\nhint: do this").context("context");
+        assert_eq!(error_text(&e), "context: outer\nhint: do this");
+    }
+}

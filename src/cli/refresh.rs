@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
-    let rec = Recorded::load(&a.index)?;
+    let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
     let source = rec.source_for(&a.roots);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
@@ -33,6 +33,27 @@ struct Recorded {
 }
 
 impl Recorded {
+    /// [`Recorded::load`]; when there is no manifest yet but a writer holds the lock (a
+    /// first `index` still running), waits for it (or, with `wait` false, says so).
+    fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
+        match Recorded::load(index) {
+            Err(e)
+                if matches!(e.downcast_ref(), Some(crate::Error::NoIndex { .. }))
+                    && index.join(crate::engine::LOCK_FILE).exists() =>
+            {
+                let lock = crate::engine::acquire_writer_lock(index, wait, &mut |holder| {
+                    eprintln!(
+                        "waiting for another docfuse ({holder}) building `{}`…",
+                        index.display()
+                    )
+                })?;
+                drop(lock);
+                Recorded::load(index)
+            }
+            other => other,
+        }
+    }
+
     fn load(index: &std::path::Path) -> anyhow::Result<Recorded> {
         let v = crate::store::read_manifest_json(index)?;
         let spec: SourceSpec = v

@@ -127,6 +127,12 @@ impl DocIndex {
         self
     }
 
+    /// The embedder loaded for queries, if one has been loaded (or given): to carry a
+    /// loaded model over to the next generation of the same index.
+    pub fn loaded_embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.get().and_then(|e| e.as_ref().ok().cloned())
+    }
+
     /// The lexical ranking alone, cut by floor and limit.
     pub(super) fn lexical_search(
         &self,

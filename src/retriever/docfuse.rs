@@ -1,6 +1,8 @@
 //! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
 //! a semaphore (one search per core by default); the search itself is
-//! [`super::search`].
+//! [`super::search`]. A retriever follows its index: each request first checks the
+//! manifest (one `stat`) and, when a refresh has published another generation, opens it;
+//! a request in flight finishes on the generation it started on.
 
 use super::passage::{self, Passage, PassageRequest};
 use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
@@ -8,25 +10,51 @@ use crate::engine::{status, DocIndex, Mode, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use tokio::sync::Semaphore;
 
 /// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
 ///
-/// The index (and, on first vector use, the embedding model) stays loaded for the life
-/// of the value.
+/// The embedding model, once loaded, stays loaded for the life of the value; the index
+/// is reopened when a refresh publishes a new generation (see the module doc).
 #[derive(Clone)]
 pub struct DocfuseRetriever {
-    inner: Arc<Inner>,
+    current: Arc<Current>,
+}
+
+/// The generation served now, and the manifest file's identity when it was opened.
+struct Current {
+    inner: RwLock<Arc<Inner>>,
+    stamp: Mutex<Option<ManifestStamp>>,
+    permits: Arc<Semaphore>,
+}
+
+/// Size, mtime and inode of `manifest.json`: a publish replaces the file, so any change
+/// of these means "look again".
+type ManifestStamp = (u64, std::time::SystemTime, u64);
+
+fn manifest_stamp(dir: &Path) -> Option<ManifestStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir.join(crate::store::MANIFEST_FILE)).ok()?;
+    Some((m.len(), m.modified().ok()?, m.ino()))
 }
 
 pub(super) struct Inner {
     pub(super) index: Arc<DocIndex>,
-    permits: Arc<Semaphore>,
     /// Every chunk's id, place and heading path (read on first use).
     pub(super) chunks: OnceLock<Result<passage::ChunkTable, String>>,
     /// The indexed files, `(root, rel_path)` (read on first use).
     pub(super) files: OnceLock<Result<std::collections::HashSet<(usize, String)>, String>>,
+}
+
+impl Inner {
+    fn new(index: Arc<DocIndex>) -> Self {
+        Inner {
+            index,
+            chunks: OnceLock::new(),
+            files: OnceLock::new(),
+        }
+    }
 }
 
 /// A search's documents and how they were produced.
@@ -112,13 +140,59 @@ impl DocfuseRetriever {
     /// Wraps an opened index; at most `searches` (≥ 1) searches run at a time, the others
     /// wait without holding a thread.
     pub fn with_concurrency(index: impl Into<Arc<DocIndex>>, searches: usize) -> Self {
+        let index: Arc<DocIndex> = index.into();
+        let permits = Arc::new(Semaphore::new(searches.max(1)));
         DocfuseRetriever {
-            inner: Arc::new(Inner {
-                index: index.into(),
-                permits: Arc::new(Semaphore::new(searches.max(1))),
-                chunks: OnceLock::new(),
-                files: OnceLock::new(),
+            current: Arc::new(Current {
+                stamp: Mutex::new(manifest_stamp(index.dir())),
+                inner: RwLock::new(Arc::new(Inner::new(index))),
+                permits,
             }),
+        }
+    }
+
+    /// The generation to serve this request: the one open, or the newly published one
+    /// (opened with the loaded embedder) when the manifest changed. A new generation that
+    /// does not open (e.g. damaged) leaves the open one served, with a warning.
+    fn inner(&self) -> Arc<Inner> {
+        let open = self.current.inner.read().map(|g| g.clone());
+        let open = match open {
+            Ok(i) => i,
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let now = manifest_stamp(open.index.dir());
+        let Ok(mut stamp) = self.current.stamp.lock() else {
+            return open;
+        };
+        if now.is_none() || *stamp == now {
+            return open;
+        }
+        *stamp = now;
+        match DocIndex::open(open.index.dir()) {
+            Ok(next) if next.manifest().generation != open.index.manifest().generation => {
+                let next = match open.index.loaded_embedder() {
+                    Some(e) => next.with_embedder(e),
+                    None => next,
+                };
+                tracing::info!(
+                    "serving generation {} (was {})",
+                    next.manifest().generation,
+                    open.index.manifest().generation
+                );
+                let fresh = Arc::new(Inner::new(Arc::new(next)));
+                if let Ok(mut slot) = self.current.inner.write() {
+                    *slot = fresh.clone();
+                }
+                fresh
+            }
+            Ok(_) => open,
+            Err(e) => {
+                tracing::warn!(
+                    "a new generation was published but does not open ({e}); serving generation {}",
+                    open.index.manifest().generation
+                );
+                open
+            }
         }
     }
 
@@ -130,9 +204,9 @@ impl DocfuseRetriever {
         Ok(Self::new(DocIndex::open(dir)?))
     }
 
-    /// The index searched.
-    pub fn index(&self) -> &DocIndex {
-        &self.inner.index
+    /// The index generation served now (a later refresh may publish another).
+    pub fn index(&self) -> Arc<DocIndex> {
+        self.inner().index.clone()
     }
 
     /// Searches without blocking the executor: the documents plus the mode that answered.
@@ -162,7 +236,7 @@ impl DocfuseRetriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Retrieval, RetrieveError> {
-        super::search::search(&self.inner, query, options)
+        super::search::search(&self.inner(), query, options)
     }
 
     /// Reads a passage from an indexed file, confined to the indexed roots (see
@@ -202,7 +276,7 @@ impl DocfuseRetriever {
         &self,
         request: &PassageRequest,
     ) -> Result<Passage, RetrieveError> {
-        passage::read(&self.inner, request, super::MAX_PASSAGE_BYTES)
+        passage::read(&self.inner(), request, super::MAX_PASSAGE_BYTES)
     }
 
     /// Freshness against the files on disk (walks the roots), counts and the vector side.
@@ -232,12 +306,12 @@ impl DocfuseRetriever {
         f: impl FnOnce(&Inner) -> Result<T, RetrieveError> + Send + 'static,
     ) -> Result<T, RetrieveError> {
         let permit = if bounded {
-            let p = self.inner.permits.clone().acquire_owned().await;
+            let p = self.current.permits.clone().acquire_owned().await;
             Some(p.map_err(|e| RetrieveError::Task(e.to_string()))?)
         } else {
             None
         };
-        let inner = self.inner.clone();
+        let inner = self.inner();
         let job = move || {
             let out = f(&inner);
             drop(permit);

@@ -54,9 +54,11 @@ pub struct Passage {
     pub source: String,
     /// The lines, joined with `\n`.
     pub text: String,
-    /// The range asked for goes on past `end_line`: this is one page of it.
+    /// Not everything asked for is here: the range goes on past `end_line` (this is one
+    /// page of it), or a single line longer than a page was cut at a character boundary
+    /// (it ends with `…`; lines are the unit of reading, so its rest is not served).
     pub truncated: bool,
-    /// When `truncated`: the `start_line` that reads the next page (same `end_line`).
+    /// When the range goes on: the `start_line` that reads the next page (same `end_line`).
     pub next_start_line: Option<u32>,
     /// The last line asked for (the end of the whole range, of which this is a page).
     pub range_end_line: u32,
@@ -147,8 +149,8 @@ pub(super) fn read(
         None
     });
     let (start, end) = line_range(start, end, total, &path)?;
-    let (out, last) = page(&lines, start, end, max_bytes.min(MAX_PASSAGE_BYTES));
-    let truncated = last < end;
+    let (out, last, line_cut) = page(&lines, start, end, max_bytes.min(MAX_PASSAGE_BYTES));
+    let truncated = last < end || line_cut;
     let (id, heading_path) = match chunk {
         Some(c) => (Some(c.id.clone()), c.heading_path.clone()),
         None => containing_chunk(inner, root, &path, start),
@@ -164,7 +166,7 @@ pub(super) fn read(
         heading_path,
         text: out,
         truncated,
-        next_start_line: truncated.then_some(last + 1),
+        next_start_line: (last < end).then_some(last + 1),
         range_end_line: end,
         stale: stale_reason.is_some(),
         stale_reason,
@@ -384,10 +386,11 @@ fn line_range(
 /// Lines `start..=end` (1-based) joined with `\n`, as many whole lines as fit in
 /// `max_bytes` and at most [`MAX_PASSAGE_LINES`]; at least one line (a single line
 /// longer than the budget is cut at a character boundary and ends with `…`). Returns the
-/// text and the last line included.
-fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32) {
+/// text, the last line included and whether a line was cut.
+fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32, bool) {
     let mut out = String::new();
     let mut last = start;
+    let mut line_cut = false;
     let end = end.min(start.saturating_add(MAX_PASSAGE_LINES - 1));
     for n in start..=end {
         let line = lines.get(n as usize - 1).copied().unwrap_or("");
@@ -405,12 +408,13 @@ fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32)
             }
             out.push_str(&line[..cut]);
             out.push('…');
+            line_cut = true;
         } else {
             out.push_str(line);
         }
         last = n;
     }
-    (out, last)
+    (out, last, line_cut)
 }
 
 /// The first and last line of the section `c` belongs to (all its chunks: the same id
@@ -556,9 +560,9 @@ mod tests {
         assert_eq!(line_range(2, Some(99), 5, "x").unwrap(), (2, 5));
         assert_eq!(line_range(1, None, 5000, "x").unwrap(), (1, 5000));
         let lines = ["aaaa", "bbbb", "cccc", "dd"];
-        assert_eq!(page(&lines, 1, 4, 9), ("aaaa\nbbbb".to_string(), 2));
-        assert_eq!(page(&lines, 3, 4, 100), ("cccc\ndd".to_string(), 4));
-        assert_eq!(page(&lines, 1, 1, 3), ("…".to_string(), 1));
+        assert_eq!(page(&lines, 1, 4, 9), ("aaaa\nbbbb".to_string(), 2, false));
+        assert_eq!(page(&lines, 3, 4, 100), ("cccc\ndd".to_string(), 4, false));
+        assert_eq!(page(&lines, 1, 1, 3), ("…".to_string(), 1, true));
         assert_eq!(section_id("a.md#x/y~12"), "a.md#x/y");
         assert_eq!(section_id("a.md#x~y"), "a.md#x~y");
         assert_eq!(

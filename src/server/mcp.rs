@@ -242,6 +242,10 @@ fn passage_text(p: &Passage) -> String {
                 String::new()
             }
         ),
+        None if p.truncated => format!(
+            "\nLine {} is longer than one page: it was cut (ends with …); its rest is not served",
+            p.end_line
+        ),
         None => String::new(),
     };
     let stale = p
