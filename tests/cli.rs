@@ -256,6 +256,11 @@ fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("indexed 0 documents"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no .md"),
+        "an empty index is said: {}",
+        stderr(&o)
+    );
     let o = docfuse(d.path(), &["search", "--index", "e", "anything"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 
@@ -269,7 +274,11 @@ fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
         "{}",
         stderr(&o)
     );
-    assert!(stdout(&o).contains("indexed 1 documents"));
+    assert!(
+        stdout(&o).contains("indexed 1 document into"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

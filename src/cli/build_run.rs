@@ -79,6 +79,9 @@ pub fn print_report(
             r.elapsed_ms
         ));
     }
+    if r.documents == 0 {
+        eprintln!("warning: no .md, .markdown, .mdx or .txt file found under the roots: the index is empty\nhint: check the paths, or `--hidden`/`--no-ignore` if the files are hidden or ignored");
+    }
     let f = &r.files;
     let c = &r.chunk_diff;
     let vec_part = if vectors.wanted {
@@ -97,9 +100,9 @@ pub fn print_report(
         String::new()
     };
     print_line(&format!(
-        "indexed {} documents into {} chunks in {} ms → `{}` (generation {}); files +{} ~{} -{}{touched}; chunks +{} ~{} ={} -{}{vec_part}{}",
-        r.documents,
-        r.chunks,
+        "indexed {} into {} in {} ms → `{}` (generation {}); files +{} ~{} -{}{touched}; chunks +{} ~{} ={} -{}{vec_part}{}",
+        count(r.documents, "document"),
+        count(r.chunks, "chunk"),
         r.elapsed_ms,
         index.display(),
         r.generation,
@@ -115,6 +118,15 @@ pub fn print_report(
             n => format!("; {n} warning(s)"),
         }
     ))
+}
+
+/// `1 document`, `3 documents`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn style(phase: Phase) -> ProgressStyle {

@@ -363,6 +363,9 @@ fn allowed_hosts(extra: &[String]) -> Vec<String> {
             .iter()
             .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase()),
     );
+    // each name once (the bound address may repeat one), in the order given
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|h| seen.insert(h.clone()));
     v
 }
 
