@@ -387,3 +387,23 @@ fn a_missing_root_is_reported_and_can_be_dropped() {
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     assert_eq!(v["fresh"], true, "{v}");
 }
+
+#[test]
+fn progress_off_a_terminal_is_plain_lines_on_stderr() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse_env(
+        d.path(),
+        &["index", "--no-embeddings", docs.to_str().unwrap()],
+        &[("DOCFUSE_PROGRESS_SECS", "0")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("indexing 6 documents…"), "{err}");
+    assert!(err.contains("indexing 6/6 documents (100 %)"), "{err}");
+    assert!(!err.contains('\u{1b}'), "no terminal codes: {err}");
+    assert!(
+        !stdout(&o).contains("indexing 6/6"),
+        "progress stays off stdout"
+    );
+}
