@@ -35,7 +35,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         }
         let listener = tokio::net::TcpListener::bind(a.addr)
             .await
-            .with_context(|| format!("cannot listen on `{}`", a.addr))?;
+            .with_context(|| {
+                format!(
+                    "cannot listen on `{}`\nhint: another server may hold that port: pick another with `--addr 127.0.0.1:PORT` (port 0 picks a free one)",
+                    a.addr
+                )
+            })?;
         let local = listener.local_addr()?;
         eprintln!(
             "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/status, GET /healthz); Ctrl-C stops",

@@ -288,12 +288,19 @@ impl DocfuseRetriever {
             .await
     }
 
-    /// Whether vector and hybrid queries work; the first call loads the model (slow: call
-    /// it once at start-up to keep the first query fast).
+    /// Whether vector and hybrid queries work. Each call embeds one short query; the first
+    /// also loads the model (slow: call it once at start-up to keep the first query fast).
     pub async fn vector_health(&self) -> Result<(), String> {
-        self.run_blocking(false, |inner| Ok(inner.index.vector_side().map(|_| ())))
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()))
+        // One query embedded: the model's query session is created on first use, so a
+        // server's first hybrid request would otherwise pay for it.
+        self.run_blocking(false, |inner| {
+            Ok(inner
+                .index
+                .vector_side()
+                .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string())))
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
     }
 
     /// Runs `f` on the blocking pool (or a thread of its own outside a tokio runtime).
