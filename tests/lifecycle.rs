@@ -686,3 +686,42 @@ fn a_running_retriever_follows_refreshes_and_keeps_reading_passages() {
     assert_eq!(p.generation, 5);
     assert!(!p.stale);
 }
+
+#[test]
+fn a_generation_with_a_live_reader_is_not_deleted_by_refreshes() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    let held = DocIndex::open(&idx).unwrap();
+    for n in 1..=3 {
+        fs::write(
+            root.join(format!("r{n}.md")),
+            format!("# Page {n}\n\nText {n}.\n"),
+        )
+        .unwrap();
+        run_ok(t.path(), &["refresh", "--index", "idx"]);
+    }
+    assert!(
+        idx.join("gen-000001").is_dir(),
+        "a reader still answers from it"
+    );
+    assert!(
+        !idx.join("gen-000002").exists(),
+        "nobody reads generation 2"
+    );
+    let hits = held
+        .search(
+            "limiting concurrency",
+            &docfuse::engine::SearchOptions::default(),
+        )
+        .unwrap();
+    assert!(!hits.hits.is_empty(), "the held generation still answers");
+    drop(held);
+    fs::write(root.join("r4.md"), "# Page 4\n\nText 4.\n").unwrap();
+    run_ok(t.path(), &["refresh", "--index", "idx"]);
+    assert!(
+        !idx.join("gen-000001").exists(),
+        "released, then cleaned up"
+    );
+}

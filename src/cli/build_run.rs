@@ -160,9 +160,9 @@ impl PlainProgress {
     fn update(&mut self, p: crate::engine::Progress) {
         let now = Instant::now();
         let unit = if p.phase == Phase::Embedding {
-            "chunks"
+            "chunk"
         } else {
-            "documents"
+            "document"
         };
         let verb = if p.phase == Phase::Embedding {
             "embedding"
@@ -173,7 +173,7 @@ impl PlainProgress {
             self.phase = Some(p.phase);
             self.started = now;
             self.last = now;
-            eprintln!("{verb} {} {unit}…", p.total);
+            eprintln!("{verb} {}…", count(p.total, unit));
             return;
         }
         if now.duration_since(self.last) < self.every || p.total == 0 {
@@ -191,7 +191,7 @@ impl PlainProgress {
             String::new()
         };
         eprintln!(
-            "{verb} {}/{} {unit} ({} %), {rate:.1}/s{left}",
+            "{verb} {}/{} {unit}s ({} %), {rate:.1}/s{left}",
             p.done,
             p.total,
             p.done * 100 / p.total

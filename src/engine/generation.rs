@@ -435,12 +435,13 @@ fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
         .collect()
 }
 
-/// Removes every generation but the current one and the one published before it (a
-/// reader that opened the previous manifest moments ago can still finish; open files stay
-/// readable on Unix). Folders left by crashed builds go too.
+/// Removes every generation but the current one, the one published before it (a reader
+/// that opened the previous manifest moments ago can still finish) and any older one a
+/// live reader still holds (see [`super::readers`]). Folders left by crashed builds go too.
 fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>) {
     for (g, path) in generation_dirs(index_dir) {
-        if g != current && Some(g) != previous {
+        let held = g < current && super::readers::in_use(index_dir, g);
+        if g != current && Some(g) != previous && !held {
             if let Err(e) = std::fs::remove_dir_all(&path) {
                 tracing::warn!("cannot remove old generation `{}`: {e}", path.display());
             }

@@ -23,6 +23,7 @@ mod open;
 mod options;
 mod plan;
 mod previous;
+mod readers;
 mod source;
 mod status;
 mod verify;

@@ -64,6 +64,8 @@ pub struct DocIndex {
     vectors_damage: Option<String>,
     /// Content checks of files whose size or mtime moved, and the last status.
     pub(super) checks: FileChecks,
+    /// This reader's registration, so no refresh deletes the generation under it.
+    _reader: Option<super::readers::ReaderMark>,
 }
 
 impl DocIndex {
@@ -77,6 +79,9 @@ impl DocIndex {
     /// manifest or the generation is damaged.
     pub fn open(dir: &Path) -> Result<Self> {
         let manifest = Manifest::load(dir)?;
+        // Registered before anything of the generation is read: from here on no refresh
+        // deletes it.
+        let reader = super::readers::register(dir, manifest.generation);
         let gen = dir.join(&manifest.generation_dir);
         if !gen.is_dir() {
             return Err(Error::corrupt(
@@ -117,6 +122,7 @@ impl DocIndex {
             by_path: OnceLock::new(),
             vectors_damage,
             checks: FileChecks::default(),
+            _reader: reader,
         })
     }
 

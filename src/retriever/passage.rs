@@ -269,7 +269,7 @@ fn indexed_root(inner: &Inner, rel: &str, root: Option<usize>) -> Result<usize, 
     };
     found.ok_or_else(|| {
         RetrieveError::NotFound(format!(
-            "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse index`)",
+            "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse refresh`)",
             shorten(rel)
         ))
     })
