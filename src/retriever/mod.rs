@@ -155,8 +155,8 @@ pub struct RetrieveOptions {
     /// Path prefix and globs, applied **before** the top-k cut: the docfuse retriever
     /// over-fetches so a filtered query still returns `limit` results when enough match.
     pub filters: PathFilters,
-    /// Drop results scoring under `floor × best` (in [0, 1]); `None` keeps the engine's
-    /// default (1/3), `Some(0.0)` keeps all. With filters, `best` is the best result that
+    /// Drop results scoring under `floor × best` (in [0, 1]); `None` is the default, 0:
+    /// every result up to the limit is kept. With filters, `best` is the best result that
     /// passes them.
     pub floor: Option<f32>,
     /// Attach every named score part ([`DocumentMetadata::explain`]).
