@@ -129,10 +129,6 @@ pub struct QueryParams {
     /// `library`) relative to the term itself (0 turns them off).
     #[serde(default)]
     pub stem_weight: f32,
-    /// Lexical weight of hybrid fusion for keyword-shaped queries (at most four words,
-    /// or an identifier, option or quoted phrase in them); 0 uses the fusion's own.
-    #[serde(default)]
-    pub keyword_alpha: f32,
 }
 
 impl Default for QueryParams {
@@ -149,7 +145,6 @@ impl Default for QueryParams {
             stop_weight: 1.0,
             stop_about: false,
             stem_weight: 0.0,
-            keyword_alpha: 0.0,
         }
     }
 }

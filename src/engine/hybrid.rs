@@ -76,7 +76,7 @@ impl DocIndex {
         let cosine = |ord: u64| vectors.cosine(ord as usize, &qvec);
         let has_vector = |ord: u64| vectors.set.has_vector(ord as usize);
         let cands = candidates(&lexical, &vector, &cosine, &has_vector, depth, mode);
-        let fusion = with_query_alpha(opts.fusion, query, &opts.params);
+        let fusion = opts.fusion;
         let mut fused = match mode {
             // vector mode: every vector hit, in cosine order; (1 + cos) / 2 keeps a
             // negative cosine above zero and in its order
@@ -152,29 +152,6 @@ impl DocIndex {
             matched_terms: h.matched_terms,
             explain: h.explain.map(|lexical| HitExplain { lexical, fusion }),
         })
-    }
-}
-
-/// `fusion` with the keyword lexical weight for a keyword-shaped query, when set.
-fn with_query_alpha(
-    fusion: crate::fusion::Fusion,
-    query: &str,
-    p: &crate::config::QueryParams,
-) -> crate::fusion::Fusion {
-    use crate::fusion::Fusion;
-    if p.keyword_alpha <= 0.0 || !crate::lexical::keyword_shaped(query) {
-        return fusion;
-    }
-    match fusion {
-        Fusion::Calibrated { noise, tmm, .. } => Fusion::Calibrated {
-            alpha: p.keyword_alpha,
-            noise,
-            tmm,
-        },
-        Fusion::Convex { .. } => Fusion::Convex {
-            alpha: p.keyword_alpha,
-        },
-        other => other,
     }
 }
 

@@ -17,5 +17,5 @@ mod writer;
 pub use bm25f::{idf, length_norm, saturate};
 pub use explain::{Explain, FieldExplain, TermExplain};
 pub use reader::LexicalIndex;
-pub use search::{keyword_shaped, Hit, LexicalQuery, LexicalRun, Scored};
+pub use search::{Hit, LexicalQuery, LexicalRun, Scored};
 pub use writer::{BuildStats, LexicalWriter};

@@ -459,18 +459,6 @@ fn exact_keys(query: &str) -> ExactKeys {
     ExactKeys { ids, symbols }
 }
 
-/// A query shaped like keywords rather than a question: at most four words, or a token
-/// that names code (see [`looks_like_identifier`]), an option (`--x`), or a quote.
-pub fn keyword_shaped(query: &str) -> bool {
-    let tokens: Vec<&str> = query.split_whitespace().collect();
-    tokens.len() <= 4
-        || query.contains(['"', '`', '='])
-        || tokens.iter().any(|t| {
-            t.starts_with('-')
-                || looks_like_identifier(t.trim_matches(|c: char| "\"'(),;?!".contains(c)))
-        })
-}
-
 /// A token that names code rather than a word: it has `_`, `::`, `.`, `-` or `()` inside,
 /// or a capital after a lowercase letter (`HashMap`, `or_insert`, `--jobs`, `Vec::new()`).
 /// Plain words (`hash`, `Map`) get no per-token symbol identity: they are prose.
