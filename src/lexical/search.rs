@@ -69,6 +69,8 @@ pub struct LexicalRun {
     qterms: Vec<QTerm>,
     accs: HashMap<DocAddress, Acc>,
     ranked: Vec<Ranked>,
+    /// Position in `ranked` of each chunk ordinal (for [`LexicalIndex::hit_for`]).
+    rank_of: HashMap<u64, usize>,
 }
 
 /// One ranked chunk of a [`LexicalRun`], without its stored text.
@@ -185,11 +187,17 @@ impl LexicalIndex {
         } else {
             self.rank(&qterms, &accs, params)
         };
+        let rank_of = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (accs[&r.addr].ord, i))
+            .collect();
         Ok(LexicalRun {
             searcher,
             qterms,
             accs,
             ranked,
+            rank_of,
         })
     }
 
@@ -198,7 +206,7 @@ impl LexicalIndex {
     /// # Errors
     /// [`crate::Error::Corrupt`] when `ord` is not in the index or its chunk is unreadable.
     pub fn hit_for(&self, run: &LexicalRun, ord: u64, explain: bool) -> Result<Hit> {
-        if let Some(r) = run.ranked.iter().find(|r| run.accs[&r.addr].ord == ord) {
+        if let Some(r) = run.rank_of.get(&ord).map(|&i| &run.ranked[i]) {
             return self.acc_hit(run, r, explain);
         }
         let addr = self.addr_of(ord)?;
