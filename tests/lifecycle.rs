@@ -725,3 +725,57 @@ fn a_generation_with_a_live_reader_is_not_deleted_by_refreshes() {
         "released, then cleaned up"
     );
 }
+
+#[test]
+fn refresh_and_search_refresh_meet_a_first_build_still_running() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    let mut first = Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["index", "--index", "idx", "--no-embeddings"])
+        .arg(&root)
+        .current_dir(t.path())
+        .env("DOCFUSE_TEST_PAUSE_AFTER", "before-publish")
+        .env("DOCFUSE_TEST_PAUSE_MS", "3000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(first.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("paused after") {
+        line.clear();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "the first build ended early"
+        );
+    }
+    // not "no docfuse index": another docfuse is writing it
+    let o = docfuse(t.path(), &["refresh", "--index", "idx", "--no-wait"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("another docfuse is writing"),
+        "{}",
+        stderr(&o)
+    );
+    // waiting, then answering from the finished build
+    let o = docfuse(
+        t.path(),
+        &[
+            "search",
+            "--index",
+            "idx",
+            "--refresh",
+            "limiting concurrency",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("waiting for another docfuse"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("guide/parallel.md"), "{}", stdout(&o));
+    assert!(first.wait().unwrap().success());
+}

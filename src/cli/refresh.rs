@@ -84,7 +84,7 @@ impl Recorded {
 /// Refreshes every root of the index at `index` with its recorded configuration, for
 /// `search --refresh`; prints a one-line summary on stderr.
 pub fn refresh_before_search(index: &std::path::Path) -> anyhow::Result<()> {
-    let rec = Recorded::load(index)?;
+    let rec = Recorded::load_or_wait(index, true)?;
     let vectors = Vectors::load(rec.wanted);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let opts = RunArgs::default().build_options(config, rec.overrides.clone(), &vectors);
