@@ -1,5 +1,7 @@
 //! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
-//! a semaphore (one search per core by default); the search itself is
+//! a semaphore (one search per core by default) with a bounded wait queue (a search
+//! arriving when [`DEFAULT_MAX_QUEUED`] already wait is refused at once with
+//! [`RetrieveError::Overloaded`]); the search itself is
 //! [`super::search`]. A retriever follows its index: each request first checks the
 //! manifest (one `stat`) and, when a refresh has published another generation, opens it;
 //! a request in flight finishes on the generation it started on.
@@ -10,8 +12,13 @@ use crate::engine::{status, DocIndex, Mode, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use tokio::sync::Semaphore;
+
+/// Searches that may wait for a permit at once (default of
+/// [`DocfuseRetriever::with_max_queued`]); one more is refused as overloaded.
+pub const DEFAULT_MAX_QUEUED: usize = 64;
 
 /// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
 ///
@@ -27,6 +34,9 @@ struct Current {
     inner: RwLock<Arc<Inner>>,
     stamp: Mutex<Option<ManifestStamp>>,
     permits: Arc<Semaphore>,
+    /// Searches waiting for a permit now, and how many may.
+    queued: AtomicUsize,
+    max_queued: usize,
 }
 
 /// Size, mtime and inode of `manifest.json`: a publish replaces the file, so any change
@@ -147,8 +157,54 @@ impl DocfuseRetriever {
                 stamp: Mutex::new(manifest_stamp(index.dir())),
                 inner: RwLock::new(Arc::new(Inner::new(index))),
                 permits,
+                queued: AtomicUsize::new(0),
+                max_queued: DEFAULT_MAX_QUEUED,
             }),
         }
+    }
+
+    /// At most `max_queued` searches wait for a permit; one more is refused at once with
+    /// [`RetrieveError::Overloaded`] (the HTTP API answers `503` with `Retry-After`).
+    /// Call before cloning: clones made earlier keep the previous limit.
+    pub fn with_max_queued(mut self, max_queued: usize) -> Self {
+        if let Some(current) = Arc::get_mut(&mut self.current) {
+            current.max_queued = max_queued;
+        }
+        self
+    }
+
+    /// Takes every search permit until the returned guard is dropped (tests of the queue).
+    #[cfg(test)]
+    pub(crate) async fn hold_all_permits(&self) -> tokio::sync::OwnedSemaphorePermit {
+        let n = self.current.permits.available_permits() as u32;
+        self.current
+            .permits
+            .clone()
+            .acquire_many_owned(n)
+            .await
+            .expect("the semaphore is never closed")
+    }
+
+    /// A search permit: at once when one is free; else a place in the wait queue, or
+    /// [`RetrieveError::Overloaded`] when the queue is full.
+    async fn search_permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, RetrieveError> {
+        let c = &self.current;
+        if let Ok(p) = c.permits.clone().try_acquire_owned() {
+            return Ok(p);
+        }
+        let waiting = c.queued.fetch_add(1, Ordering::SeqCst);
+        let _place = QueuePlace(&c.queued);
+        if waiting >= c.max_queued {
+            return Err(RetrieveError::Overloaded {
+                queued: waiting,
+                retry_after_s: 1,
+            });
+        }
+        c.permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| RetrieveError::Task(e.to_string()))
     }
 
     /// The generation to serve this request: the one open, or the newly published one
@@ -313,8 +369,7 @@ impl DocfuseRetriever {
         f: impl FnOnce(&Inner) -> Result<T, RetrieveError> + Send + 'static,
     ) -> Result<T, RetrieveError> {
         let permit = if bounded {
-            let p = self.current.permits.clone().acquire_owned().await;
-            Some(p.map_err(|e| RetrieveError::Task(e.to_string()))?)
+            Some(self.search_permit().await?)
         } else {
             None
         };
@@ -337,6 +392,16 @@ impl DocfuseRetriever {
                 rx.await.map_err(|e| RetrieveError::Task(e.to_string()))?
             }
         }
+    }
+}
+
+/// A place in the wait queue, given back when dropped (the search got its permit, was
+/// refused, or its caller stopped waiting).
+struct QueuePlace<'a>(&'a AtomicUsize);
+
+impl Drop for QueuePlace<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

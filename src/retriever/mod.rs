@@ -71,7 +71,9 @@ pub use budget::{
     cut_at_line, fit_contents, largest_that_fits, Budget, CUT_MARK, DEFAULT_RESPONSE_TOKENS,
     MIN_RESPONSE_TOKENS,
 };
-pub use docfuse::{DocfuseRetriever, IndexStatus, Retrieval, VectorsReport, STATUS_LIST_CAP};
+pub use docfuse::{
+    DocfuseRetriever, IndexStatus, Retrieval, VectorsReport, DEFAULT_MAX_QUEUED, STATUS_LIST_CAP,
+};
 pub use filter::{PathFilter, PathFilters};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
@@ -337,11 +339,16 @@ pub enum RetrieveError {
     /// A blocking search task panicked or was cancelled.
     #[error("search task failed: {0}")]
     Task(String),
+    /// Too many searches are already waiting: retry after `retry_after_s` seconds.
+    #[error(
+        "the server is busy: {queued} searches are already waiting; retry in {retry_after_s} s"
+    )]
+    Overloaded { queued: usize, retry_after_s: u64 },
 }
 
 impl RetrieveError {
     /// Stable code: `bad_request`, `forbidden_path`, `not_found`, `vectors_unavailable`,
-    /// `internal`.
+    /// `overloaded`, `internal`.
     pub fn code(&self) -> &'static str {
         match self {
             RetrieveError::InvalidRequest(_) => "bad_request",
@@ -349,6 +356,7 @@ impl RetrieveError {
             RetrieveError::NotFound(_) => "not_found",
             RetrieveError::Engine(crate::Error::VectorsUnavailable(_)) => "vectors_unavailable",
             RetrieveError::Engine(crate::Error::Config(_)) => "bad_request",
+            RetrieveError::Overloaded { .. } => "overloaded",
             RetrieveError::Engine(_) | RetrieveError::Component { .. } | RetrieveError::Task(_) => {
                 "internal"
             }
@@ -358,7 +366,7 @@ impl RetrieveError {
     /// True when the caller's request is at fault (a 4xx), false for a fault of the
     /// server or the index (a 5xx).
     pub fn is_client_error(&self) -> bool {
-        self.code() != "internal"
+        !matches!(self.code(), "internal" | "overloaded")
     }
 }
 

@@ -446,3 +446,42 @@ fn works_outside_a_tokio_runtime_and_under_concurrency() {
         assert_eq!(res.unwrap(), expected);
     }
 }
+
+#[test]
+fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers() {
+    use futures::FutureExt;
+    let (_tmp, r) = indexed(&sample_docs());
+    let one = DocfuseRetriever::with_concurrency(
+        std::sync::Arc::new(crate::engine::DocIndex::open(r.index().dir()).unwrap()),
+        1,
+    )
+    .with_max_queued(1);
+    rt().block_on(async {
+        let opts = lexical(3);
+        let busy = one.hold_all_permits().await;
+        let mut queued = Box::pin(one.retrieve("install", &opts));
+        assert!((&mut queued).now_or_never().is_none(), "waits for a permit");
+        let second = one.retrieve("plugins", &opts);
+        let refused = tokio::time::timeout(std::time::Duration::from_secs(5), second)
+            .await
+            .expect("refused at once, not queued")
+            .unwrap_err();
+        assert_eq!(refused.code(), "overloaded");
+        assert!(
+            matches!(
+                refused,
+                RetrieveError::Overloaded {
+                    queued: 1,
+                    retry_after_s: 1
+                }
+            ),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains("retry in 1 s"), "{refused}");
+        drop(busy);
+        let docs = queued.await.unwrap();
+        assert_eq!(docs[0].metadata.path, "guide/install.md");
+        // the queue place was given back: the next search is served
+        assert!(one.retrieve("plugins", &opts).await.is_ok());
+    });
+}

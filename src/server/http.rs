@@ -162,6 +162,47 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A search refused because the wait queue is full: `503` with `Retry-After` (seconds,
+/// RFC 9110 §10.2.3) and the JSON error body.
+fn overloaded(e: &RetrieveError, retry_after_s: u64) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, retry_after_s.to_string())],
+        Json(ErrorBody::from(e)),
+    )
+        .into_response()
+}
+
+/// A failed request: an [`ApiError`], or a `503` with `Retry-After` for
+/// [`RetrieveError::Overloaded`].
+enum Failure {
+    Api(ApiError),
+    Overloaded(RetrieveError, u64),
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        match self {
+            Failure::Api(e) => e.into_response(),
+            Failure::Overloaded(e, s) => overloaded(&e, s),
+        }
+    }
+}
+
+impl<E: Into<ApiError>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::Api(e.into())
+    }
+}
+
+/// The failure for a retriever error (`Overloaded` keeps its retry delay).
+fn failure(e: RetrieveError) -> Failure {
+    match e {
+        RetrieveError::Overloaded { retry_after_s, .. } => Failure::Overloaded(e, retry_after_s),
+        other => Failure::Api(other.into()),
+    }
+}
+
 impl From<RetrieveError> for ApiError {
     fn from(e: RetrieveError) -> Self {
         let status = match e.code() {
@@ -169,6 +210,7 @@ impl From<RetrieveError> for ApiError {
             "forbidden_path" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
             "vectors_unavailable" => StatusCode::CONFLICT,
+            "overloaded" => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError(status, ErrorBody::from(&e))
@@ -205,7 +247,7 @@ fn sized<T: Serialize>(v: T) -> (T, usize) {
 async fn search(
     State(s): State<AppState>,
     body: Result<Json<Value>, JsonRejection>,
-) -> Result<Json<SearchEnvelope>, ApiError> {
+) -> Result<Json<SearchEnvelope>, Failure> {
     let Json(body) = body?;
     let req = search_args(
         &body,
@@ -213,7 +255,11 @@ async fn search(
         "the request body",
         SEARCH_DEFAULT_LIMIT,
     )?;
-    let r = s.retriever.search(&req.query, &req.options).await?;
+    let r = s
+        .retriever
+        .search(&req.query, &req.options)
+        .await
+        .map_err(failure)?;
     let budget = s.config.budget.bytes();
     let envelope = |allowance: usize| {
         let contents = if req.include_content {
@@ -430,6 +476,20 @@ mod tests {
             );
         }
         h
+    }
+
+    #[test]
+    fn an_overloaded_search_is_a_503_with_retry_after_and_the_error_shape() {
+        let e = RetrieveError::Overloaded {
+            queued: 64,
+            retry_after_s: 1,
+        };
+        let resp = failure(e).into_response();
+        assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "1");
+        let other = failure(RetrieveError::NotFound("x".into())).into_response();
+        assert_eq!(other.status(), StatusCode::NOT_FOUND);
+        assert!(other.headers().get(header::RETRY_AFTER).is_none());
     }
 
     #[test]

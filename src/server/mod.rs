@@ -24,7 +24,7 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// `bad_request`, `forbidden_path`, `forbidden_host`, `not_found`, `method_not_allowed`,
     /// `payload_too_large`, `unsupported_media_type`, `vectors_unavailable`, `timeout`,
-    /// `internal`.
+    /// `overloaded`, `internal`.
     pub code: &'static str,
     pub message: String,
 }
@@ -42,7 +42,9 @@ impl ErrorBody {
 
 impl From<&RetrieveError> for ErrorBody {
     fn from(e: &RetrieveError) -> Self {
-        if !e.is_client_error() {
+        // a fault of the server is logged; a refusal under load (`overloaded`) is the
+        // client's to retry and would flood the log
+        if e.code() == "internal" {
             tracing::error!("{e}");
         }
         ErrorBody::new(e.code(), e.to_string())
