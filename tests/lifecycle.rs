@@ -751,6 +751,20 @@ fn refresh_and_search_refresh_meet_a_first_build_still_running() {
             "the first build ended early"
         );
     }
+    // not a bare "no docfuse index": a first build is running, for every reader
+    for args in [
+        &["search", "--index", "idx", "limiting concurrency"][..],
+        &["status", "--index", "idx"][..],
+    ] {
+        let o = docfuse(t.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("yet: a first build is running (pid ")
+                && stderr(&o).contains("`docfuse search --refresh` wait"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
     // not "no docfuse index": another docfuse is writing it
     let o = docfuse(t.path(), &["refresh", "--index", "idx", "--no-wait"]);
     assert_eq!(o.status.code(), Some(2));

@@ -53,9 +53,27 @@ pub fn run() -> i32 {
         Ok(code) => code,
         Err(e) if output::is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {}", output::error_text(&e));
+            eprintln!("error: {}", output::error_text(&building_hint(e)));
             EXIT_ERROR
         }
+    }
+}
+
+/// "No index" while a first build of that folder is still running says so, for every
+/// command (a search, status or server started right after `docfuse index`).
+fn building_hint(e: anyhow::Error) -> anyhow::Error {
+    use crate::retriever::RetrieveError;
+    let dir = match (e.downcast_ref(), e.downcast_ref()) {
+        (Some(crate::Error::NoIndex { dir }), _)
+        | (_, Some(RetrieveError::Engine(crate::Error::NoIndex { dir }))) => dir,
+        _ => return e,
+    };
+    match crate::engine::writer_lock_holder(dir) {
+        Some(holder) => anyhow::anyhow!(
+            "no docfuse index at `{d}` yet: a first build is running ({holder})\nhint: wait for it to finish; `docfuse refresh --index {d}` and `docfuse search --refresh` wait for it",
+            d = dir.display()
+        ),
+        None => e,
     }
 }
 

@@ -53,6 +53,23 @@ pub fn acquire(index_dir: &Path, wait: bool, on_wait: &mut dyn FnMut(&str)) -> R
     Ok(WriterLock { _file: file })
 }
 
+/// The holder (`pid N`) of `index_dir`'s writer lock when another process holds it now,
+/// else `None` (no lock file, or nobody holds it). Opens the lock file read-only and
+/// never creates it: safe on a read-only index.
+pub fn holder(index_dir: &Path) -> Option<String> {
+    let path = index_dir.join(LOCK_FILE);
+    let file = File::open(&path).ok()?;
+    match file.try_lock_shared() {
+        Err(TryLockError::WouldBlock) => Some(
+            std::fs::read_to_string(&path)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,7 +84,12 @@ mod tests {
                 .contains(&format!("pid {}", std::process::id())),
             "{err}"
         );
+        assert_eq!(
+            holder(d.path()),
+            Some(format!("pid {}", std::process::id()))
+        );
         drop(first);
+        assert_eq!(holder(d.path()), None);
         assert!(acquire(d.path(), false, &mut |_| {}).is_ok());
     }
 }

@@ -33,7 +33,9 @@ pub use embedding::EmbedLimits;
 pub use freshness::{FileState, Freshness};
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 pub use hybrid::FUSION_DEPTH;
-pub use lock::{acquire as acquire_writer_lock, WriterLock, LOCK_FILE};
+pub use lock::{
+    acquire as acquire_writer_lock, holder as writer_lock_holder, WriterLock, LOCK_FILE,
+};
 pub use matchline::{best_line, snippet_at, MatchLine, SNIPPET_CHARS};
 pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
 pub use options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
