@@ -100,9 +100,14 @@ impl MiniLm {
             let (onnx, files) = (self.parts.0.clone(), self.parts.1.clone());
             // fastembed's default pooling for user-defined models is CLS: set mean.
             let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+            // Idle intra-op threads sleep instead of spinning: with concurrent requests
+            // on few cores a spinning pool burns the CPU the other searches need
+            // (measured: hybrid HTTP at 32 clients 120 → 153 req/s, one client 10.1 →
+            // 9.1 ms; vectors bit-identical, only the thread pool's waiting changes).
             let opts = InitOptionsUserDefined::new()
                 .with_max_length(MAX_LENGTH)
-                .with_intra_threads(threads);
+                .with_intra_threads(threads)
+                .with_session_config("session.intra_op.allow_spinning", "0");
             TextEmbedding::try_new_from_user_defined(model, opts)
                 .map(Mutex::new)
                 .map_err(|e| format!("cannot load the embedding model: {e}"))

@@ -264,12 +264,17 @@ impl DocIndex {
     /// # Errors
     /// [`Error::Corrupt`] when `files.json` is missing, altered or does not parse.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        self.snapshot_ref().cloned()
+    }
+
+    /// The snapshot, read once and kept (a search looks up every result's file in it:
+    /// no copy per lookup).
+    fn snapshot_ref(&self) -> Result<&Snapshot> {
         if let Some(s) = self.snapshot.get() {
-            return Ok(s.clone());
+            return Ok(s);
         }
         let s = super::previous::read_snapshot(&self.dir, &self.manifest)?;
-        let _ = self.snapshot.set(s.clone());
-        Ok(s)
+        Ok(self.snapshot.get_or_init(|| s))
     }
 
     /// The snapshot entry of `rel_path` under root `root`.
@@ -277,7 +282,7 @@ impl DocIndex {
     /// # Errors
     /// [`Error::Corrupt`] when the snapshot cannot be read.
     pub fn entry(&self, root: usize, rel_path: &str) -> Result<Option<FileEntry>> {
-        let snap = self.snapshot()?;
+        let snap = self.snapshot_ref()?;
         let map = self.by_path.get_or_init(|| {
             snap.files
                 .iter()
