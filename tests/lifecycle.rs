@@ -737,7 +737,7 @@ fn refresh_and_search_refresh_meet_a_first_build_still_running() {
         .arg(&root)
         .current_dir(t.path())
         .env("DOCFUSE_TEST_PAUSE_AFTER", "before-publish")
-        .env("DOCFUSE_TEST_PAUSE_MS", "3000")
+        .env("DOCFUSE_TEST_PAUSE_MS", "6000")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -53,19 +53,21 @@ pub fn acquire(index_dir: &Path, wait: bool, on_wait: &mut dyn FnMut(&str)) -> R
     Ok(WriterLock { _file: file })
 }
 
-/// The holder (`pid N`) of `index_dir`'s writer lock when another process holds it now,
-/// else `None` (no lock file, or nobody holds it). Opens the lock file read-only and
-/// never creates it: safe on a read-only index.
+/// The holder (`pid N`, or `pid unknown` in the instant it is being written) of
+/// `index_dir`'s writer lock when it is held now, else `None` (no lock file, or nobody
+/// holds it). A lock this process holds counts too (`flock` locks belong to an open
+/// file). Opens the lock file read-only and never creates it: safe on a read-only index.
 pub fn holder(index_dir: &Path) -> Option<String> {
     let path = index_dir.join(LOCK_FILE);
     let file = File::open(&path).ok()?;
     match file.try_lock_shared() {
-        Err(TryLockError::WouldBlock) => Some(
-            std::fs::read_to_string(&path)
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
-        ),
+        Err(TryLockError::WouldBlock) => {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            Some(match text.trim() {
+                "" => "pid unknown".to_string(),
+                pid => pid.to_string(),
+            })
+        }
         _ => None,
     }
 }

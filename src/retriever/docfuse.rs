@@ -1,7 +1,8 @@
 //! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
-//! a semaphore (one search per core by default) with a bounded wait queue (a search
-//! arriving when [`DEFAULT_MAX_QUEUED`] already wait is refused at once with
-//! [`RetrieveError::Overloaded`]); the search itself is
+//! a semaphore (one search per core by default); the others wait, as many as
+//! [`DocfuseRetriever::with_max_queued`] allows (unbounded unless set; `docfuse serve`
+//! sets [`DEFAULT_MAX_QUEUED`]), and one more is refused at once with
+//! [`RetrieveError::Overloaded`]; the search itself is
 //! [`super::search`]. A retriever follows its index: each request first checks the
 //! manifest (one `stat`) and, when a refresh has published another generation, opens it;
 //! a request in flight finishes on the generation it started on.
@@ -16,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use tokio::sync::Semaphore;
 
-/// Searches that may wait for a permit at once (default of
-/// [`DocfuseRetriever::with_max_queued`]); one more is refused as overloaded.
+/// Searches that may wait for a permit at once in `docfuse serve` (its `--max-queued`
+/// default); one more is refused as overloaded.
 pub const DEFAULT_MAX_QUEUED: usize = 64;
 
 /// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
@@ -34,9 +35,9 @@ struct Current {
     inner: RwLock<Arc<Inner>>,
     stamp: Mutex<Option<ManifestStamp>>,
     permits: Arc<Semaphore>,
-    /// Searches waiting for a permit now, and how many may.
+    /// Searches waiting for a permit now, and how many may (shared by every clone).
     queued: AtomicUsize,
-    max_queued: usize,
+    max_queued: AtomicUsize,
 }
 
 /// Size, mtime and inode of `manifest.json`: a publish replaces the file, so any change
@@ -148,7 +149,8 @@ impl DocfuseRetriever {
     }
 
     /// Wraps an opened index; at most `searches` (≥ 1) searches run at a time, the others
-    /// wait without holding a thread.
+    /// wait without holding a thread (as many as [`DocfuseRetriever::with_max_queued`]
+    /// allows; no bound unless set).
     pub fn with_concurrency(index: impl Into<Arc<DocIndex>>, searches: usize) -> Self {
         let index: Arc<DocIndex> = index.into();
         let permits = Arc::new(Semaphore::new(searches.max(1)));
@@ -158,18 +160,16 @@ impl DocfuseRetriever {
                 inner: RwLock::new(Arc::new(Inner::new(index))),
                 permits,
                 queued: AtomicUsize::new(0),
-                max_queued: DEFAULT_MAX_QUEUED,
+                max_queued: AtomicUsize::new(usize::MAX),
             }),
         }
     }
 
     /// At most `max_queued` searches wait for a permit; one more is refused at once with
     /// [`RetrieveError::Overloaded`] (the HTTP API answers `503` with `Retry-After`).
-    /// Call before cloning: clones made earlier keep the previous limit.
-    pub fn with_max_queued(mut self, max_queued: usize) -> Self {
-        if let Some(current) = Arc::get_mut(&mut self.current) {
-            current.max_queued = max_queued;
-        }
+    /// Clones share one queue: the bound applies to all of them.
+    pub fn with_max_queued(self, max_queued: usize) -> Self {
+        self.current.max_queued.store(max_queued, Ordering::SeqCst);
         self
     }
 
@@ -192,14 +192,18 @@ impl DocfuseRetriever {
         if let Ok(p) = c.permits.clone().try_acquire_owned() {
             return Ok(p);
         }
-        let waiting = c.queued.fetch_add(1, Ordering::SeqCst);
-        let _place = QueuePlace(&c.queued);
-        if waiting >= c.max_queued {
+        let max = c.max_queued.load(Ordering::SeqCst);
+        // a place only when one is free: a refused search never counts as waiting
+        if let Err(queued) =
+            c.queued
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < max).then_some(n + 1))
+        {
             return Err(RetrieveError::Overloaded {
-                queued: waiting,
+                queued,
                 retry_after_s: 1,
             });
         }
+        let _place = QueuePlace(&c.queued);
         c.permits
             .clone()
             .acquire_owned()

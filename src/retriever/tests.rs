@@ -481,7 +481,35 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
         drop(busy);
         let docs = queued.await.unwrap();
         assert_eq!(docs[0].metadata.path, "guide/install.md");
-        // the queue place was given back: the next search is served
-        assert!(one.retrieve("plugins", &opts).await.is_ok());
+        // the queue places were given back (the refused one never took one): with every
+        // permit held again, one search queues and the next is refused
+        let busy = one.hold_all_permits().await;
+        let mut again = Box::pin(one.retrieve("install", &opts));
+        assert!((&mut again).now_or_never().is_none(), "queues again");
+        let second = one.retrieve("plugins", &opts);
+        let refused = tokio::time::timeout(std::time::Duration::from_secs(5), second)
+            .await
+            .expect("refused at once")
+            .unwrap_err();
+        assert!(matches!(refused, RetrieveError::Overloaded { queued: 1, .. }), "{refused:?}");
+        // a queued search whose caller gives up leaves its place
+        drop(again);
+        let mut third = Box::pin(one.retrieve("install", &opts));
+        assert!((&mut third).now_or_never().is_none(), "the place was free");
+        drop(busy);
+        assert!(third.await.is_ok());
+        // the default (a library user's) has no bound
+        let unbounded = DocfuseRetriever::with_concurrency(one.index(), 1);
+        let busy = unbounded.hold_all_permits().await;
+        let mut waiting: Vec<_> = (0..100)
+            .map(|_| Box::pin(unbounded.retrieve("plugins", &opts)))
+            .collect();
+        for w in &mut waiting {
+            assert!(w.now_or_never().is_none());
+        }
+        drop(busy);
+        for w in waiting {
+            assert!(w.await.is_ok());
+        }
     });
 }

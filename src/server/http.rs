@@ -10,9 +10,10 @@
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status for a bad request
 //! (400 bad input, 403 a path outside the roots or a foreign Host/Origin, 404 nothing
 //! there, 405, 409 a mode the index cannot serve, 413 body too large, 415 not JSON) and a
-//! 5xx only for faults (500, 503 `timeout`). Requests are bounded: body size, a
-//! per-request timeout, at most one search per core at a time, and every response under
-//! the response budget. A request whose `Host` is not the server's own name, or whose
+//! 5xx for faults and load (500, 503 `timeout`, 503 `overloaded` with `Retry-After`).
+//! Requests are bounded: body size, a per-request timeout, at most one search per core
+//! at a time with at most `max_queued` more waiting (one more is refused at once), and
+//! every response under the response budget. A request whose `Host` is not the server's own name, or whose
 //! `Origin` is another site, is refused (DNS rebinding: a web page must not read the
 //! docs through the developer's browser).
 
@@ -142,13 +143,14 @@ pub async fn serve(
         .await
 }
 
-/// An error response: a status and the JSON error body.
+/// An error response: a status, the JSON error body and, for a request refused under
+/// load, the `Retry-After` delay in seconds (RFC 9110 §10.2.3).
 #[derive(Debug)]
-pub struct ApiError(pub StatusCode, pub ErrorBody);
+pub struct ApiError(pub StatusCode, pub ErrorBody, pub Option<u64>);
 
 impl ApiError {
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError(status, ErrorBody::new(code, message))
+        ApiError(status, ErrorBody::new(code, message), None)
     }
 
     fn bad_request(message: impl Into<String>) -> Self {
@@ -158,48 +160,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(self.1)).into_response()
-    }
-}
-
-/// A search refused because the wait queue is full: `503` with `Retry-After` (seconds,
-/// RFC 9110 §10.2.3) and the JSON error body.
-fn overloaded(e: &RetrieveError, retry_after_s: u64) -> Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        [(header::RETRY_AFTER, retry_after_s.to_string())],
-        Json(ErrorBody::from(e)),
-    )
-        .into_response()
-}
-
-/// A failed request: an [`ApiError`], or a `503` with `Retry-After` for
-/// [`RetrieveError::Overloaded`].
-enum Failure {
-    Api(ApiError),
-    Overloaded(RetrieveError, u64),
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        match self {
-            Failure::Api(e) => e.into_response(),
-            Failure::Overloaded(e, s) => overloaded(&e, s),
+        match self.2 {
+            Some(s) => (self.0, [(header::RETRY_AFTER, s.to_string())], Json(self.1)).into_response(),
+            None => (self.0, Json(self.1)).into_response(),
         }
-    }
-}
-
-impl<E: Into<ApiError>> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::Api(e.into())
-    }
-}
-
-/// The failure for a retriever error (`Overloaded` keeps its retry delay).
-fn failure(e: RetrieveError) -> Failure {
-    match e {
-        RetrieveError::Overloaded { retry_after_s, .. } => Failure::Overloaded(e, retry_after_s),
-        other => Failure::Api(other.into()),
     }
 }
 
@@ -213,7 +177,11 @@ impl From<RetrieveError> for ApiError {
             "overloaded" => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError(status, ErrorBody::from(&e))
+        let retry_after = match e {
+            RetrieveError::Overloaded { retry_after_s, .. } => Some(retry_after_s),
+            _ => None,
+        };
+        ApiError(status, ErrorBody::from(&e), retry_after)
     }
 }
 
@@ -247,7 +215,7 @@ fn sized<T: Serialize>(v: T) -> (T, usize) {
 async fn search(
     State(s): State<AppState>,
     body: Result<Json<Value>, JsonRejection>,
-) -> Result<Json<SearchEnvelope>, Failure> {
+) -> Result<Json<SearchEnvelope>, ApiError> {
     let Json(body) = body?;
     let req = search_args(
         &body,
@@ -255,11 +223,7 @@ async fn search(
         "the request body",
         SEARCH_DEFAULT_LIMIT,
     )?;
-    let r = s
-        .retriever
-        .search(&req.query, &req.options)
-        .await
-        .map_err(failure)?;
+    let r = s.retriever.search(&req.query, &req.options).await?;
     let budget = s.config.budget.bytes();
     let envelope = |allowance: usize| {
         let contents = if req.include_content {
@@ -484,10 +448,10 @@ mod tests {
             queued: 64,
             retry_after_s: 1,
         };
-        let resp = failure(e).into_response();
+        let resp = ApiError::from(e).into_response();
         assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(resp.headers()[header::RETRY_AFTER], "1");
-        let other = failure(RetrieveError::NotFound("x".into())).into_response();
+        let other = ApiError::from(RetrieveError::NotFound("x".into())).into_response();
         assert_eq!(other.status(), StatusCode::NOT_FOUND);
         assert!(other.headers().get(header::RETRY_AFTER).is_none());
     }
