@@ -343,3 +343,56 @@ fn a_chunk_pending_embedding_is_still_found_first_by_hybrid_search() {
     let resp = index.search("walruses", &opts(Mode::Hybrid)).unwrap();
     assert_eq!(resp.hits[0].chunk.path, "walrus.md");
 }
+
+#[test]
+fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_result() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ask = |env: &[(&str, &str)]| {
+        let mut env = env.to_vec();
+        env.push(("DOCFUSE_LOG", "docfuse=debug"));
+        let o = docfuse_env(
+            d.path(),
+            &[
+                "search",
+                "--json",
+                "--explain",
+                "run tasks one after another",
+            ],
+            &env,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (
+            stdout(&o),
+            stderr(&o).contains("query vector from the cache"),
+        )
+    };
+    let (first, hit) = ask(&[]);
+    assert!(!hit);
+    assert!(first.contains("\"mode\": \"hybrid\"") || first.contains("\"mode\":\"hybrid\""));
+    let cache = d.path().join(".docfuse").join("query-vectors");
+    let entries: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1);
+    // asked again: from the cache, the very same answer (scores, cosines, ranks)
+    let (again, hit) = ask(&[]);
+    assert!(hit);
+    assert_eq!(again, first);
+    // a damaged entry is not used: embedded again, same answer, entry rewritten
+    let mut bytes = std::fs::read(&entries[0]).unwrap();
+    let n = bytes.len();
+    bytes[n - 2] ^= 0x01;
+    std::fs::write(&entries[0], &bytes).unwrap();
+    let (repaired, hit) = ask(&[]);
+    assert!(!hit);
+    assert_eq!(repaired, first);
+    assert!(ask(&[]).1);
+    // turned off: not read
+    let (off, hit) = ask(&[("DOCFUSE_QUERY_CACHE", "off")]);
+    assert!(!hit);
+    assert_eq!(off, first);
+}

@@ -2,7 +2,6 @@
 
 use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 use super::open::{DocIndex, SearchOptions};
-use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::fusion::{fuse, Candidate};
 use crate::lexical::{LexicalRun, Scored};
@@ -38,7 +37,7 @@ impl DocIndex {
         if opts.mode == Mode::Lexical {
             return self.lexical_search(query, opts);
         }
-        let side = match (self.vector_side(), opts.mode) {
+        let side = match (self.query_side(query)?, opts.mode) {
             (Ok(side), _) => side,
             (Err(reason), Mode::Auto) => {
                 let mut r = self.lexical_search(query, opts)?;
@@ -60,9 +59,8 @@ impl DocIndex {
         query: &str,
         opts: &SearchOptions,
         mode: Mode,
-        (vectors, embedder): (&VectorSearch, &dyn Embedder),
+        (vectors, qvec): (&VectorSearch, Vec<f32>),
     ) -> Result<SearchResponse> {
-        let qvec = embedder.embed(&[query])?;
         let depth = opts.limit.max(FUSION_DEPTH);
         let run = self.lexical.run(query, &opts.params)?;
         let lexical = run.scored();

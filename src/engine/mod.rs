@@ -23,6 +23,7 @@ mod open;
 mod options;
 mod plan;
 mod previous;
+mod query_cache;
 mod readers;
 mod source;
 mod status;
@@ -39,6 +40,7 @@ pub use lock::{
 pub use matchline::{best_line, snippet_at, MatchLine, SNIPPET_CHARS};
 pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
 pub use options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
+pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use source::Source;
 pub use status::{status, EmbedderInfo, Status};
 pub use verify::{verify, Verification};

@@ -3,12 +3,15 @@
 
 use super::freshness::FileChecks;
 use super::hit::{Mode, SearchResponse};
+use super::query_cache::QueryCache;
 use crate::config::QueryParams;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::fusion::Fusion;
 use crate::lexical::{LexicalIndex, LexicalQuery};
-use crate::store::{check_sizes, FileEntry, GenerationFile, Manifest, Snapshot, SourceSpec};
+use crate::store::{
+    check_sizes, FileEntry, GenerationFile, Manifest, Snapshot, SourceSpec, VectorsInfo,
+};
 use crate::vector::VectorSearch;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -189,12 +192,7 @@ impl DocIndex {
     /// The vectors and the embedder, if both are usable and agree on the identity;
     /// otherwise the reason, for messages and the `degraded` flag.
     pub fn vector_side(&self) -> std::result::Result<(&VectorSearch, &dyn Embedder), String> {
-        if let Some(why) = self.vectors_absent() {
-            return Err(why);
-        }
-        let Some(info) = &self.manifest.vectors else {
-            return Err("the index has no vectors".into());
-        };
+        let info = self.vectors_info()?;
         let embedder = self
             .embedder
             .get_or_init(|| {
@@ -217,8 +215,48 @@ impl DocIndex {
                 &key[..12.min(key.len())]
             ));
         }
-        let vectors = self
+        Ok((self.vector_search()?, embedder.as_ref()))
+    }
+
+    /// The vectors and the vector of `query`, once the embedder is known to be the
+    /// index's ([`DocIndex::vector_side`]: files read and identity checked; the ONNX
+    /// session is created on the first embedding only): from the query-vector cache when
+    /// it holds the query, else embedded (and cached). `Ok(Err(reason))` when the vector
+    /// side is not usable.
+    ///
+    /// # Errors
+    /// [`Error::Embedder`] when the query cannot be embedded.
+    pub fn query_side(
+        &self,
+        query: &str,
+    ) -> Result<std::result::Result<(&VectorSearch, Vec<f32>), String>> {
+        let (vectors, embedder) = match self.vector_side() {
+            Ok(side) => side,
+            Err(why) => return Ok(Err(why)),
+        };
+        let cache = QueryCache::new(&self.dir, &embedder.identity().key(), embedder.dim());
+        if let Some(v) = cache.get(query) {
+            return Ok(Ok((vectors, v)));
+        }
+        let v = embedder.embed(&[query])?;
+        cache.put(query, &v);
+        Ok(Ok((vectors, v)))
+    }
+
+    /// What the manifest says of the vectors, or why there are none usable.
+    fn vectors_info(&self) -> std::result::Result<&VectorsInfo, String> {
+        if let Some(why) = self.vectors_absent() {
+            return Err(why);
+        }
+        self.manifest
             .vectors
+            .as_ref()
+            .ok_or_else(|| "the index has no vectors".to_string())
+    }
+
+    /// The generation's vectors, opened once.
+    fn vector_search(&self) -> std::result::Result<&VectorSearch, String> {
+        self.vectors
             .get_or_init(|| {
                 VectorSearch::open(&self.dir.join(&self.manifest.generation_dir)).map_err(|e| {
                     match e {
@@ -230,8 +268,7 @@ impl DocIndex {
                 })
             })
             .as_ref()
-            .map_err(Clone::clone)?;
-        Ok((vectors, embedder.as_ref()))
+            .map_err(Clone::clone)
     }
 
     pub fn manifest(&self) -> &Manifest {

@@ -194,9 +194,11 @@ impl DocfuseRetriever {
         }
         let max = c.max_queued.load(Ordering::SeqCst);
         // a place only when one is free: a refused search never counts as waiting
-        if let Err(queued) =
-            c.queued
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < max).then_some(n + 1))
+        if let Err(queued) = c
+            .queued
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            })
         {
             return Err(RetrieveError::Overloaded {
                 queued,

@@ -340,9 +340,7 @@ pub enum RetrieveError {
     #[error("search task failed: {0}")]
     Task(String),
     /// Too many searches are already waiting: retry after `retry_after_s` seconds.
-    #[error(
-        "the server is busy: {queued} searches are already waiting; retry in {retry_after_s} s"
-    )]
+    #[error("docfuse is busy: {queued} searches are already waiting; retry in {retry_after_s} s")]
     Overloaded { queued: usize, retry_after_s: u64 },
 }
 

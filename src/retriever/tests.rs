@@ -491,7 +491,10 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
             .await
             .expect("refused at once")
             .unwrap_err();
-        assert!(matches!(refused, RetrieveError::Overloaded { queued: 1, .. }), "{refused:?}");
+        assert!(
+            matches!(refused, RetrieveError::Overloaded { queued: 1, .. }),
+            "{refused:?}"
+        );
         // a queued search whose caller gives up leaves its place
         drop(again);
         let mut third = Box::pin(one.retrieve("install", &opts));

@@ -161,7 +161,9 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match self.2 {
-            Some(s) => (self.0, [(header::RETRY_AFTER, s.to_string())], Json(self.1)).into_response(),
+            Some(s) => {
+                (self.0, [(header::RETRY_AFTER, s.to_string())], Json(self.1)).into_response()
+            }
             None => (self.0, Json(self.1)).into_response(),
         }
     }

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Whole-process `docfuse search` latency on an index with vectors, side by side in one run:
+
+  first:    hybrid, the question never asked (query-vector cache off: the model's session
+            is created and the question embedded)
+  repeated: hybrid, the same question asked again (its vector read from the cache)
+  lexical:  `--mode lexical` on the same index (no model at all)
+
+For each question of a docfuse question file, each variant runs --runs times (after one
+warm-up run that also fills the cache); median and p95 (nearest rank) over all runs in ms,
+the largest peak RSS of a measured run (each process's own, from wait4), and each
+variant's speed-up over `first`.
+
+Usage:
+  python3 scripts/baselines/cold_query_cache.py --docfuse target/release/docfuse \
+      --index DIR --queries queries.dev.jsonl [--runs 3] [--limit-questions 50]
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import time
+
+
+def percentile(vals, p):
+    v = sorted(vals)
+    return v[min(max(math.ceil(p * len(v)), 1), len(v)) - 1]
+
+
+def run(cmd, env):
+    """Wall time in ms and peak RSS in MB of one process (its own rusage, via wait4)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdout.read()
+    _, _, usage = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return (time.perf_counter() - t0) * 1000.0, usage.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docfuse", default="target/release/docfuse")
+    ap.add_argument("--index", required=True)
+    ap.add_argument("--queries", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--limit-questions", type=int, default=50)
+    a = ap.parse_args()
+    questions = [json.loads(l)["query"] for l in open(a.queries) if l.strip()]
+    questions = questions[: a.limit_questions]
+    base = dict(os.environ)
+    off = dict(base, DOCFUSE_QUERY_CACHE="off")
+    variants = {
+        "lexical": (["--mode", "lexical"], base),
+        "repeated": ([], base),
+        "first": ([], off),
+    }
+    times = {k: [] for k in variants}
+    rss = {k: 0.0 for k in variants}
+    for name, (flags, env) in variants.items():
+        for q in questions:
+            cmd = [a.docfuse, "search", "--index", a.index, *flags, "--", q]
+            run(cmd, env)  # warm-up (and fills the cache for "repeated")
+            for _ in range(a.runs):
+                ms, mb = run(cmd, env)
+                times[name].append(ms)
+                rss[name] = max(rss[name], mb)
+    first = percentile(times["first"], 0.5)
+    print(f"{'variant':<9} {'runs':>5} {'median_ms':>10} {'p95_ms':>8} {'peak_rss_mb':>12} {'vs first':>9}")
+    for name in variants:
+        med = percentile(times[name], 0.5)
+        print(
+            f"{name:<9} {len(times[name]):>5} {med:>10.1f} {percentile(times[name], 0.95):>8.1f} "
+            f"{rss[name]:>12.0f} {first / med:>8.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
