@@ -2,5 +2,12 @@
 //! (0 results, 1 no results, 2 error).
 
 fn main() {
+    // ONNX Runtime (1.31) otherwise starts its usage telemetry when the environment is
+    // created: a device id and an event database under `~/.cache/Microsoft/` that it
+    // tries to send to Microsoft. Set here, on the only thread, before any library loads;
+    // the environment is also built with telemetry off (`embed::minilm`).
+    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+        std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
+    }
     std::process::exit(docfuse::cli::run());
 }

@@ -396,3 +396,35 @@ fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_
     assert!(!hit);
     assert_eq!(off, first);
 }
+
+#[test]
+fn embedding_leaves_no_onnx_runtime_telemetry_behind() {
+    // ONNX Runtime 1.31 keeps a device id and a usage-event database under the user's
+    // cache folder (and tries to send it) unless telemetry is off.
+    let d = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    let cache = home.path().join(".cache");
+    let env = [("HOME", h), ("XDG_CACHE_HOME", cache.to_str().unwrap())];
+    let o = docfuse_env(d.path(), &["index", sample_docs().to_str().unwrap()], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = docfuse_env(
+        d.path(),
+        &["search", "--mode", "hybrid", "parallel jobs"],
+        &env,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let left: Vec<_> = walk(home.path());
+    assert!(left.is_empty(), "written under HOME: {left:?}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.push(e.path());
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
