@@ -11,7 +11,8 @@
 //! were made with: a refresh keeps them, another model never sees them.
 //!
 //! Writing is best effort (a read-only index just does not cache). The folder holds at
-//! most [`MAX_ENTRIES`] files; beyond that the least recently written tenth is removed.
+//! most [`MAX_ENTRIES`] entries; beyond that the least recently used tenth is removed
+//! (a hit refreshes an entry's mtime; files not named like an entry are left alone).
 //! The cache holds the questions asked in plain text; `DOCFUSE_QUERY_CACHE=off` turns it
 //! off, and deleting the folder clears it.
 
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Set to `off` (or `0`) to neither read nor write the cache.
+/// Set to `off` (or `0`, `false`, `no`, any case) to neither read nor write the cache.
 pub const ENV_QUERY_CACHE: &str = "DOCFUSE_QUERY_CACHE";
 
 /// Folder of the cache inside the index folder.
@@ -64,9 +65,10 @@ impl QueryCache {
     }
 
     fn enabled() -> bool {
+        let v = std::env::var(ENV_QUERY_CACHE).unwrap_or_default();
         !matches!(
-            std::env::var(ENV_QUERY_CACHE).as_deref(),
-            Ok("off" | "0" | "false")
+            v.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "false" | "no"
         )
     }
 
@@ -87,6 +89,11 @@ impl QueryCache {
         let v = self.decode(query, &bytes);
         if v.is_some() {
             tracing::debug!("query vector from the cache");
+            // a hit counts as a use: the bound removes the least recently used first
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         } else {
             tracing::debug!("removing a query-vector cache entry that does not verify");
             let _ = std::fs::remove_file(&path);
@@ -156,15 +163,15 @@ impl QueryCache {
         Ok(())
     }
 
-    /// Keeps at most `max` entries: beyond that, removes the least recently written
-    /// tenth (and at least enough to get back to `max`).
+    /// Keeps at most `max` entries: beyond that, removes the least recently used tenth
+    /// (and at least enough to get back to `max`).
     fn trim(&self, max: usize) {
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
         };
         let mut entries: Vec<(std::time::SystemTime, PathBuf)> = rd
             .filter_map(Result::ok)
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| is_entry_name(&e.file_name().to_string_lossy()))
             .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
             .collect();
         if entries.len() <= max {
@@ -176,6 +183,12 @@ impl QueryCache {
             let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// An entry's file name: 64 lowercase hex digits (other files in the folder are left
+/// alone).
+fn is_entry_name(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]
@@ -232,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn the_folder_is_trimmed_to_the_bound_oldest_first() {
+    fn the_folder_is_trimmed_to_the_bound_least_recently_used_first() {
         let d = tempfile::tempdir().unwrap();
         let c = cache(d.path());
         for i in 0..12 {
@@ -244,13 +257,17 @@ mod tests {
                 .unwrap();
             f.set_modified(t).unwrap();
         }
+        // q0 is the oldest written but used now; a file of the user's stays
+        assert!(c.get("q0").is_some());
+        std::fs::write(d.path().join(QUERY_CACHE_DIR).join("README.txt"), b"mine").unwrap();
         c.trim(10);
         let left = std::fs::read_dir(d.path().join(QUERY_CACHE_DIR))
             .unwrap()
             .count();
-        assert_eq!(left, 10);
-        assert_eq!(c.get("q0"), None);
+        assert_eq!(left, 11);
         assert_eq!(c.get("q1"), None);
+        assert_eq!(c.get("q2"), None);
+        assert_eq!(c.get("q0"), Some(vec![0.0, 0.0, 0.0]));
         assert_eq!(c.get("q11"), Some(vec![11.0, 0.0, 0.0]));
     }
 
