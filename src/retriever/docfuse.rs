@@ -401,8 +401,8 @@ impl DocfuseRetriever {
     }
 }
 
-/// A place in the wait queue, given back when dropped (the search got its permit, was
-/// refused, or its caller stopped waiting).
+/// A place in the wait queue, given back when dropped (the search got its permit, or
+/// its caller stopped waiting; a refused search never holds one).
 struct QueuePlace<'a>(&'a AtomicUsize);
 
 impl Drop for QueuePlace<'_> {

@@ -447,6 +447,16 @@ fn works_outside_a_tokio_runtime_and_under_concurrency() {
     }
 }
 
+/// The error of a search that must be refused at once (not queued): fails after 5 s.
+async fn refused_at_once<T: std::fmt::Debug>(
+    search: impl std::future::Future<Output = Result<T, RetrieveError>>,
+) -> RetrieveError {
+    tokio::time::timeout(std::time::Duration::from_secs(5), search)
+        .await
+        .expect("refused at once, not queued")
+        .unwrap_err()
+}
+
 #[test]
 fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers() {
     use futures::FutureExt;
@@ -461,11 +471,7 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
         let busy = one.hold_all_permits().await;
         let mut queued = Box::pin(one.retrieve("install", &opts));
         assert!((&mut queued).now_or_never().is_none(), "waits for a permit");
-        let second = one.retrieve("plugins", &opts);
-        let refused = tokio::time::timeout(std::time::Duration::from_secs(5), second)
-            .await
-            .expect("refused at once, not queued")
-            .unwrap_err();
+        let refused = refused_at_once(one.retrieve("plugins", &opts)).await;
         assert_eq!(refused.code(), "overloaded");
         assert!(
             matches!(
@@ -486,11 +492,7 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
         let busy = one.hold_all_permits().await;
         let mut again = Box::pin(one.retrieve("install", &opts));
         assert!((&mut again).now_or_never().is_none(), "queues again");
-        let second = one.retrieve("plugins", &opts);
-        let refused = tokio::time::timeout(std::time::Duration::from_secs(5), second)
-            .await
-            .expect("refused at once")
-            .unwrap_err();
+        let refused = refused_at_once(one.retrieve("plugins", &opts)).await;
         assert!(
             matches!(refused, RetrieveError::Overloaded { queued: 1, .. }),
             "{refused:?}"
