@@ -405,14 +405,21 @@ fn embedding_leaves_no_onnx_runtime_telemetry_behind() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_str().unwrap();
     let cache = home.path().join(".cache");
-    let env = [("HOME", h), ("XDG_CACHE_HOME", cache.to_str().unwrap())];
-    let o = docfuse_env(d.path(), &["index", sample_docs().to_str().unwrap()], &env);
+    // the binary must turn it off itself: the caller's ORT_DISABLE_TELEMETRY (scripts/test
+    // sets it for in-process tests) is removed
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+            .args(args)
+            .current_dir(d.path())
+            .env_remove("ORT_DISABLE_TELEMETRY")
+            .env("HOME", h)
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["index", sample_docs().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = docfuse_env(
-        d.path(),
-        &["search", "--mode", "hybrid", "parallel jobs"],
-        &env,
-    );
+    let o = run(&["search", "--mode", "hybrid", "parallel jobs"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let left: Vec<_> = walk(home.path());
     assert!(left.is_empty(), "written under HOME: {left:?}");
