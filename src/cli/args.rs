@@ -184,6 +184,7 @@ impl RunArgs {
             force: self.force,
             no_wait: self.no_wait,
             drop_missing_roots: self.drop_missing_roots,
+            bucket_chunks: None,
         }
     }
 }

@@ -36,6 +36,8 @@ pub struct FoundFile {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
     pub mtime_ns: u64,
+    /// Status-change time (ctime), nanoseconds since the Unix epoch (0 when unknown).
+    pub ctime_ns: u64,
 }
 
 /// Something skipped or degraded, with the file it concerns.
@@ -146,7 +148,24 @@ fn found(
         kind,
         size: meta.len(),
         mtime_ns: mtime_ns(meta),
+        ctime_ns: ctime_ns(meta),
     }
+}
+
+/// Status-change time (ctime) of `meta` in nanoseconds since the Unix epoch: it moves on
+/// every write, chmod or rename, also when the mtime is set back (0 when unavailable).
+#[cfg(unix)]
+pub fn ctime_ns(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (meta.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec().max(0) as u64)
+}
+
+/// Status-change time (unknown off Unix: 0).
+#[cfg(not(unix))]
+pub fn ctime_ns(_: &std::fs::Metadata) -> u64 {
+    0
 }
 
 /// Modification time of `meta` in nanoseconds since the Unix epoch (0 when unavailable).

@@ -75,6 +75,8 @@ pub fn build(
         skipped_entries: plan.skips.clone(),
         warnings: Vec::new(),
         elapsed_ms: 0,
+        buckets_kept: 0,
+        buckets_written: 0,
     };
     let decision = match previous.as_ref() {
         Some(prev) if !opts.force => decide(prev, &plan, &files, opts),
@@ -109,6 +111,7 @@ pub fn build(
                 index_dir,
                 plan,
                 previous.as_ref(),
+                &old_chunks,
                 old_vectors,
                 opts,
                 progress,
@@ -118,6 +121,8 @@ pub fn build(
             report.chunks = written.chunks.len() as u64;
             report.chunk_diff = diff_chunks(&old_chunks, &written.chunks);
             report.embedded = written.embedded;
+            report.buckets_kept = written.buckets_kept;
+            report.buckets_written = written.buckets_written;
             report.reused = written.reused;
             report.pending = written.pending;
             report.vectors_unavailable = written.vectors_unavailable;
@@ -295,15 +300,29 @@ fn diff_files(previous: Option<&Previous>, plan: &Plan) -> FileDiff {
     d
 }
 
-/// Compares chunk `(id, hash)` lists.
+/// Compares chunk `(id, hash)` lists. Both are in ordinal order and a refresh keeps
+/// most chunks where they were, so the common head and tail are counted as unchanged
+/// without hashing; only the middle is matched by id.
 fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff {
-    let old_map: HashMap<&str, &str> = old.iter().map(|(i, h)| (i.as_str(), h.as_str())).collect();
+    let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..]
+        .iter()
+        .rev()
+        .zip(new[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+    let old_map: HashMap<&str, &str> = old_mid
+        .iter()
+        .map(|(i, h)| (i.as_str(), h.as_str()))
+        .collect();
     let mut d = ChunkDiff {
         total: new.len() as u64,
+        unchanged: (head + tail) as u64,
         ..ChunkDiff::default()
     };
     let mut seen = HashSet::new();
-    for (id, hash) in new {
+    for (id, hash) in new_mid {
         match old_map.get(id.as_str()) {
             None => d.added += 1,
             Some(h) if h == hash => d.unchanged += 1,
@@ -318,6 +337,44 @@ fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain definition: every new chunk matched by id in the whole old list.
+    fn naive_diff(old: &[(String, String)], new: &[(String, String)]) -> (u64, u64, u64, u64) {
+        let m: HashMap<&String, &String> = old.iter().map(|(i, h)| (i, h)).collect();
+        let (mut a, mut c, mut u) = (0, 0, 0);
+        for (i, h) in new {
+            match m.get(i) {
+                None => a += 1,
+                Some(x) if *x == h => u += 1,
+                Some(_) => c += 1,
+            }
+        }
+        let ids: HashSet<&String> = new.iter().map(|(i, _)| i).collect();
+        let r = old.iter().filter(|(i, _)| !ids.contains(i)).count() as u64;
+        (a, c, u, r)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn trimming_the_common_head_and_tail_counts_as_the_plain_definition(
+            old in proptest::collection::btree_map(0u8..40, 0u8..3, 0..30),
+            new in proptest::collection::btree_map(0u8..40, 0u8..3, 0..30),
+            rotate in 0usize..5,
+        ) {
+            let list = |m: &std::collections::BTreeMap<u8, u8>| -> Vec<(String, String)> {
+                m.iter().map(|(i, h)| (i.to_string(), h.to_string())).collect()
+            };
+            let old = list(&old);
+            let mut new = list(&new);
+            if !new.is_empty() {
+                let k = rotate % new.len();
+                new.rotate_left(k);
+            }
+            let d = diff_chunks(&old, &new);
+            proptest::prop_assert_eq!((d.added, d.changed, d.unchanged, d.removed), naive_diff(&old, &new));
+            proptest::prop_assert_eq!(d.total, new.len() as u64);
+        }
+    }
 
     #[test]
     fn chunk_diff_counts_each_kind() {

@@ -130,13 +130,30 @@ pub(super) enum VectorSource<'a> {
     ReuseOnly(&'a VectorSet),
 }
 
+/// The embedding input of one chunk, or — for a chunk carried over unchanged with its
+/// bucket — only its embedding hash (its vector is the previous generation's).
+#[derive(Debug, Clone)]
+pub(super) enum EmbedInput {
+    Text(String),
+    Hash(String),
+}
+
+impl EmbedInput {
+    fn text(&self) -> Option<&str> {
+        match self {
+            EmbedInput::Text(t) => Some(t),
+            EmbedInput::Hash(_) => None,
+        }
+    }
+}
+
 /// Gives every input a vector: the previous generation's or the cache's when its
 /// embedding hash is known, else a fresh one, until a limit stops the run (or at once
 /// when there is no embedder). Inputs are embedded longest first (each vector depends on
 /// its own text only).
 pub(super) fn embed_all(
     source: VectorSource<'_>,
-    inputs: &[String],
+    inputs: &[EmbedInput],
     previous: Option<&VectorSet>,
     index_dir: &Path,
     limits: EmbedLimits,
@@ -155,7 +172,13 @@ pub(super) fn embed_all(
             None,
         ),
     };
-    let hashes: Vec<String> = inputs.iter().map(|i| embedding_hash(&key, i)).collect();
+    let hashes: Vec<String> = inputs
+        .iter()
+        .map(|i| match i {
+            EmbedInput::Text(t) => embedding_hash(&key, t),
+            EmbedInput::Hash(h) => h.clone(),
+        })
+        .collect();
     let mut known: HashMap<&str, &[f32]> = previous
         .filter(|p| p.meta.identity_key == key && p.meta.dim == dim)
         .map(|p| p.by_hash())
@@ -173,7 +196,11 @@ pub(super) fn embed_all(
         }
     }
     let reused = (inputs.len() - todo.len()) as u64;
-    todo.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
+    // A carried-over chunk whose vector is gone cannot be embedded here (no text): it
+    // waits as pending, and its bucket is chunked again by the next refresh.
+    let (mut todo, orphans): (Vec<usize>, Vec<usize>) =
+        todo.into_iter().partition(|&i| inputs[i].text().is_some());
+    todo.sort_by_key(|&i| std::cmp::Reverse(inputs[i].text().map_or(0, str::len)));
     let budget = match embedder {
         None => 0,
         Some(_) => limits
@@ -197,7 +224,10 @@ pub(super) fn embed_all(
         {
             break;
         }
-        let texts: Vec<&str> = group.iter().map(|&i| inputs[i].as_str()).collect();
+        let texts: Vec<&str> = group
+            .iter()
+            .map(|&i| inputs[i].text().unwrap_or_default())
+            .collect();
         let vecs = embedder.embed(&texts)?;
         if vecs.len() != texts.len() * dim {
             return Err(crate::Error::Embedder(format!(
@@ -221,7 +251,7 @@ pub(super) fn embed_all(
     }
     // Chunks the limits left out have no vector yet: an empty hash marks the row pending.
     let mut row_hashes = hashes;
-    for &i in &todo[done..] {
+    for &i in todo[done..].iter().chain(&orphans) {
         row_hashes[i].clear();
     }
     let meta = VectorMeta {
@@ -236,6 +266,6 @@ pub(super) fn embed_all(
         set: VectorSet { meta, data },
         embedded: done as u64,
         reused,
-        pending: (todo.len() - done) as u64,
+        pending: (todo.len() - done + orphans.len()) as u64,
     })
 }

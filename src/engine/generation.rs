@@ -4,15 +4,17 @@
 //! sha256, replaced atomically), and the generation folders' life cycle. A folder that
 //! was not published is removed, whatever stopped the write.
 
-use super::embedding::{drop_empty_cache, embed_all, EmbedLimits, VectorSource};
+use super::carry::{build_all, Carry};
+use super::embedding::{drop_empty_cache, embed_all, EmbedInput, EmbedLimits, VectorSource};
 use super::hooks::pause_point;
+use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
-use super::source::write_sources;
+use super::source::{sources_name, write_sources, SOURCES_DIR};
 use crate::chunk::chunk_document;
 use crate::error::{Error, Result};
-use crate::lexical::LexicalWriter;
+use crate::lexical::{LexicalWriter, Prepared};
 use crate::projection::{chunk_embedding_input, project};
 use crate::store::{
     list_contents, write_atomic, CollectionShape, EmbeddingsState, GenerationFile, Manifest,
@@ -21,7 +23,6 @@ use crate::store::{
 use crate::vector::VectorSet;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// File of a generation listing `(chunk id, content hash)` in ordinal order.
 pub const CHUNKS_FILE: &str = "chunks.json";
@@ -34,6 +35,8 @@ pub(super) struct Written {
     pub reused: u64,
     pub pending: u64,
     pub vectors_unavailable: Option<String>,
+    pub buckets_kept: u64,
+    pub buckets_written: u64,
 }
 
 /// A generation folder being written: removed on drop unless published.
@@ -73,52 +76,151 @@ impl Drop for NewGeneration {
     }
 }
 
-/// Writes a new generation of `plan` into `index_dir` and publishes it.
+/// Writes a new generation of `plan` into `index_dir` and publishes it. Buckets of the
+/// previous generation whose documents did not change are carried over (segment and
+/// sources files linked, each chunk's vector found by the hash recorded at its previous
+/// ordinal); the other documents are chunked and indexed.
 pub(super) fn write_generation(
     index_dir: &Path,
     mut plan: Plan,
     previous: Option<&Previous>,
+    previous_chunks: &[(String, String)],
     older_vectors: Option<(VectorSet, VectorsInfo)>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Written> {
-    let config = &opts.config;
     let mut gen = NewGeneration::create(index_dir)?;
     let lex_dir = gen.dir.join("lexical");
     std::fs::create_dir_all(&lex_dir).map_err(|e| Error::io("create", &lex_dir, e))?;
-    let mut writer = LexicalWriter::create(&lex_dir)?;
+    let old = previous.and_then(previous_vectors).or(older_vectors);
+    let bucket_chunks = opts.bucket_chunks.unwrap_or(BUCKET_CHUNKS).max(1);
+    let carry = Carry::of(
+        previous,
+        &plan,
+        previous_chunks,
+        old.as_ref().map(|(v, _)| v),
+        opts,
+    );
+    let steps = match &carry {
+        Some(c) => c.steps(&plan, bucket_chunks),
+        None => build_all(plan.docs.len()),
+    };
+    let keeps = steps.iter().any(|s| matches!(s, Step::Keep { .. }));
+    let mut writer = match (&carry, keeps) {
+        (Some(c), true) => LexicalWriter::update(&lex_dir, &c.previous.gen_dir.join("lexical"))?,
+        _ => LexicalWriter::create(&lex_dir)?,
+    };
+    let mut out = Indexed::default();
+    let mut kept = std::collections::HashSet::new();
+    let mut updates: Vec<DocUpdate> = vec![DocUpdate::default(); plan.docs.len()];
     let total = plan.docs.len() as u64;
-    let mut inputs = Vec::new();
-    let mut chunk_hashes = Vec::new();
-    // With several roots, the same relative path can exist twice: ids name the root.
-    let multi_root = matches!(&plan.spec, SourceSpec::Roots { roots } if roots.len() > 1);
-    for (i, d) in plan.docs.iter_mut().enumerate() {
-        let chunks = chunk_document(&d.doc, &config.chunker);
-        d.entry.chunks = chunks.len() as u32;
-        for mut chunk in chunks {
-            if multi_root {
-                chunk.id = format!("{}:{}", d.entry.root, chunk.id);
+    let build_docs: Vec<usize> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Build { docs } => Some(docs.clone()),
+            Step::Keep { .. } => None,
+        })
+        .flatten()
+        .collect();
+    // Chunking and analysis run on a second thread, ahead of tantivy's indexing and the
+    // bucket commits.
+    let plan_ref = &plan;
+    std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<DocWork>>(64);
+        scope.spawn(move || {
+            for p in build_docs {
+                let work = prepare_doc(plan_ref, p, previous, opts);
+                let failed = work.is_err();
+                if tx.send(work).is_err() || failed {
+                    break;
+                }
             }
-            if opts.wants_vectors() {
-                inputs.push(chunk_embedding_input(&chunk));
-            }
-            let entry = project(chunk, d.entry.root);
-            chunk_hashes.push((entry.stored.id.clone(), entry.stored.hash.clone()));
-            writer.add(&entry)?;
-        }
-        progress(Progress {
-            phase: Phase::Indexing,
-            done: i as u64 + 1,
-            total,
         });
+        for step in &steps {
+            match step {
+                Step::Keep {
+                    bucket,
+                    previous_first,
+                    docs,
+                } => {
+                    let Some(c) = carry.as_ref() else {
+                        return Err(Error::Config(
+                            "internal: a kept bucket without a previous generation".into(),
+                        ));
+                    };
+                    writer.keep(bucket.id)?;
+                    kept.insert(bucket.id);
+                    let ords = *previous_first..*previous_first + bucket.chunks;
+                    keep_bucket(
+                        c,
+                        plan_ref,
+                        docs.clone(),
+                        ords,
+                        opts,
+                        &mut out,
+                        &mut updates,
+                    )?;
+                }
+                Step::Build { docs } => {
+                    for p in docs.clone() {
+                        let work = rx.recv().map_err(|_| {
+                            Error::Config("internal: the chunking thread stopped".into())
+                        })??;
+                        let u = &mut updates[p];
+                        u.chunks = work.prepared.len() as u32;
+                        u.text = work.text;
+                        out.chunks.extend(work.ids);
+                        out.inputs.extend(work.inputs);
+                        for e in work.prepared {
+                            writer.add_prepared(e)?;
+                        }
+                        u.bucket = Some(writer.file_done());
+                        if writer.open_chunks() >= bucket_chunks {
+                            writer.close_bucket()?;
+                        }
+                        progress(Progress {
+                            phase: Phase::Indexing,
+                            done: p as u64 + 1,
+                            total,
+                        });
+                    }
+                    writer.close_bucket()?;
+                }
+            }
+            if let Step::Keep { docs, .. } = step {
+                progress(Progress {
+                    phase: Phase::Indexing,
+                    done: docs.end as u64,
+                    total,
+                });
+            }
+        }
+        Ok(())
+    })?;
+    for (d, u) in plan.docs.iter_mut().zip(updates) {
+        u.apply(d);
     }
     let stats = writer.finish()?;
+    tracing::debug!(
+        "lexical buckets: {} kept, {} written",
+        stats.buckets_kept,
+        stats.buckets_written
+    );
+    let known = carry
+        .as_ref()
+        .map(|c| linked_files(&c.previous.manifest, &kept))
+        .unwrap_or_default();
+    drop(carry);
     pause_point("lexical");
-    write_sources(&gen.dir, &mut plan.docs)?;
-    let chunks_json = serde_json::to_vec(&chunk_hashes).unwrap_or_default();
+    write_sources(
+        &gen.dir,
+        &mut plan.docs,
+        &kept,
+        previous.map(|p| p.gen_dir.as_path()),
+    )?;
+    let chunks_json = serde_json::to_vec(&out.chunks).unwrap_or_default();
     write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
-    let old = previous.and_then(previous_vectors).or(older_vectors);
-    let vectors = write_vectors(index_dir, &gen.dir, &inputs, old, opts, progress)?;
+    let vectors = write_vectors(index_dir, &gen.dir, &out.inputs, old, opts, progress)?;
     let snapshot = Snapshot {
         files: plan.docs.iter().map(|d| d.entry.clone()).collect(),
     };
@@ -135,15 +237,207 @@ pub(super) fn write_generation(
         },
         ..base_manifest(&plan, opts, &snapshot)
     };
-    publish(&mut gen, manifest, &snapshot, &HashMap::new())?;
+    publish(&mut gen, manifest, &snapshot, &known)?;
     Ok(Written {
         generation: gen.generation,
-        chunks: chunk_hashes,
+        chunks: out.chunks,
         embedded: vectors.embedded,
         reused: vectors.reused,
         pending: vectors.pending,
         vectors_unavailable: vectors.unavailable,
+        buckets_kept: stats.buckets_kept,
+        buckets_written: stats.buckets_written,
     })
+}
+
+/// What the indexing loop gathers, in ordinal order.
+#[derive(Default)]
+struct Indexed {
+    /// `(chunk id, content hash)` of every chunk.
+    chunks: Vec<(String, String)>,
+    /// Every chunk's embedding input (when vectors are wanted).
+    inputs: Vec<EmbedInput>,
+}
+
+/// What indexing changes in a document's snapshot entry (applied once the plan is no
+/// longer shared with the chunking thread).
+#[derive(Debug, Clone, Default)]
+struct DocUpdate {
+    chunks: u32,
+    bucket: Option<u64>,
+    /// The previous generation's record, for a document of a kept bucket.
+    record: Option<(u64, u64)>,
+    /// The text of a carried document that was chunked again.
+    text: Option<String>,
+}
+
+impl DocUpdate {
+    fn apply(self, d: &mut super::source::Loaded) {
+        d.entry.chunks = self.chunks;
+        d.entry.bucket = self.bucket;
+        if self.record.is_some() {
+            d.entry.record = self.record;
+        }
+        if let Some(t) = self.text {
+            d.doc.text = t;
+        }
+    }
+}
+
+/// Carries a kept bucket's chunks (previous ordinals `ords`) and its documents' snapshot
+/// entries over.
+fn keep_bucket(
+    c: &Carry<'_>,
+    plan: &Plan,
+    docs: std::ops::Range<usize>,
+    ords: std::ops::Range<u64>,
+    opts: &BuildOptions,
+    out: &mut Indexed,
+    updates: &mut [DocUpdate],
+) -> Result<()> {
+    let names = super::previous::root_names(&plan.spec);
+    let internal = |what: &str| Error::Config(format!("internal: a kept bucket {what}"));
+    for p in docs {
+        let d = &plan.docs[p];
+        let root = names.get(d.entry.root).map_or("", String::as_str);
+        let old = c
+            .previous
+            .position(root, &d.entry.rel_path)
+            .and_then(|j| c.previous.snapshot.files.get(j))
+            .ok_or_else(|| internal("names a file the previous snapshot lacks"))?;
+        if old.bucket.is_none() || old.record.is_none() {
+            return Err(internal("holds a file without a sources record"));
+        }
+        updates[p] = DocUpdate {
+            chunks: old.chunks,
+            bucket: old.bucket,
+            record: old.record,
+            text: None,
+        };
+    }
+    for o in ords {
+        let chunk = c
+            .chunks
+            .get(o as usize)
+            .ok_or_else(|| internal("reaches past the previous chunk list"))?;
+        out.chunks.push(chunk.clone());
+        if opts.wants_vectors() {
+            out.inputs.push(EmbedInput::Hash(c.vector_hash(o)));
+        }
+    }
+    Ok(())
+}
+
+/// The text of a carried document: its record in the previous generation, or — when
+/// that cannot be read — the file itself, read again (if it still has the same content).
+///
+/// # Errors
+/// The record's error when neither can be read.
+fn carried_text(
+    plan: &Plan,
+    d: &super::source::Loaded,
+    previous: Option<&Previous>,
+    opts: &BuildOptions,
+) -> Result<String> {
+    let err = match previous.map(|prev| prev.text_of(&d.entry)) {
+        Some(Ok(t)) => return Ok(t),
+        Some(Err(e)) => e,
+        None => {
+            return Err(Error::Config(
+                "internal: a carried document without a previous generation".into(),
+            ))
+        }
+    };
+    let names = super::previous::root_names(&plan.spec);
+    let Some(root) = names.get(d.entry.root) else {
+        return Err(err);
+    };
+    let path = Path::new(root).join(&d.entry.rel_path);
+    tracing::warn!("{err}; reading `{}` again", path.display());
+    let mut warnings = Vec::new();
+    match crate::discover::read_checked(&path, opts.config.max_file_bytes, &mut warnings) {
+        Ok(t) if t.sha256 == d.entry.sha256 => Ok(t.text),
+        _ => Err(err),
+    }
+}
+
+/// One document chunked and analysed, ready for the lexical writer.
+struct DocWork {
+    /// The text read from the previous generation for a carried document.
+    text: Option<String>,
+    prepared: Vec<Prepared>,
+    ids: Vec<(String, String)>,
+    inputs: Vec<EmbedInput>,
+}
+
+/// Chunks and analyses document `p` of the plan (reading a carried document's text from
+/// the previous generation).
+fn prepare_doc(
+    plan: &Plan,
+    p: usize,
+    previous: Option<&Previous>,
+    opts: &BuildOptions,
+) -> Result<DocWork> {
+    // With several roots, the same relative path can exist twice: ids name the root.
+    let multi_root = matches!(&plan.spec, SourceSpec::Roots { roots } if roots.len() > 1);
+    let d = &plan.docs[p];
+    let mut text = None;
+    if d.carried && d.doc.text.is_empty() {
+        text = Some(carried_text(plan, d, previous, opts)?);
+    }
+    let doc = match &text {
+        Some(t) => std::borrow::Cow::Owned(crate::chunk::SourceDoc {
+            text: t.clone(),
+            ..d.doc.clone()
+        }),
+        None => std::borrow::Cow::Borrowed(&d.doc),
+    };
+    let chunks = chunk_document(&doc, &opts.config.chunker);
+    let mut work = DocWork {
+        text,
+        prepared: Vec::with_capacity(chunks.len()),
+        ids: Vec::with_capacity(chunks.len()),
+        inputs: Vec::new(),
+    };
+    for mut chunk in chunks {
+        if multi_root {
+            chunk.id = format!("{}:{}", d.entry.root, chunk.id);
+        }
+        if opts.wants_vectors() {
+            work.inputs
+                .push(EmbedInput::Text(chunk_embedding_input(&chunk)));
+        }
+        let entry = project(chunk, d.entry.root);
+        work.ids
+            .push((entry.stored.id.clone(), entry.stored.hash.clone()));
+        work.prepared.push(Prepared::of(&entry)?);
+    }
+    Ok(work)
+}
+
+/// The previous generation's files that the new one holds as hard links: tantivy
+/// segment files (named by segment id, never rewritten) and the sources files of the
+/// `kept` buckets. Their recorded sha256 holds for the links.
+fn linked_files(
+    prev: &Manifest,
+    kept: &std::collections::HashSet<u64>,
+) -> HashMap<String, GenerationFile> {
+    let segment = |name: &str| {
+        name.len() > 33
+            && name.as_bytes()[32] == b'.'
+            && name[..32].bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let sources: std::collections::HashSet<String> = kept
+        .iter()
+        .map(|&id| format!("{}/{}", SOURCES_DIR, sources_name(Some(id))))
+        .collect();
+    prev.contents
+        .iter()
+        .filter(|f| {
+            f.path.strip_prefix("lexical/").is_some_and(segment) || sources.contains(&f.path)
+        })
+        .map(|f| (f.path.clone(), f.clone()))
+        .collect()
 }
 
 /// Publishes a generation that differs from `previous` only in file metadata (sizes,
@@ -176,6 +470,8 @@ pub(super) fn link_generation(
         .map(|(d, o)| crate::store::FileEntry {
             size: d.entry.size,
             mtime_ns: d.entry.mtime_ns,
+            ctime_ns: d.entry.ctime_ns,
+            read_ms: d.entry.read_ms,
             ..o.clone()
         })
         .collect();
@@ -212,7 +508,7 @@ fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manif
         writer: format!("docfuse {}", env!("CARGO_PKG_VERSION")),
         generation: 0,
         generation_dir: String::new(),
-        created_unix_ms: now_ms(),
+        created_unix_ms: plan.started_unix_ms,
         source: plan.spec.clone(),
         config: opts.config,
         config_hash: opts.config.hash(),
@@ -254,6 +550,10 @@ fn publish(
     manifest.generation_dir = gen.name.clone();
     manifest.files_sha256 = crate::hashing::sha256_hex(&files_json);
     manifest.contents = list_contents(&gen.dir, known)?;
+    // Hard links and new names must be on disk before the manifest names the folder.
+    for sub in ["lexical", SOURCES_DIR, ""] {
+        crate::store::sync_dir(&gen.dir.join(sub));
+    }
     pause_point("before-publish");
     write_atomic(
         &gen.index_dir.join(crate::store::MANIFEST_FILE),
@@ -279,7 +579,7 @@ struct Vectors {
 fn write_vectors(
     index_dir: &Path,
     gen_dir: &Path,
-    inputs: &[String],
+    inputs: &[EmbedInput],
     old: Option<(VectorSet, VectorsInfo)>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
@@ -447,11 +747,4 @@ fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>)
             }
         }
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

@@ -3,13 +3,15 @@
 //!
 //! The write path is one pipeline, each step a module that never calls back up into its
 //! caller: `build` (lock, decide) → `plan` (roots, walk, read, carry over; `previous`,
-//! `source`) → `generation` (chunk, index, `embedding`, publish). `options` holds what
+//! `source`) → `generation` (chunk, index, `embedding`, publish; `carry` and `layout`: the lexical
+//! buckets of the previous generation a refresh keeps). `options` holds what
 //! they share; `hooks` the crash-test pause points.
 //!
 //! Must not import: `cli`, `server`, `retriever`. Imports ingest (`discover`, `chunk`,
 //! `projection`), storage (`store`) and indexes (`lexical`, `embed`, `vector`).
 
 mod build;
+mod carry;
 mod embedding;
 mod freshness;
 mod generation;
@@ -17,6 +19,7 @@ mod hit;
 mod hooks;
 mod hybrid;
 mod jsonl;
+mod layout;
 mod lock;
 mod matchline;
 mod open;
@@ -34,6 +37,7 @@ pub use embedding::EmbedLimits;
 pub use freshness::{FileState, Freshness};
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 pub use hybrid::FUSION_DEPTH;
+pub use layout::BUCKET_CHUNKS;
 pub use lock::{
     acquire as acquire_writer_lock, holder as writer_lock_holder, WriterLock, LOCK_FILE,
 };

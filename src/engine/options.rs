@@ -52,6 +52,9 @@ pub struct BuildOptions<'a> {
     pub no_wait: bool,
     /// Remove the index's roots that no longer exist (and their chunks) instead of failing.
     pub drop_missing_roots: bool,
+    /// Chunks per lexical bucket (default [`crate::engine::BUCKET_CHUNKS`]): what a refresh
+    /// indexes again around a changed file. Rankings never depend on it.
+    pub bucket_chunks: Option<u64>,
 }
 
 impl BuildOptions<'_> {
@@ -113,6 +116,10 @@ pub struct BuildReport {
     pub warnings: Vec<Warning>,
     /// Wall time, ms.
     pub elapsed_ms: u64,
+    /// Lexical buckets carried over from the previous generation (segment files linked).
+    pub buckets_kept: u64,
+    /// Lexical buckets written (chunked and indexed) by this build.
+    pub buckets_written: u64,
 }
 
 fn warnings_as_text<S: serde::Serializer>(

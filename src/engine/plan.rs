@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 /// What a build will index.
 pub(super) struct Plan {
+    /// When the build began reading its sources, ms since the Unix epoch.
+    pub started_unix_ms: u64,
     pub spec: SourceSpec,
     /// Every document, sorted by (root, rel_path).
     pub docs: Vec<Loaded>,
@@ -36,7 +38,11 @@ pub(super) fn plan(
     previous: Option<&Previous>,
     opts: &BuildOptions,
 ) -> Result<Plan> {
+    let started_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     let mut out = Plan {
+        started_unix_ms,
         spec: SourceSpec::Roots { roots: Vec::new() },
         docs: Vec::new(),
         partial: Vec::new(),
@@ -79,14 +85,7 @@ pub(super) fn plan(
     let found = discover(&paths, opts.config.walk)?;
     out.skips = found.skips.clone();
     out.warnings.extend(found.warnings.iter().cloned());
-    read_found(
-        &found,
-        &roots,
-        &refreshed,
-        previous,
-        opts.config.max_file_bytes,
-        &mut out,
-    )?;
+    read_found(&found, &roots, &refreshed, previous, opts, &mut out)?;
     for i in (0..roots.len()).filter(|i| !refreshed.contains(i)) {
         carry_root(&roots[i], i, previous, &mut out)?;
     }
@@ -166,17 +165,31 @@ fn read_found(
     roots: &[String],
     refreshed: &[usize],
     previous: Option<&Previous>,
-    max_bytes: u64,
+    opts: &BuildOptions,
     out: &mut Plan,
 ) -> Result<()> {
+    let max_bytes = opts.config.max_file_bytes;
+    // Size+mtime prove a file unchanged only under the same settings (the byte budget
+    // shapes the indexed text) and when a rebuild is not forced.
+    let carry_ok =
+        !opts.force && previous.is_some_and(|p| p.manifest.config_hash == opts.config.hash());
     let mut seen = std::collections::HashSet::new();
     for f in &found.files {
         let root = refreshed[f.root];
         seen.insert((root, f.rel_path.clone()));
+        if let Some(prev) = previous.filter(|_| carry_ok) {
+            if let Some(e) = prev.entry(&roots[root], &f.rel_path) {
+                if e.record.is_some() && e.unchanged_by_stat(f.size, f.mtime_ns, f.ctime_ns) {
+                    out.docs.push(Previous::carry(e, root, f.kind));
+                    continue;
+                }
+            }
+        }
         let read = read_checked(&f.path, max_bytes, &mut out.warnings);
         let reason = match read {
             Ok(t) => {
                 out.docs.push(Loaded {
+                    carried: false,
                     doc: SourceDoc {
                         rel_path: f.rel_path.clone(),
                         text: t.text,
@@ -188,9 +201,12 @@ fn read_found(
                         rel_path: f.rel_path.clone(),
                         size: f.size,
                         mtime_ns: f.mtime_ns,
+                        ctime_ns: f.ctime_ns,
+                        read_ms: out.started_unix_ms,
                         sha256: t.sha256,
                         chunks: 0,
                         record: None,
+                        bucket: None,
                     },
                 });
                 continue;

@@ -57,6 +57,13 @@ impl Previous {
             .map(|&i| &self.snapshot.files[i])
     }
 
+    /// The position in the snapshot of `rel_path` under the root named `root`.
+    pub fn position(&self, root: &str, rel_path: &str) -> Option<usize> {
+        self.by_key
+            .get(&(root.to_string(), rel_path.to_string()))
+            .copied()
+    }
+
     /// Every entry of the root named `root`.
     pub fn entries_of<'a>(&'a self, root: &'a str) -> impl Iterator<Item = &'a FileEntry> + 'a {
         let index = root_names(&self.manifest.source)
@@ -68,6 +75,32 @@ impl Previous {
             .filter(move |f| Some(f.root) == index)
     }
 
+    /// `entry` of the previous generation as an unchanged document of build root `root`,
+    /// its text not read ([`Loaded::carried`]).
+    pub fn carry(entry: &FileEntry, root: usize, kind: crate::chunk::SourceKind) -> Loaded {
+        Loaded {
+            doc: crate::chunk::SourceDoc {
+                rel_path: entry.rel_path.clone(),
+                text: String::new(),
+                kind,
+                title_hint: None,
+            },
+            entry: FileEntry {
+                root,
+                ..entry.clone()
+            },
+            carried: true,
+        }
+    }
+
+    /// The text of a carried document.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when its record cannot be read.
+    pub fn text_of(&self, entry: &FileEntry) -> Result<String> {
+        Ok(read_record(&self.index_dir, &self.gen_dir, entry)?.text)
+    }
+
     /// The indexed document of `entry`, as build root `root`.
     ///
     /// # Errors
@@ -76,7 +109,11 @@ impl Previous {
         let doc = read_record(&self.index_dir, &self.gen_dir, entry)?;
         let mut entry = entry.clone();
         entry.root = root;
-        Ok(Loaded { doc, entry })
+        Ok(Loaded {
+            doc,
+            entry,
+            carried: false,
+        })
     }
 }
 

@@ -1,5 +1,5 @@
 //! Where a build's documents come from: roots on disk, a JSONL corpus, or the previous
-//! generation's copy of a document (`sources.jsonl`: the text of every indexed document,
+//! generation's copy of a document (`sources/`: the text of every indexed document, one file per lexical bucket,
 //! so a root that is not refreshed, or a file that cannot be read now, keeps its last
 //! indexed text, and a passage of a changed file can still be served as indexed).
 
@@ -9,11 +9,13 @@ use crate::discover::Warning;
 use crate::error::{Error, Result};
 use crate::store::FileEntry;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// File of a generation holding the text of every indexed document.
-pub const SOURCES_FILE: &str = "sources.jsonl";
+/// Folder of a generation holding the text of every indexed document: one JSONL file per
+/// lexical bucket.
+pub const SOURCES_DIR: &str = "sources";
 
 /// What to index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,11 +30,15 @@ pub enum Source {
 /// A document ready to chunk, with its snapshot entry (`entry.root` indexes the build's roots).
 #[derive(Debug, Clone)]
 pub(super) struct Loaded {
+    /// The document; its text is empty while `carried` (not read yet).
     pub doc: SourceDoc,
     pub entry: FileEntry,
+    /// Unchanged since the previous generation and not read: its text is that
+    /// generation's record (`entry.record`), loaded only if the document is chunked again.
+    pub carried: bool,
 }
 
-/// One line of `sources.jsonl`.
+/// One line of a sources file.
 #[derive(Serialize, Deserialize)]
 struct SourceRecord {
     rel_path: String,
@@ -68,53 +74,120 @@ pub(super) fn load_jsonl(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec
     Ok(docs
         .into_iter()
         .map(|doc| Loaded {
+            carried: false,
             entry: FileEntry {
                 root: 0,
                 rel_path: doc.rel_path.clone(),
                 size: meta.len(),
                 mtime_ns: crate::discover::mtime_ns(&meta),
-                sha256: crate::hashing::sha256_hex(doc.text.as_bytes()),
+                ctime_ns: 0,
+                read_ms: 0,
+                sha256: record_sha256(&doc),
                 chunks: 0,
                 record: None,
+                bucket: None,
             },
             doc,
         })
         .collect())
 }
 
-/// Writes every document's text to `gen_dir/sources.jsonl` and records where each
-/// record is in its snapshot entry.
+/// The content hash of a JSONL record: its title and its text (either changes the
+/// indexed chunks).
+fn record_sha256(doc: &SourceDoc) -> String {
+    let mut h = crate::hashing::Hasher::new();
+    h.part(doc.title_hint.as_deref().unwrap_or(""))
+        .part(&doc.text);
+    h.finish()
+}
+
+/// Writes every document's text into its bucket's sources file
+/// (`gen_dir/sources/b<id>.jsonl`) and records where each record is in its snapshot
+/// entry. The sources of a bucket in `kept` are hard links of `previous_gen`'s (their
+/// records unchanged).
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be written.
-pub(super) fn write_sources(gen_dir: &Path, docs: &mut [Loaded]) -> Result<()> {
-    let path = gen_dir.join(SOURCES_FILE);
-    let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
+/// [`Error::Io`] when a file cannot be written or linked.
+pub(super) fn write_sources(
+    gen_dir: &Path,
+    docs: &mut [Loaded],
+    kept: &HashSet<u64>,
+    previous_gen: Option<&Path>,
+) -> Result<()> {
+    let dir = gen_dir.join(SOURCES_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    let mut start = 0;
+    while start < docs.len() {
+        let Some(bucket) = docs[start].entry.bucket else {
+            return Err(Error::Config(format!(
+                "internal: `{}` belongs to no lexical bucket",
+                docs[start].entry.rel_path
+            )));
+        };
+        let end = start
+            + docs[start..]
+                .iter()
+                .take_while(|d| d.entry.bucket == Some(bucket))
+                .count();
+        let name = sources_name(Some(bucket));
+        match previous_gen {
+            Some(prev) if kept.contains(&bucket) => {
+                let src = prev.join(SOURCES_DIR).join(&name);
+                let dst = dir.join(&name);
+                if std::fs::hard_link(&src, &dst).is_err() {
+                    std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
+                }
+            }
+            _ => write_records(&dir.join(&name), &mut docs[start..end])?,
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// The name of a bucket's sources file.
+pub(super) fn sources_name(bucket: Option<u64>) -> String {
+    format!("b{}.jsonl", bucket.unwrap_or(0))
+}
+
+fn write_records(path: &Path, docs: &mut [Loaded]) -> Result<()> {
+    // A new file, never one linked from the previous generation.
+    let file = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))?;
     let mut w = std::io::BufWriter::new(file);
     let mut offset = 0u64;
     for d in docs.iter_mut() {
-        let rec = SourceRecord {
-            rel_path: d.doc.rel_path.clone(),
-            kind: d.doc.kind,
-            title_hint: d.doc.title_hint.clone(),
-            text: d.doc.text.clone(),
-        };
-        let mut line = serde_json::to_vec(&rec)
-            .map_err(|e| Error::Config(format!("cannot serialise a source record: {e}")))?;
-        line.push(b'\n');
+        let line = source_line(&d.doc)?;
         w.write_all(&line)
-            .map_err(|e| Error::io("write", &path, e))?;
+            .map_err(|e| Error::io("write", path, e))?;
         d.entry.record = Some((offset, line.len() as u64));
         offset += line.len() as u64;
     }
     let f = w
         .into_inner()
-        .map_err(|e| Error::io("write", &path, e.into_error()))?;
-    f.sync_all().map_err(|e| Error::io("fsync", &path, e))
+        .map_err(|e| Error::io("write", path, e.into_error()))?;
+    f.sync_all().map_err(|e| Error::io("fsync", path, e))
 }
 
-/// The indexed document of `entry` in the generation `gen_dir` (its `sources.jsonl`
-/// record), with `entry` as its snapshot entry.
+/// One sources-file line (with its newline) for `doc`.
+fn source_line(doc: &SourceDoc) -> Result<Vec<u8>> {
+    let rec = SourceRecord {
+        rel_path: doc.rel_path.clone(),
+        kind: doc.kind,
+        title_hint: doc.title_hint.clone(),
+        text: doc.text.clone(),
+    };
+    let mut line = serde_json::to_vec(&rec)
+        .map_err(|e| Error::Config(format!("cannot serialise a source record: {e}")))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The indexed document of `entry` in the generation `gen_dir` (its record in its
+/// bucket's sources file), with `entry` as its snapshot entry.
 ///
 /// # Errors
 /// [`Error::Corrupt`] (naming `index_dir`) when the record is missing or does not parse.
@@ -123,12 +196,13 @@ pub(crate) fn read_record(
     gen_dir: &Path,
     entry: &FileEntry,
 ) -> Result<SourceDoc> {
-    let corrupt = |why: String| Error::corrupt(index_dir, format!("{SOURCES_FILE}: {why}"));
+    let corrupt = |why: String| Error::corrupt(index_dir, format!("{SOURCES_DIR}: {why}"));
     let (offset, len) = entry
         .record
         .ok_or_else(|| corrupt(format!("no record for `{}`", entry.rel_path)))?;
-    let path = gen_dir.join(SOURCES_FILE);
-    let mut f = std::fs::File::open(&path).map_err(|e| corrupt(e.to_string()))?;
+    let path = gen_dir.join(SOURCES_DIR).join(sources_name(entry.bucket));
+    let mut f = std::fs::File::open(&path)
+        .map_err(|e| corrupt(format!("cannot open `{}`: {e}", path.display())))?;
     f.seek(SeekFrom::Start(offset))
         .map_err(|e| corrupt(e.to_string()))?;
     let mut buf = vec![0u8; len as usize];

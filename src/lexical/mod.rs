@@ -7,6 +7,7 @@
 //! Must not import: `store`, `engine`, `cli` (indexes sit below composition).
 
 mod bm25f;
+mod buckets;
 mod explain;
 mod reader;
 mod readonly;
@@ -15,7 +16,8 @@ mod search;
 mod writer;
 
 pub use bm25f::{idf, length_norm, saturate};
+pub use buckets::{read_buckets, Bucket, BUCKETS_FILE};
 pub use explain::{Explain, FieldExplain, TermExplain};
 pub use reader::LexicalIndex;
 pub use search::{Hit, LexicalQuery, LexicalRun, Scored};
-pub use writer::{BuildStats, LexicalWriter};
+pub use writer::{BuildStats, LexicalWriter, Prepared};

@@ -4,6 +4,7 @@ use super::schema::{fields_of, register_tokenizer, Fields};
 use crate::config::{Bm25fParams, PerField};
 use crate::error::{Error, Result};
 use crate::projection::StoredChunk;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tantivy::schema::Value;
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument};
@@ -17,8 +18,31 @@ pub struct LexicalIndex {
     pub(crate) avg_field_len: PerField<f32>,
     /// Chunks in the collection (BM25F N).
     pub(crate) n: u64,
-    /// Document address of each chunk ordinal, read from the `ord` fast field on first use.
+    /// First ordinal of each bucket, by bucket id (from the bucket list).
+    first_ord: HashMap<u64, u64>,
+    /// Document address of each chunk ordinal, read from the fast fields on first use.
     addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
+}
+
+/// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
+/// fast fields and the buckets' first ordinals.
+pub(crate) struct SegmentOrds<'a> {
+    local: tantivy::columnar::Column<u64>,
+    bucket: tantivy::columnar::Column<u64>,
+    first_ord: &'a HashMap<u64, u64>,
+}
+
+impl SegmentOrds<'_> {
+    /// The ordinal of document `doc` of the segment (`u64::MAX` when its bucket is not
+    /// in the bucket list, which a sound index never has).
+    pub(crate) fn of(&self, doc: tantivy::DocId) -> u64 {
+        let (Some(local), Some(bucket)) = (self.local.first(doc), self.bucket.first(doc)) else {
+            return u64::MAX;
+        };
+        self.first_ord
+            .get(&bucket)
+            .map_or(u64::MAX, |first| first + local)
+    }
 }
 
 impl LexicalIndex {
@@ -38,6 +62,7 @@ impl LexicalIndex {
         let index = Index::open(directory).map_err(corrupt)?;
         register_tokenizer(&index);
         let fields = fields_of(&index.schema()).map_err(corrupt)?;
+        let first_ord = super::buckets::first_ordinals(&super::buckets::read_buckets(dir)?);
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -50,6 +75,7 @@ impl LexicalIndex {
             params,
             avg_field_len,
             n,
+            first_ord,
             addrs: std::sync::OnceLock::new(),
         })
     }
@@ -73,14 +99,26 @@ impl LexicalIndex {
         let searcher = self.searcher();
         let mut table = vec![None; self.n as usize];
         for (seg, sr) in searcher.segment_readers().iter().enumerate() {
-            let ords = sr.fast_fields().u64("ord")?;
+            let ords = self.segment_ords(sr)?;
             for doc in sr.doc_ids_alive() {
-                if let Some(slot) = ords.first(doc).and_then(|o| table.get_mut(o as usize)) {
+                if let Some(slot) = table.get_mut(ords.of(doc) as usize) {
                     *slot = Some(DocAddress::new(seg as u32, doc));
                 }
             }
         }
         Ok(table)
+    }
+
+    /// The ordinals of one segment's documents.
+    ///
+    /// # Errors
+    /// [`Error::Tantivy`] when a fast field cannot be opened.
+    pub(crate) fn segment_ords(&self, sr: &tantivy::SegmentReader) -> Result<SegmentOrds<'_>> {
+        Ok(SegmentOrds {
+            local: sr.fast_fields().u64("ord")?,
+            bucket: sr.fast_fields().u64("bucket")?,
+            first_ord: &self.first_ord,
+        })
     }
 
     pub(crate) fn searcher(&self) -> Searcher {
@@ -97,19 +135,15 @@ impl LexicalIndex {
         self.n == 0
     }
 
-    /// Every stored chunk, in insertion order.
+    /// Every stored chunk, in ordinal order.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] when a stored document cannot be read or decoded.
+    /// [`Error::Corrupt`] when a chunk is missing or cannot be read or decoded.
     pub fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
         let searcher = self.searcher();
-        let mut out = Vec::new();
-        for (seg, sr) in searcher.segment_readers().iter().enumerate() {
-            for doc in sr.doc_ids_alive() {
-                out.push(self.stored(&searcher, DocAddress::new(seg as u32, doc))?);
-            }
-        }
-        Ok(out)
+        (0..self.n)
+            .map(|ord| self.stored(&searcher, self.addr_of(ord)?))
+            .collect()
     }
 
     /// The stored chunk with ordinal `ord` (chunks are numbered in (root, path, line)

@@ -1,5 +1,6 @@
 //! The tantivy schema: one indexed text field per BM25F field, raw exact-key fields,
-//! an ordinal fast field (the stable tie-break key) and one stored JSON blob.
+//! the chunk's bucket and its position in it (fast fields: with the bucket list they give
+//! the ordinal, the stable tie-break key) and one stored JSON blob.
 
 use crate::config::{Field as DocField, PerField};
 use tantivy::schema::{
@@ -19,7 +20,10 @@ pub(crate) struct Fields {
     pub id_key: Field,
     pub path_key: Field,
     pub symbol_key: Field,
+    /// The chunk's position in its bucket.
     pub ord: Field,
+    /// The chunk's bucket id (indexed: a refresh deletes a bucket by it).
+    pub bucket: Field,
     pub stored: Field,
 }
 
@@ -44,6 +48,7 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
         path_key: sb.add_text_field("x_path", raw.clone()),
         symbol_key: sb.add_text_field("x_symbol", raw),
         ord: sb.add_u64_field("ord", NumericOptions::default().set_fast()),
+        bucket: sb.add_u64_field("bucket", NumericOptions::default().set_fast().set_indexed()),
         stored: sb.add_text_field("chunk", STORED),
     };
     (sb.build(), fields)
@@ -65,6 +70,7 @@ pub(crate) fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         path_key: get("x_path")?,
         symbol_key: get("x_symbol")?,
         ord: get("ord")?,
+        bucket: get("bucket")?,
         stored: get("chunk")?,
     })
 }

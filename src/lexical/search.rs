@@ -251,9 +251,16 @@ impl LexicalIndex {
             }
             if p.prefix_weight > 0.0 && text.chars().count() >= p.prefix_min_chars {
                 let mut found: BTreeMap<String, u64> = BTreeMap::new();
-                for sr in s.segment_readers() {
-                    for field in self.fields.text {
-                        scan_prefix(&*sr.inverted_index(field)?, &text, &mut found)?;
+                for field in self.fields.text {
+                    // The first MAX_PREFIX_SCAN terms of the field's whole dictionary, the
+                    // same however the index is cut into segments (each segment's first
+                    // MAX_PREFIX_SCAN hold them all).
+                    let mut of_field: BTreeMap<String, u64> = BTreeMap::new();
+                    for sr in s.segment_readers() {
+                        scan_prefix(&*sr.inverted_index(field)?, &text, &mut of_field)?;
+                    }
+                    for (term, df) in of_field.into_iter().take(MAX_PREFIX_SCAN) {
+                        *found.entry(term).or_default() += df;
                     }
                 }
                 for (v, _) in &variants {
@@ -309,6 +316,10 @@ impl LexicalIndex {
                         };
                         let mut doc = post.doc();
                         while doc != TERMINATED {
+                            if sr.is_deleted(doc) {
+                                doc = post.advance();
+                                continue;
+                            }
                             let acc = accs.entry(DocAddress::new(seg as u32, doc)).or_default();
                             if acc.tf.is_empty() {
                                 acc.tf = vec![[0.0; 7]; qterms.len()];
@@ -337,7 +348,7 @@ impl LexicalIndex {
                 .iter()
                 .map(|&f| sr.get_fieldnorms_reader(f))
                 .collect::<tantivy::Result<_>>()?;
-            let ords = sr.fast_fields().u64("ord")?;
+            let ords = self.segment_ords(sr)?;
             for (addr, acc) in accs.iter_mut().filter(|(a, _)| a.segment_ord == seg as u32) {
                 if acc.tf.is_empty() {
                     acc.tf = vec![[0.0; 7]; nq];
@@ -345,7 +356,7 @@ impl LexicalIndex {
                 for (f, norm) in norms.iter().enumerate() {
                     acc.lens[f] = norm.fieldnorm(addr.doc_id) as f32;
                 }
-                acc.ord = ords.first(addr.doc_id).unwrap_or(u64::MAX);
+                acc.ord = ords.of(addr.doc_id);
             }
         }
         Ok(())
@@ -378,9 +389,11 @@ impl LexicalIndex {
                     };
                     let mut doc = post.doc();
                     while doc != TERMINATED {
-                        accs.entry(DocAddress::new(seg as u32, doc))
-                            .or_default()
-                            .exact[i] = true;
+                        if !sr.is_deleted(doc) {
+                            accs.entry(DocAddress::new(seg as u32, doc))
+                                .or_default()
+                                .exact[i] = true;
+                        }
                         doc = post.advance();
                     }
                 }

@@ -1,12 +1,20 @@
-//! Building a lexical index from projected entries.
+//! Building a lexical index from projected entries, in **buckets**: runs of consecutive
+//! documents whose chunks form one tantivy segment each. A refresh keeps the buckets
+//! whose documents did not change (their segment files are hard links of the previous
+//! generation's), deletes the others whole and writes their documents again as new
+//! buckets. No segment ever holds a deleted chunk, so every collection statistic that
+//! BM25F reads — document frequencies, the term dictionaries used for prefix expansion,
+//! field lengths — is exactly that of a full rebuild.
 
+use super::buckets::{write_buckets, Bucket, BUCKETS_FILE};
 use super::schema::{build_schema, register_tokenizer, Fields};
 use crate::analysis::index_terms;
 use crate::config::PerField;
 use crate::error::{Error, Result};
 use crate::projection::Entry;
-use std::path::Path;
-use tantivy::{Index, IndexWriter, TantivyDocument};
+use std::path::{Path, PathBuf};
+use tantivy::indexer::NoMergePolicy;
+use tantivy::{Index, IndexWriter, TantivyDocument, Term};
 
 /// Writer heap for tantivy, bytes.
 const WRITER_HEAP_BYTES: usize = 128 * 1024 * 1024;
@@ -17,15 +25,66 @@ pub struct BuildStats {
     pub chunks: u64,
     /// Average number of terms per field, [`crate::config::Field::ALL`] order.
     pub avg_field_len: PerField<f32>,
+    /// Buckets written anew (not kept from the previous index).
+    pub buckets_written: u64,
+    /// Buckets kept from the previous index.
+    pub buckets_kept: u64,
 }
 
-/// Writes entries into a new tantivy index in one folder, in the order given (the
-/// insertion ordinal is the stable tie-break key of the ranking).
+/// An entry analysed for the index (the costly part of adding it, which needs no writer:
+/// a build prepares entries on one thread while tantivy indexes on another).
+pub struct Prepared {
+    /// Each field's analysed terms, space-separated.
+    texts: PerField<String>,
+    /// Terms per field.
+    lens: PerField<u64>,
+    id_keys: Vec<String>,
+    path_keys: Vec<String>,
+    symbol_keys: Vec<String>,
+    /// The stored chunk, JSON.
+    stored: String,
+}
+
+impl Prepared {
+    /// Analyses `entry`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the stored chunk cannot be serialised.
+    pub fn of(entry: &Entry) -> Result<Self> {
+        let mut lens = [0u64; 7];
+        let texts: PerField<String> = std::array::from_fn(|i| {
+            let terms = index_terms(&entry.fields[i]);
+            lens[i] = terms.len() as u64;
+            terms.join(" ")
+        });
+        let stored = serde_json::to_string(&entry.stored)
+            .map_err(|e| Error::Config(format!("cannot serialise chunk: {e}")))?;
+        Ok(Prepared {
+            texts,
+            lens,
+            id_keys: entry.id_keys.clone(),
+            path_keys: entry.path_keys.clone(),
+            symbol_keys: entry.symbol_keys.clone(),
+            stored,
+        })
+    }
+}
+
+/// Writes entries into a tantivy index in one folder, in the order given: the ordinal of
+/// a chunk (its position in the whole index, the stable tie-break key of the ranking) is
+/// its bucket's first ordinal plus its position in the bucket.
 pub struct LexicalWriter {
+    dir: PathBuf,
     writer: IndexWriter,
     fields: Fields,
-    total_len: PerField<u64>,
-    count: u64,
+    /// The index's buckets so far, in order.
+    layout: Vec<Bucket>,
+    /// The bucket being written, if any.
+    open: Option<Bucket>,
+    /// Buckets of the previous index, to delete unless kept.
+    previous: Vec<Bucket>,
+    next_id: u64,
+    written: u64,
 }
 
 impl LexicalWriter {
@@ -34,64 +93,196 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Tantivy`] when tantivy cannot create the index there.
     pub fn create(dir: &Path) -> Result<Self> {
-        let (schema, fields) = build_schema();
+        let (schema, _) = build_schema();
         let index = Index::create_in_dir(dir, schema)?;
+        Self::with_index(dir, index, Vec::new())
+    }
+
+    /// Starts a new index in the empty folder `dir` from the index in `previous_dir`
+    /// (its files are hard-linked, copied where links fail): its buckets can be kept with
+    /// [`LexicalWriter::keep`]; the others are deleted by [`LexicalWriter::finish`].
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a file cannot be linked or copied; [`Error::Corrupt`] when the
+    /// previous index has no bucket list; [`Error::Tantivy`] when it cannot be opened.
+    pub fn update(dir: &Path, previous_dir: &Path) -> Result<Self> {
+        let previous = super::buckets::read_buckets(previous_dir)?;
+        link_index_files(previous_dir, dir)?;
+        let index = Index::open_in_dir(dir)?;
+        Self::with_index(dir, index, previous)
+    }
+
+    fn with_index(dir: &Path, index: Index, previous: Vec<Bucket>) -> Result<Self> {
         register_tokenizer(&index);
-        // One indexing thread: documents keep their insertion order.
-        let writer = index.writer_with_num_threads(1, WRITER_HEAP_BYTES)?;
+        let fields = super::schema::fields_of(&index.schema())?;
+        // One indexing thread: documents keep their insertion order; one segment per
+        // bucket (one commit each, never merged).
+        let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_HEAP_BYTES)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        let next_id = previous.iter().map(|b| b.id + 1).max().unwrap_or(0);
         Ok(LexicalWriter {
+            dir: dir.to_path_buf(),
             writer,
             fields,
-            total_len: [0; 7],
-            count: 0,
+            layout: Vec::new(),
+            open: None,
+            previous,
+            next_id,
+            written: 0,
         })
     }
 
-    /// Adds one entry.
+    /// The buckets of the previous index, in order (empty for a new index).
+    pub fn previous(&self) -> &[Bucket] {
+        &self.previous
+    }
+
+    /// Keeps bucket `id` of the previous index as the next bucket of this one.
     ///
     /// # Errors
-    /// [`Error::Tantivy`] when the document cannot be added.
-    pub fn add(&mut self, entry: &Entry) -> Result<()> {
-        let f = &self.fields;
-        let mut doc = TantivyDocument::default();
-        for (i, text) in entry.fields.iter().enumerate() {
-            let terms = index_terms(text);
-            self.total_len[i] += terms.len() as u64;
-            doc.add_text(f.text[i], terms.join(" "));
+    /// [`Error::Config`] when the previous index has no such bucket or it is kept twice.
+    pub fn keep(&mut self, id: u64) -> Result<()> {
+        self.close_bucket()?;
+        let Some(b) = self.previous.iter().find(|b| b.id == id) else {
+            return Err(Error::Config(format!("internal: no bucket {id} to keep")));
+        };
+        if self.layout.iter().any(|k| k.id == id) {
+            return Err(Error::Config(format!("internal: bucket {id} kept twice")));
         }
-        for k in &entry.id_keys {
-            doc.add_text(f.id_key, k);
-        }
-        for k in &entry.path_keys {
-            doc.add_text(f.path_key, k);
-        }
-        for k in &entry.symbol_keys {
-            doc.add_text(f.symbol_key, k);
-        }
-        doc.add_u64(f.ord, self.count);
-        let stored = serde_json::to_string(&entry.stored)
-            .map_err(|e| Error::Config(format!("cannot serialise chunk: {e}")))?;
-        doc.add_text(f.stored, stored);
-        self.writer.add_document(doc)?;
-        self.count += 1;
+        self.layout.push(b.clone());
         Ok(())
     }
 
-    /// Commits, merges into one segment and returns the collection statistics.
+    /// Ends the bucket being written (if any): the next entry starts a new one.
     ///
     /// # Errors
-    /// [`Error::Tantivy`] when the commit or the merge fails.
-    pub fn finish(mut self) -> Result<BuildStats> {
-        self.writer.commit()?;
-        let ids = self.writer.index().searchable_segment_ids()?;
-        if ids.len() > 1 {
-            self.writer.merge(&ids).wait()?;
+    /// [`Error::Tantivy`] when the commit fails.
+    pub fn close_bucket(&mut self) -> Result<()> {
+        if let Some(b) = self.open.take() {
+            self.writer.commit()?;
+            self.written += 1;
+            self.layout.push(b);
         }
+        Ok(())
+    }
+
+    /// Chunks in the bucket being written (0 when none is open).
+    pub fn open_chunks(&self) -> u64 {
+        self.open.as_ref().map_or(0, |b| b.chunks)
+    }
+
+    /// Adds one entry to the bucket being written (opening one if needed).
+    ///
+    /// # Errors
+    /// [`Error::Tantivy`] when the document cannot be added; [`Error::Config`] when the
+    /// entry cannot be serialised.
+    pub fn add(&mut self, entry: &Entry) -> Result<()> {
+        self.add_prepared(Prepared::of(entry)?)
+    }
+
+    /// Adds one prepared entry to the bucket being written (opening one if needed).
+    ///
+    /// # Errors
+    /// [`Error::Tantivy`] when the document cannot be added.
+    pub fn add_prepared(&mut self, p: Prepared) -> Result<()> {
+        let f = self.fields;
+        let (id, local) = {
+            let b = self.open_bucket();
+            (b.id, b.chunks)
+        };
+        let mut doc = TantivyDocument::default();
+        for (i, text) in p.texts.into_iter().enumerate() {
+            doc.add_text(f.text[i], text);
+        }
+        for k in p.id_keys {
+            doc.add_text(f.id_key, k);
+        }
+        for k in p.path_keys {
+            doc.add_text(f.path_key, k);
+        }
+        for k in p.symbol_keys {
+            doc.add_text(f.symbol_key, k);
+        }
+        doc.add_u64(f.ord, local);
+        doc.add_u64(f.bucket, id);
+        doc.add_text(f.stored, p.stored);
+        self.writer.add_document(doc)?;
+        let b = self.open_bucket();
+        b.chunks += 1;
+        for (t, l) in b.lens.iter_mut().zip(p.lens) {
+            *t += l;
+        }
+        Ok(())
+    }
+
+    /// Counts one more document in the bucket being written (a document may have no
+    /// chunk: it still belongs to a bucket, so that buckets cover the documents in order).
+    /// Returns the id of the bucket it belongs to.
+    pub fn file_done(&mut self) -> u64 {
+        let b = self.open_bucket();
+        b.files += 1;
+        b.id
+    }
+
+    /// The bucket being written, opened with a new id when none is.
+    fn open_bucket(&mut self) -> &mut Bucket {
+        let id = self.next_id;
+        if self.open.is_none() {
+            self.next_id += 1;
+        }
+        self.open.get_or_insert_with(|| Bucket::empty(id))
+    }
+
+    /// Ends the last bucket, deletes the previous index's buckets that were not kept,
+    /// commits, writes the bucket list and returns the collection statistics.
+    ///
+    /// # Errors
+    /// [`Error::Tantivy`] when a commit fails; [`Error::Io`] when the bucket list
+    /// cannot be written.
+    pub fn finish(mut self) -> Result<BuildStats> {
+        self.close_bucket()?;
+        let kept: Vec<u64> = self.layout.iter().map(|b| b.id).collect();
+        for b in self.previous.iter().filter(|b| !kept.contains(&b.id)) {
+            self.writer
+                .delete_term(Term::from_field_u64(self.fields.bucket, b.id));
+        }
+        self.writer.commit()?;
         self.writer.wait_merging_threads()?;
-        let n = self.count.max(1) as f32;
+        write_buckets(&self.dir, &self.layout)?;
+        let chunks: u64 = self.layout.iter().map(|b| b.chunks).sum();
+        let mut total = [0u64; 7];
+        for b in &self.layout {
+            for (t, l) in total.iter_mut().zip(b.lens) {
+                *t += l;
+            }
+        }
+        let n = chunks.max(1) as f32;
         Ok(BuildStats {
-            chunks: self.count,
-            avg_field_len: self.total_len.map(|t| t as f32 / n),
+            chunks,
+            avg_field_len: total.map(|t| t as f32 / n),
+            buckets_written: self.written,
+            buckets_kept: self.layout.len() as u64 - self.written,
         })
     }
+}
+
+/// Hard-links (copies where links fail) the files of the tantivy index in `from` into
+/// `to`. The small files tantivy rewrites (`meta.json`, `.managed.json`) and the bucket
+/// list are copied, so the previous index never changes.
+fn link_index_files(from: &Path, to: &Path) -> Result<()> {
+    let rd = std::fs::read_dir(from).map_err(|e| Error::io("list", from, e))?;
+    for e in rd {
+        let e = e.map_err(|e| Error::io("list", from, e))?;
+        let name = e.file_name();
+        let name_str = name.to_string_lossy();
+        if name_str.ends_with(".lock") {
+            continue;
+        }
+        let (src, dst) = (e.path(), to.join(&name));
+        let copy = name_str.ends_with(".json") || name_str == BUCKETS_FILE;
+        if copy || std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
+        }
+    }
+    Ok(())
 }

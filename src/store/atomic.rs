@@ -29,6 +29,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Flushes a folder's entries (names, hard links) to disk; best effort where folders
+/// cannot be fsynced.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

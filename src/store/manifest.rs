@@ -80,7 +80,8 @@ pub struct Manifest {
     pub generation: u64,
     /// Folder of the generation, relative to the index folder.
     pub generation_dir: String,
-    /// Build time, ms since the Unix epoch.
+    /// When the build began reading its sources, ms since the Unix epoch. The next
+    /// refresh trusts size+mtime alone only for files modified well before it.
     pub created_unix_ms: u64,
     pub source: SourceSpec,
     /// The effective configuration: docfuse's defaults with `config_overrides` applied.

@@ -3,8 +3,9 @@
 //!
 //! Layout of an index folder `DIR`:
 //! - `DIR/manifest.json`: the sealed [`Manifest`]; replacing it atomically publishes a build.
-//! - `DIR/gen-NNNNNN/`: one immutable generation: `lexical/` (tantivy), `files.json`,
-//!   `sources.jsonl`, `chunks.json`, and `vectors.f32` + `vectors.json` when it has vectors.
+//! - `DIR/gen-NNNNNN/`: one immutable generation: `lexical/` (tantivy, and its bucket list),
+//!   `files.json`, `sources/` (one JSONL file of document texts per lexical bucket),
+//!   `chunks.json`, and `vectors.f32` + `vectors.json` when it has vectors.
 //!   The manifest lists every file of it with its size and sha256.
 //!
 //! Must not import: `lexical`, `engine`, `cli`.
@@ -15,7 +16,7 @@ mod manifest;
 mod snapshot;
 mod versions;
 
-pub use atomic::write_atomic;
+pub use atomic::{sync_dir, write_atomic};
 pub use contents::{check_hashes, check_sizes, list_contents, GenerationFile};
 pub use manifest::{
     manifest_generation, read_json as read_manifest_json, CollectionShape, EmbeddingsState,

@@ -1,0 +1,323 @@
+//! Incremental lexical refresh: a refresh keeps the lexical buckets whose documents did
+//! not change and indexes the others again. After a series of edits, additions,
+//! deletions and renames on a copy of the Rust book, the refreshed index must rank every
+//! dev question exactly as a full rebuild of the same files does (same chunks, same
+//! ordinals, same scores to the bit) — whatever the bucket size.
+
+mod common;
+use common::*;
+use docfuse::engine::{build, BuildOptions, BuildReport, DocIndex, Mode, SearchOptions, Source};
+use std::fs;
+use std::path::Path;
+
+fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64, force: bool) -> BuildReport {
+    let opts = BuildOptions {
+        bucket_chunks: Some(bucket_chunks),
+        force,
+        ..BuildOptions::default()
+    };
+    build(
+        idx,
+        &Source::Roots(vec![docs.to_path_buf()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("build: {e}"))
+}
+
+fn questions() -> Vec<String> {
+    questions_of(&rust_book())
+}
+
+/// The dev questions of a corpus folder.
+fn questions_of(corpus: &Path) -> Vec<String> {
+    fs::read_to_string(corpus.join("queries.dev.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["query"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+/// `(ordinal, chunk id, score bits)` of a lexical top 10.
+type Ranking = Vec<(u64, String, u32)>;
+/// Chunks and the average field lengths' bits.
+type Shape = (u64, Vec<u32>);
+
+/// `(ordinal, chunk id, score bits)` of the lexical top 10 of every question, and the
+/// collection shape (chunks, average field lengths as bits).
+fn rankings(idx: &Path, qs: &[String]) -> (Vec<Ranking>, Shape) {
+    let index = DocIndex::open(idx).unwrap_or_else(|e| panic!("open: {e}"));
+    let opts = SearchOptions {
+        mode: Mode::Lexical,
+        ..SearchOptions::default()
+    };
+    let ranked = qs
+        .iter()
+        .map(|q| {
+            index
+                .search(q, &opts)
+                .unwrap()
+                .hits
+                .into_iter()
+                .take(10)
+                .map(|h| (h.ord, h.chunk.id, h.score.to_bits()))
+                .collect()
+        })
+        .collect();
+    let c = &index.manifest().collection;
+    let shape = (
+        c.chunks,
+        c.avg_field_len.iter().map(|a| a.to_bits()).collect(),
+    );
+    (ranked, shape)
+}
+
+fn assert_same_as_full_rebuild(refreshed: &Path, docs: &Path, qs: &[String], what: &str) {
+    assert_same_as_build_of(refreshed, &[docs], qs, what);
+}
+
+/// The refreshed index at `refreshed` ranks as a full build of `roots` (one bucket).
+fn assert_same_as_build_of(refreshed: &Path, roots: &[&Path], qs: &[String], what: &str) {
+    let fresh = tempfile::tempdir().unwrap();
+    let opts = BuildOptions {
+        bucket_chunks: Some(100_000),
+        ..BuildOptions::default()
+    };
+    let roots = Source::Roots(roots.iter().map(|r| r.to_path_buf()).collect());
+    build(fresh.path(), &roots, &opts, &mut |_| {}).unwrap();
+    assert_eq!(
+        chunk_list(refreshed),
+        chunk_list(fresh.path()),
+        "{what}: chunk ids or hashes differ in ordinal order"
+    );
+    let (a, shape_a) = rankings(refreshed, qs);
+    let (b, shape_b) = rankings(fresh.path(), qs);
+    assert_eq!(shape_a, shape_b, "{what}: collection statistics differ");
+    for (q, (x, y)) in qs.iter().zip(a.iter().zip(&b)) {
+        assert_eq!(x, y, "{what}: `{q}` ranks differently from a full rebuild");
+    }
+    assert!(
+        a.iter().any(|r| !r.is_empty()),
+        "{what}: no question found anything"
+    );
+}
+
+#[test]
+fn a_series_of_refreshes_ranks_exactly_as_a_full_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    copy_tree(&rust_book(), &docs);
+    let _ = fs::remove_file(docs.join("queries.dev.jsonl"));
+    let idx = dir.path().join("idx");
+    let qs = questions();
+    // Small buckets, so that one edit leaves most of them kept.
+    let first = build_at(&idx, &docs, 64, false);
+    assert!(first.buckets_written > 10, "{first:?}");
+
+    let edit = docs.join("ch08-01-vectors.md");
+    let mut text = fs::read_to_string(&edit).unwrap();
+    text.push_str("\n\n## Growing a vector in place\n\nReserve capacity with `Vec::with_capacity` before pushing many elements into a vector.\n");
+    fs::write(&edit, text).unwrap();
+    let r = build_at(&idx, &docs, 64, false);
+    assert_eq!((r.files.changed, r.files.added), (1, 0), "{r:?}");
+    assert!(r.buckets_kept > 10 && r.buckets_written <= 2, "edit: {r:?}");
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after an edit");
+
+    fs::write(
+        docs.join("ch08-04-vector-capacity.md"),
+        "# Vector capacity\n\nA vector's capacity grows by doubling; `shrink_to_fit` releases the rest.\n",
+    )
+    .unwrap();
+    fs::remove_file(docs.join("ch13-04-performance.md")).unwrap();
+    fs::rename(
+        docs.join("ch16-04-extensible-concurrency-sync-and-send.md"),
+        docs.join("ch16-05-send-and-sync.md"),
+    )
+    .unwrap();
+    let r = build_at(&idx, &docs, 64, false);
+    assert_eq!((r.files.added, r.files.removed), (2, 2), "{r:?}");
+    assert!(r.buckets_kept > 10, "add/delete/rename: {r:?}");
+    assert_same_as_full_rebuild(
+        &idx,
+        &docs,
+        &qs,
+        "after an addition, a deletion and a rename",
+    );
+
+    // Every file of one bucket gone, then the same files back.
+    let moved = dir.path().join("moved");
+    fs::create_dir_all(&moved).unwrap();
+    for name in [
+        "ch19-01-all-the-places-for-patterns.md",
+        "ch19-02-refutability.md",
+        "ch19-03-pattern-syntax.md",
+    ] {
+        fs::rename(docs.join(name), moved.join(name)).unwrap();
+    }
+    build_at(&idx, &docs, 64, false);
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after deleting a run of files");
+    for e in fs::read_dir(&moved).unwrap() {
+        let e = e.unwrap();
+        fs::rename(e.path(), docs.join(e.file_name())).unwrap();
+    }
+    build_at(&idx, &docs, 64, false);
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after restoring them");
+}
+
+#[test]
+fn small_buckets_a_forced_build_and_a_racily_clean_edit_rank_as_a_full_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    copy_tree(&cargo_book(), &docs);
+    let _ = fs::remove_file(docs.join("queries.dev.jsonl"));
+    let idx = dir.path().join("idx");
+    let qs = questions_of(&cargo_book());
+    let first = build_at(&idx, &docs, 32, false);
+    assert!(first.buckets_written > 10, "{first:?}");
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "buckets of 32 chunks");
+    // A file written just before a build, then changed without a change of size or
+    // mtime, is read again by the next refresh (racily clean: its mtime is too close to
+    // the build that read it to prove anything).
+    let f = docs.join("index.md");
+    let text = fs::read_to_string(&f).unwrap();
+    fs::write(&f, &text).unwrap();
+    let mtime = fs::metadata(&f).unwrap().modified().unwrap();
+    // --force writes everything again.
+    let forced = build_at(&idx, &docs, 32, true);
+    assert_eq!(forced.buckets_kept, 0, "{forced:?}");
+    let swapped = text.replacen("Cargo", "cARGO", 1);
+    assert_ne!(swapped, text);
+    fs::write(&f, &swapped).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let r = build_at(&idx, &docs, 32, false);
+    assert_eq!(
+        r.files.changed, 1,
+        "a racily clean file was trusted on size and mtime: {r:?}"
+    );
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after a racily clean edit");
+}
+
+/// The published generation's `chunks.json` (chunk id and content hash by ordinal).
+fn chunk_list(idx: &Path) -> String {
+    let index = DocIndex::open(idx).unwrap();
+    let gen = idx.join(&index.manifest().generation_dir);
+    fs::read_to_string(gen.join("chunks.json")).unwrap()
+}
+
+/// sha256 of every file under `dir`, by relative path.
+fn hashes(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, docfuse::hashing::sha256_hex(&fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn refreshing_one_of_two_roots_never_writes_into_the_previous_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("book"), dir.path().join("cargo"));
+    copy_tree(&rust_book(), &a);
+    copy_tree(&cargo_book(), &b);
+    let idx = dir.path().join("idx");
+    let opts = BuildOptions {
+        bucket_chunks: Some(64),
+        ..BuildOptions::default()
+    };
+    let both = Source::Roots(vec![a.clone(), b.clone()]);
+    build(&idx, &both, &opts, &mut |_| {}).unwrap();
+    let gen1 = idx.join(
+        DocIndex::open(&idx)
+            .unwrap()
+            .manifest()
+            .generation_dir
+            .clone(),
+    );
+    let before = hashes(&gen1);
+    let edit = b.join("index.md");
+    let mut text = fs::read_to_string(&edit).unwrap();
+    text.push_str("\n\n## Offline mirrors\n\nA registry mirror serves crates without a network.\n");
+    fs::write(&edit, text).unwrap();
+    // only the second root is refreshed; the first is carried over
+    let r = build(&idx, &Source::Roots(vec![b.clone()]), &opts, &mut |_| {}).unwrap();
+    assert_eq!(r.files.changed, 1, "{r:?}");
+    assert!(r.buckets_kept > 10 && r.buckets_written <= 2, "{r:?}");
+    assert_eq!(hashes(&gen1), before, "the previous generation changed");
+    let mut qs = questions();
+    qs.push("offline registry mirror".into());
+    assert_same_as_build_of(&idx, &[&a, &b], &qs, "after refreshing one root of two");
+}
+
+#[test]
+fn a_jsonl_title_edit_is_a_change_and_ranks_as_a_full_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus.jsonl");
+    let write = |title: &str| {
+        let mut lines = String::new();
+        for i in 0..40 {
+            let t = if i == 7 {
+                title.to_string()
+            } else {
+                format!("Record {i}")
+            };
+            lines.push_str(&serde_json::json!({"_id": format!("d{i}"), "title": t, "text": format!("Plain text number {i} about widgets.")}).to_string());
+            lines.push('\n');
+        }
+        fs::write(&corpus, lines).unwrap();
+    };
+    write("Old heading");
+    let idx = dir.path().join("idx");
+    let opts = BuildOptions {
+        bucket_chunks: Some(8),
+        ..BuildOptions::default()
+    };
+    build(&idx, &Source::Jsonl(corpus.clone()), &opts, &mut |_| {}).unwrap();
+    write("Zeppelin hangar");
+    let r = build(&idx, &Source::Jsonl(corpus.clone()), &opts, &mut |_| {}).unwrap();
+    assert_eq!(r.files.changed, 1, "a title-only edit must count: {r:?}");
+    assert!(r.buckets_kept >= 3, "{r:?}");
+    let index = DocIndex::open(&idx).unwrap();
+    let hits = index
+        .search(
+            "zeppelin",
+            &SearchOptions {
+                mode: Mode::Lexical,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap()
+        .hits;
+    assert!(
+        hits.first().is_some_and(|h| h.chunk.id.starts_with("d7")),
+        "{:?}",
+        hits.iter().map(|h| &h.chunk.id).collect::<Vec<_>>()
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    build(
+        fresh.path(),
+        &Source::Jsonl(corpus),
+        &BuildOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(chunk_list(&idx), chunk_list(fresh.path()));
+}
