@@ -793,3 +793,79 @@ fn refresh_and_search_refresh_meet_a_first_build_still_running() {
     assert!(stdout(&o).contains("guide/parallel.md"), "{}", stdout(&o));
     assert!(first.wait().unwrap().success());
 }
+
+/// Polls `found` every 200 ms for up to 30 s.
+fn eventually(what: &str, mut found: impl FnMut() -> bool) {
+    for _ in 0..150 {
+        if found() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    panic!("{what}: not within 30 s");
+}
+
+#[test]
+fn serve_and_mcp_with_watch_refresh_in_process_and_answer_with_an_edit() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--watch",
+            "--debounce-ms",
+            "100",
+            "--index",
+        ])
+        .arg(&idx)
+        .env_remove("DOCFUSE_LOG")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let addr = served_addr(&mut err);
+    // keep reading the server's stderr so that it never blocks on a full pipe
+    let log = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        rest
+    });
+    let mut mcp = McpClient::start(&idx, &["--watch", "--debounce-ms", "100"]);
+    let search = r#"{"query": "quokka", "limit": 3, "mode": "lexical"}"#;
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(search));
+    assert_eq!(code, 200, "{v}");
+    assert!(v["results"].as_array().unwrap().is_empty(), "{v}");
+    let generation = v["generation"].as_u64().unwrap();
+    fs::write(
+        root.join("quokka.md"),
+        "# Quokka care\n\nQuokkas need shade and fresh water.\n",
+    )
+    .unwrap();
+    eventually("HTTP answers with the new page", || {
+        let (_, v) = exchange(&addr, "POST", "/v1/search", Some(search));
+        v["results"][0]["path"] == "quokka.md" && v["generation"].as_u64() > Some(generation)
+    });
+    eventually("MCP answers with the new page", || {
+        let (r, _) = mcp.call(
+            "search_docs",
+            serde_json::json!({"query": "quokka", "limit": 3, "mode": "lexical"}),
+        );
+        r["structuredContent"]["results"][0]["path"] == "quokka.md"
+    });
+    drop(mcp);
+    assert!(std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap()
+        .success());
+    assert!(child.wait().unwrap().success());
+    let log = log.join().unwrap();
+    assert!(
+        log.contains("docfuse: indexed"),
+        "the refresh summary goes to stderr: {log}"
+    );
+}

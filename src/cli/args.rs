@@ -66,6 +66,8 @@ pub struct ServeArgs {
     /// overloaded` with `Retry-After: 1` at once.
     #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_MAX_QUEUED)]
     pub max_queued: usize,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +79,8 @@ pub struct McpArgs {
     /// a line and paged.
     #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_RESPONSE_TOKENS)]
     pub max_response_tokens: usize,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[derive(Debug, Args)]
@@ -310,4 +314,17 @@ pub struct EvalArgs {
     /// Fail (exit 2) if MRR@10 is below this value.
     #[arg(long, value_name = "M")]
     pub min_mrr10: Option<f64>,
+}
+
+/// `--watch` for the servers: refresh the index in-process as its roots change.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WatchArgs {
+    /// Also run the refresh job in this process: refresh once at start, then after every
+    /// debounced burst of changes under the index's roots (answers follow each published
+    /// generation; a refresh's summary goes to stderr).
+    #[arg(long)]
+    pub watch: bool,
+    /// Quiet period before a burst of file changes triggers a refresh, ms (with `--watch`).
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub debounce_ms: u64,
 }

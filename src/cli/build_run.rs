@@ -65,6 +65,12 @@ pub fn print_report(
         v["vectors"] = serde_json::json!(vectors.wanted && r.vectors_unavailable.is_none());
         return print_json(&v);
     }
+    print_line(&report_line(index, r, vectors))
+}
+
+/// The one-line summary of a build (after its notes on stderr: skip counts, partial
+/// files, missing vectors).
+pub fn report_line(index: &Path, r: &BuildReport, vectors: &Vectors) -> String {
     if !r.skipped_entries.is_empty() {
         let parts: Vec<String> = r
             .skipped_entries
@@ -83,14 +89,14 @@ pub fn print_report(
         eprintln!("warning: no vectors for new or changed chunks: {why}\nhint: fix the model, then run `docfuse refresh` to embed them");
     }
     if r.skipped {
-        return print_line(&format!(
+        return format!(
             "`{}` is fresh: {} documents, {} chunks, generation {} (nothing to do, {} ms)",
             index.display(),
             r.documents,
             r.chunks,
             r.generation,
             r.elapsed_ms
-        ));
+        );
     }
     if r.documents == 0 {
         eprintln!("warning: no .md, .markdown, .mdx or .txt file found under the roots: the index is empty\nhint: check the paths, or `--hidden`/`--no-ignore` if the files are hidden or ignored");
@@ -112,7 +118,7 @@ pub fn print_report(
     } else {
         String::new()
     };
-    print_line(&format!(
+    format!(
         "indexed {} into {} in {} ms → `{}` (generation {}); files +{} ~{} -{}{touched}; chunks +{} ~{} ={} -{}{vec_part}{}",
         count(r.documents, "document"),
         count(r.chunks, "chunk"),
@@ -130,7 +136,7 @@ pub fn print_report(
             0 => String::new(),
             n => format!("; {n} warning(s)"),
         }
-    ))
+    )
 }
 
 /// Progress as plain lines on stderr: `embedding 340/1594 chunks (21 %), 26.3/s, about

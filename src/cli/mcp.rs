@@ -9,6 +9,9 @@ use std::time::Duration;
 pub fn run(a: McpArgs) -> anyhow::Result<i32> {
     let budget = budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?;
+    if a.watch.watch {
+        super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

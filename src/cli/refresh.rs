@@ -1,7 +1,7 @@
 //! `docfuse refresh`: bring an index up to date with its roots, once or continuously.
 
 use super::args::{RefreshArgs, RunArgs};
-use super::build_run::{print_report, run_build, Vectors};
+use super::build_run::{print_report, report_line, run_build, Vectors};
 use crate::engine::{BuildOptions, Source};
 use crate::store::SourceSpec;
 use anyhow::Context;
@@ -106,37 +106,126 @@ fn watch(
     opts: &BuildOptions,
     vectors: &Vectors,
 ) -> anyhow::Result<()> {
-    let paths: Vec<PathBuf> = match spec {
-        SourceSpec::Roots { roots } => roots.iter().map(PathBuf::from).collect(),
-        SourceSpec::Jsonl { file } => vec![PathBuf::from(file)],
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut debouncer = new_debouncer(Duration::from_millis(a.debounce_ms), tx)
-        .context("cannot start watching files")?;
-    for p in &paths {
-        debouncer
-            .watcher()
-            .watch(p, RecursiveMode::Recursive)
-            .with_context(|| format!("cannot watch `{}`", p.display()))?;
-    }
-    eprintln!("watching {} root(s) for changes; Ctrl-C stops", paths.len());
-    let index_dir = a.index.canonicalize().unwrap_or_else(|_| a.index.clone());
-    for events in rx {
-        let Ok(events) = events else { continue };
-        // Changes inside the index folder itself (when it lives under a root) are ignored.
-        if events.iter().all(|e| e.path.starts_with(&index_dir)) {
-            continue;
+    let watching = Watching::start(&a.index, spec, a.debounce_ms)?;
+    eprintln!(
+        "watching {} root(s) for changes; Ctrl-C stops",
+        watching.roots
+    );
+    watching.run(&a.index, source, opts, &mut |r| match r {
+        Ok(r) => print_report(&a.index, &r, vectors, a.json),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(())
         }
-        // Reading the files for a refresh raises events of its own: refresh only when a
-        // file really changed size or mtime (or appeared, or went).
-        let stale = crate::engine::DocIndex::open(&a.index).map_or(true, |i| i.stale());
-        if !stale {
-            continue;
-        }
-        match run_build(&a.index, source, opts) {
-            Ok(r) => print_report(&a.index, &r, vectors, a.json)?,
-            Err(e) => eprintln!("error: {e:#}"),
-        }
-    }
+    })
+}
+
+/// Starts the refresh job of `docfuse serve --watch` / `docfuse mcp --watch` on a thread
+/// of its own: one refresh at once, then one after every debounced burst of changes under
+/// the index's roots, for as long as the process runs. Summaries and errors go to stderr
+/// (stdout may carry a protocol). It loads its own embedder when the index has vectors.
+///
+/// # Errors
+/// When the index records no roots or they cannot be watched (before anything starts).
+pub fn watch_in_background(index: &std::path::Path, debounce_ms: u64) -> anyhow::Result<()> {
+    let rec = Recorded::load_or_wait(index, true)?;
+    let watching = Watching::start(index, &rec.spec, debounce_ms)?;
+    let index = index.to_path_buf();
+    eprintln!(
+        "docfuse: watching {} root(s) of `{}`: refreshing as they change",
+        watching.roots,
+        index.display()
+    );
+    std::thread::Builder::new()
+        .name("docfuse-watch".into())
+        .spawn(move || {
+            if let Err(e) = refresh_in_background(&index, &rec, watching) {
+                eprintln!("docfuse: the refresh job stopped: {e:#}");
+            }
+        })
+        .context("cannot start the refresh thread")?;
     Ok(())
+}
+
+fn refresh_in_background(
+    index: &std::path::Path,
+    rec: &Recorded,
+    watching: Watching,
+) -> anyhow::Result<()> {
+    let vectors = Vectors::load(rec.wanted);
+    let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
+    let opts = RunArgs::default().build_options(config, rec.overrides.clone(), &vectors);
+    let source = rec.source_for(&[]);
+    let mut report = |r: anyhow::Result<crate::engine::BuildReport>| {
+        match r {
+            Ok(r) => eprintln!("docfuse: {}", report_line(index, &r, &vectors)),
+            Err(e) => eprintln!("docfuse: refresh failed: {e:#}"),
+        }
+        Ok(())
+    };
+    report(run_build(index, &source, &opts))?;
+    watching.run(index, &source, &opts, &mut report)
+}
+
+/// A debounced watch over an index's roots.
+struct Watching {
+    _debouncer: notify_debouncer_mini::Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
+    events: std::sync::mpsc::Receiver<notify_debouncer_mini::DebounceEventResult>,
+    roots: usize,
+}
+
+impl Watching {
+    /// Watches every root `spec` names (the JSONL file for a JSONL corpus).
+    fn start(index: &std::path::Path, spec: &SourceSpec, debounce_ms: u64) -> anyhow::Result<Self> {
+        let paths: Vec<PathBuf> = match spec {
+            SourceSpec::Roots { roots } => roots.iter().map(PathBuf::from).collect(),
+            SourceSpec::Jsonl { file } => vec![PathBuf::from(file)],
+        };
+        anyhow::ensure!(
+            !paths.is_empty(),
+            "the index at `{}` has no root to watch",
+            index.display()
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut debouncer = new_debouncer(Duration::from_millis(debounce_ms), tx)
+            .context("cannot start watching files")?;
+        for p in &paths {
+            debouncer
+                .watcher()
+                .watch(p, RecursiveMode::Recursive)
+                .with_context(|| format!("cannot watch `{}`", p.display()))?;
+        }
+        Ok(Watching {
+            _debouncer: debouncer,
+            events: rx,
+            roots: paths.len(),
+        })
+    }
+
+    /// Refreshes after every burst of changes that left the index stale, handing each
+    /// outcome to `report`, until the watch ends or `report` fails.
+    fn run(
+        &self,
+        index: &std::path::Path,
+        source: &Source,
+        opts: &BuildOptions,
+        report: &mut dyn FnMut(anyhow::Result<crate::engine::BuildReport>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let index_dir = index.canonicalize().unwrap_or_else(|_| index.to_path_buf());
+        for events in &self.events {
+            let Ok(events) = events else { continue };
+            // Changes inside the index folder itself (when it lives under a root) are ignored.
+            if events.iter().all(|e| e.path.starts_with(&index_dir)) {
+                continue;
+            }
+            // Reading the files for a refresh raises events of its own: refresh only when a
+            // file really changed size or mtime (or appeared, or went).
+            let stale = crate::engine::DocIndex::open(index).map_or(true, |i| i.stale());
+            if !stale {
+                continue;
+            }
+            report(run_build(index, source, opts))?;
+        }
+        Ok(())
+    }
 }

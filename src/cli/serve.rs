@@ -15,6 +15,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     anyhow::ensure!(a.timeout_ms > 0, "`--timeout-ms` must be positive");
     let budget = super::mcp::budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?.with_max_queued(a.max_queued);
+    if a.watch.watch {
+        super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
+    }
     let mut hosts = a.allow_host.clone();
     if !a.addr.ip().is_unspecified() {
         hosts.push(a.addr.ip().to_string());
