@@ -502,3 +502,62 @@ fn fifty_refreshes_killed_at_random_moments_leave_no_unreadable_index() {
     let found = found(&idx, "killword49");
     assert!(!found.is_empty(), "the last edit is indexed: {r}");
 }
+
+#[test]
+fn a_refresh_killed_between_bucket_commits_leaves_the_previous_generation_byte_identical() {
+    let d = tempfile::tempdir().unwrap();
+    let (cwd, docs, idx) = (d.path(), d.path().join("docs"), d.path().join("idx"));
+    copy_tree(&rust_book(), &docs);
+    make_writable(&docs);
+    let small = [("DOCFUSE_TEST_BUCKET_CHUNKS", "48")];
+    let idx_s = idx.to_str().unwrap();
+    let o = docfuse_env(
+        cwd,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            idx_s,
+            docs.to_str().unwrap(),
+        ],
+        &small,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gen1 = idx.join(
+        DocIndex::open(&idx)
+            .unwrap()
+            .manifest()
+            .generation_dir
+            .clone(),
+    );
+    let before = tree_hashes(&gen1);
+    let queries = dev_queries();
+    let ranked = rankings(&idx, &queries);
+    // two edits far apart: two runs to index again, the kill comes after the first commit
+    for (f, word) in [
+        ("ch03-02-data-types.md", "bucketword1"),
+        ("ch17-04-streams.md", "bucketword2"),
+    ] {
+        let mut text = std::fs::read_to_string(docs.join(f)).unwrap();
+        text.push_str(&format!("\n\nA paragraph about {word}.\n"));
+        std::fs::write(docs.join(f), text).unwrap();
+    }
+    let seen = refresh_killed_at(cwd, &idx, "bucket");
+    assert_eq!(
+        tree_hashes(&gen1),
+        before,
+        "the published generation changed; child:\n{seen}"
+    );
+    assert_eq!(
+        rankings(&idx, &queries),
+        ranked,
+        "answers changed after the kill"
+    );
+    let v = docfuse(cwd, &["verify", "--index", idx_s]);
+    assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
+    let r = docfuse_env(cwd, &["refresh", "--index", idx_s, "--json"], &small);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let r: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert!(r["buckets_kept"].as_u64() > Some(10), "{r}");
+    assert_eq!(found(&idx, "bucketword2"), ["ch17-04-streams.md"]);
+}

@@ -214,24 +214,6 @@ fn chunk_list(idx: &Path) -> String {
     fs::read_to_string(gen.join("chunks.json")).unwrap()
 }
 
-/// sha256 of every file under `dir`, by relative path.
-fn hashes(dir: &Path) -> std::collections::BTreeMap<String, String> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, docfuse::hashing::sha256_hex(&fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn refreshing_one_of_two_roots_never_writes_into_the_previous_generation() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,7 +234,7 @@ fn refreshing_one_of_two_roots_never_writes_into_the_previous_generation() {
             .generation_dir
             .clone(),
     );
-    let before = hashes(&gen1);
+    let before = tree_hashes(&gen1);
     let edit = b.join("index.md");
     let mut text = fs::read_to_string(&edit).unwrap();
     text.push_str("\n\n## Offline mirrors\n\nA registry mirror serves crates without a network.\n");
@@ -261,7 +243,11 @@ fn refreshing_one_of_two_roots_never_writes_into_the_previous_generation() {
     let r = build(&idx, &Source::Roots(vec![b.clone()]), &opts, &mut |_| {}).unwrap();
     assert_eq!(r.files.changed, 1, "{r:?}");
     assert!(r.buckets_kept > 10 && r.buckets_written <= 2, "{r:?}");
-    assert_eq!(hashes(&gen1), before, "the previous generation changed");
+    assert_eq!(
+        tree_hashes(&gen1),
+        before,
+        "the previous generation changed"
+    );
     let mut qs = questions();
     qs.push("offline registry mirror".into());
     assert_same_as_build_of(&idx, &[&a, &b], &qs, "after refreshing one root of two");

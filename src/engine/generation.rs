@@ -93,7 +93,11 @@ pub(super) fn write_generation(
     let lex_dir = gen.dir.join("lexical");
     std::fs::create_dir_all(&lex_dir).map_err(|e| Error::io("create", &lex_dir, e))?;
     let old = previous.and_then(previous_vectors).or(older_vectors);
-    let bucket_chunks = opts.bucket_chunks.unwrap_or(BUCKET_CHUNKS).max(1);
+    let bucket_chunks = opts
+        .bucket_chunks
+        .or_else(super::hooks::bucket_chunks)
+        .unwrap_or(BUCKET_CHUNKS)
+        .max(1);
     let carry = Carry::of(
         previous,
         &plan,
@@ -177,6 +181,7 @@ pub(super) fn write_generation(
                         u.bucket = Some(writer.file_done());
                         if writer.open_chunks() >= bucket_chunks {
                             writer.close_bucket()?;
+                            pause_point("bucket");
                         }
                         progress(Progress {
                             phase: Phase::Indexing,
@@ -185,6 +190,7 @@ pub(super) fn write_generation(
                         });
                     }
                     writer.close_bucket()?;
+                    pause_point("bucket");
                 }
             }
             if let Step::Keep { docs, .. } = step {

@@ -335,3 +335,28 @@ impl Drop for McpClient {
         let _ = self.child.wait();
     }
 }
+
+/// sha256 of every file under `dir`, by `/`-separated relative path.
+pub fn tree_hashes(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.insert(
+                    rel,
+                    docfuse::hashing::sha256_hex(&std::fs::read(&p).unwrap()),
+                );
+            }
+        }
+    }
+    out
+}
