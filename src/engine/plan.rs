@@ -17,7 +17,7 @@ pub(super) struct Plan {
     /// When the build began reading its sources, ms since the Unix epoch.
     pub started_unix_ms: u64,
     pub spec: SourceSpec,
-    /// Every document, sorted by (root, rel_path).
+    /// Every document: sorted by (root, rel_path) for roots, in file order for a JSONL corpus.
     pub docs: Vec<Loaded>,
     /// Files kept at their last indexed text because they could not be read.
     pub partial: Vec<PartialFile>,
