@@ -341,23 +341,28 @@ impl LexicalIndex {
         accs: &mut HashMap<DocAddress, Acc>,
         nq: usize,
     ) -> Result<()> {
-        for (seg, sr) in s.segment_readers().iter().enumerate() {
+        // Each segment's readers once; then one pass over the candidates.
+        let mut readers = Vec::with_capacity(s.segment_readers().len());
+        for sr in s.segment_readers() {
             let norms: Vec<_> = self
                 .fields
                 .text
                 .iter()
                 .map(|&f| sr.get_fieldnorms_reader(f))
                 .collect::<tantivy::Result<_>>()?;
-            let ords = self.segment_ords(sr)?;
-            for (addr, acc) in accs.iter_mut().filter(|(a, _)| a.segment_ord == seg as u32) {
-                if acc.tf.is_empty() {
-                    acc.tf = vec![[0.0; 7]; nq];
-                }
-                for (f, norm) in norms.iter().enumerate() {
-                    acc.lens[f] = norm.fieldnorm(addr.doc_id) as f32;
-                }
-                acc.ord = ords.of(addr.doc_id);
+            readers.push((norms, self.segment_ords(sr)?));
+        }
+        for (addr, acc) in accs.iter_mut() {
+            let Some((norms, ords)) = readers.get(addr.segment_ord as usize) else {
+                continue;
+            };
+            if acc.tf.is_empty() {
+                acc.tf = vec![[0.0; 7]; nq];
             }
+            for (f, norm) in norms.iter().enumerate() {
+                acc.lens[f] = norm.fieldnorm(addr.doc_id) as f32;
+            }
+            acc.ord = ords.of(addr.doc_id);
         }
         Ok(())
     }
