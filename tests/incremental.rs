@@ -192,13 +192,7 @@ fn small_buckets_a_forced_build_and_a_racily_clean_edit_rank_as_a_full_rebuild()
     assert_eq!(forced.buckets_kept, 0, "{forced:?}");
     let swapped = text.replacen("Cargo", "cARGO", 1);
     assert_ne!(swapped, text);
-    fs::write(&f, &swapped).unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&f)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    write_with_mtime(&f, &swapped, mtime);
     let r = build_at(&idx, &docs, 32, false);
     assert_eq!(
         r.files.changed, 1,

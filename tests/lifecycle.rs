@@ -856,6 +856,33 @@ fn serve_and_mcp_with_watch_refresh_in_process_and_answer_with_an_edit() {
         );
         r["structuredContent"]["results"][0]["path"] == "quokka.md"
     });
+    // The root removed and created again (a docs generator wiping its output): the
+    // watch follows the new folder.
+    fs::remove_dir_all(&root).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    copy_tree(&sample_docs(), &root);
+    fs::write(
+        root.join("wombat.md"),
+        "# Wombat burrows\n\nWombats dig long burrows.\n",
+    )
+    .unwrap();
+    let wombat = r#"{"query": "wombat", "limit": 3, "mode": "lexical"}"#;
+    eventually("HTTP answers after the root was replaced", || {
+        let (_, v) = exchange(&addr, "POST", "/v1/search", Some(wombat));
+        v["results"][0]["path"] == "wombat.md"
+    });
+    fs::write(
+        root.join("wombat.md"),
+        "# Wombat burrows\n\nWombats dig long tunnels.\n",
+    )
+    .unwrap();
+    let tunnels = r#"{"query": "wombat tunnels", "limit": 3, "mode": "lexical"}"#;
+    eventually("and edits after that", || {
+        let (_, v) = exchange(&addr, "POST", "/v1/search", Some(tunnels));
+        v["results"][0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("tunnels"))
+    });
     drop(mcp);
     assert!(std::process::Command::new("kill")
         .arg(child.id().to_string())
@@ -868,4 +895,48 @@ fn serve_and_mcp_with_watch_refresh_in_process_and_answer_with_an_edit() {
         log.contains("docfuse: indexed"),
         "the refresh summary goes to stderr: {log}"
     );
+}
+
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_stale_for_status_too() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let f = root.join("guide/install.md");
+    let text = fs::read_to_string(&f).unwrap();
+    let mtime = fs::metadata(&f).unwrap().modified().unwrap();
+    let swapped = text.replacen("install", "INSTALL", 1);
+    assert!(swapped != text && swapped.len() == text.len());
+    write_with_mtime(&f, &swapped, mtime);
+    let v = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(v["fresh"], false, "{v}");
+    assert!(v["changed"].to_string().contains("install.md"), "{v}");
+    let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
+    assert_eq!(r["files"]["changed"], 1, "{r}");
+    let v = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(v["fresh"], true, "{v}");
+}
+
+#[test]
+fn a_running_retriever_follows_an_index_removed_and_built_again_at_the_same_generation() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    fs::create_dir_all(&a).unwrap();
+    fs::create_dir_all(&b).unwrap();
+    fs::write(a.join("one.md"), "# Alpha\n\nAardvarks live here.\n").unwrap();
+    fs::write(b.join("two.md"), "# Beta\n\nBadgers live here.\n").unwrap();
+    lexical_index(t.path(), &a);
+    let idx = t.path().join("idx");
+    let served = docfuse::retriever::DocfuseRetriever::open(&idx).unwrap();
+    assert_eq!(served.index().manifest().generation, 1);
+    fs::remove_dir_all(&idx).unwrap();
+    lexical_index(t.path(), &b);
+    let now = served.index();
+    assert_eq!(now.manifest().generation, 1, "the same generation number");
+    let opts = docfuse::engine::SearchOptions {
+        mode: docfuse::engine::Mode::Lexical,
+        ..Default::default()
+    };
+    let hits = now.search("badgers", &opts).unwrap().hits;
+    assert_eq!(hits.first().map(|h| h.chunk.path.as_str()), Some("two.md"));
 }

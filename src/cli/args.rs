@@ -209,7 +209,8 @@ pub struct RefreshArgs {
     /// Keep refreshing as files change (debounced), until interrupted.
     #[arg(long)]
     pub watch: bool,
-    /// Quiet period before a burst of file changes triggers a refresh, ms.
+    /// File changes are gathered for this many ms before a refresh (during a long burst of
+    /// changes, a refresh runs about once per period).
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub debounce_ms: u64,
     /// Print the summary as JSON.
@@ -324,7 +325,8 @@ pub struct WatchArgs {
     /// generation; a refresh's summary goes to stderr).
     #[arg(long)]
     pub watch: bool,
-    /// Quiet period before a burst of file changes triggers a refresh, ms (with `--watch`).
+    /// With `--watch`: file changes are gathered for this many ms before a refresh (during a
+    /// long burst of changes, a refresh runs about once per period).
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub debounce_ms: u64,
 }

@@ -106,7 +106,7 @@ fn watch(
     opts: &BuildOptions,
     vectors: &Vectors,
 ) -> anyhow::Result<()> {
-    let watching = Watching::start(&a.index, spec, a.debounce_ms)?;
+    let mut watching = Watching::start(&a.index, spec, a.debounce_ms)?;
     eprintln!(
         "watching {} root(s) for changes; Ctrl-C stops",
         watching.roots
@@ -150,7 +150,7 @@ pub fn watch_in_background(index: &std::path::Path, debounce_ms: u64) -> anyhow:
 fn refresh_in_background(
     index: &std::path::Path,
     rec: &Recorded,
-    watching: Watching,
+    mut watching: Watching,
 ) -> anyhow::Result<()> {
     let vectors = Vectors::load(rec.wanted);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
@@ -167,11 +167,27 @@ fn refresh_in_background(
     watching.run(index, &source, &opts, &mut report)
 }
 
-/// A debounced watch over an index's roots.
+/// A debounced watch over an index's roots (and their parent folders, so that a root
+/// removed and created again is watched again).
 struct Watching {
-    _debouncer: notify_debouncer_mini::Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
+    debouncer: notify_debouncer_mini::Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
     events: std::sync::mpsc::Receiver<notify_debouncer_mini::DebounceEventResult>,
+    /// Each root with the identity (device, inode) of the folder being watched there.
+    watched: Vec<(PathBuf, Option<(u64, u64)>)>,
     roots: usize,
+}
+
+/// The (device, inode) of `path`, if it exists.
+fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
 }
 
 impl Watching {
@@ -189,31 +205,63 @@ impl Watching {
         let (tx, rx) = std::sync::mpsc::channel();
         let mut debouncer = new_debouncer(Duration::from_millis(debounce_ms), tx)
             .context("cannot start watching files")?;
+        let mut watched = Vec::new();
         for p in &paths {
             debouncer
                 .watcher()
                 .watch(p, RecursiveMode::Recursive)
                 .with_context(|| format!("cannot watch `{}`", p.display()))?;
+            if let Some(parent) = p.parent() {
+                // best effort: without it, a root removed and created again goes unseen
+                let _ = debouncer
+                    .watcher()
+                    .watch(parent, RecursiveMode::NonRecursive);
+            }
+            watched.push((p.clone(), identity(p)));
         }
         Ok(Watching {
-            _debouncer: debouncer,
+            debouncer,
             events: rx,
+            watched,
             roots: paths.len(),
         })
+    }
+
+    /// Watches again every root that was removed and created anew (another folder at the
+    /// same path: the old watch died with the old folder).
+    fn rewatch_replaced_roots(&mut self) {
+        for (path, seen) in &mut self.watched {
+            let now = identity(path);
+            if now.is_some() && now != *seen {
+                match self
+                    .debouncer
+                    .watcher()
+                    .watch(path, RecursiveMode::Recursive)
+                {
+                    Ok(()) => *seen = now,
+                    Err(e) => eprintln!("warning: cannot watch `{}` again: {e}", path.display()),
+                }
+            }
+        }
     }
 
     /// Refreshes after every burst of changes that left the index stale, handing each
     /// outcome to `report`, until the watch ends or `report` fails.
     fn run(
-        &self,
+        &mut self,
         index: &std::path::Path,
         source: &Source,
         opts: &BuildOptions,
         report: &mut dyn FnMut(anyhow::Result<crate::engine::BuildReport>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let index_dir = index.canonicalize().unwrap_or_else(|_| index.to_path_buf());
-        for events in &self.events {
+        while let Ok(events) = self.events.recv() {
             let Ok(events) = events else { continue };
+            self.rewatch_replaced_roots();
+            // While a root is missing (being replaced), wait for it to come back.
+            if self.watched.iter().any(|(p, _)| !p.exists()) {
+                continue;
+            }
             // Changes inside the index folder itself (when it lives under a root) are ignored.
             if events.iter().all(|e| e.path.starts_with(&index_dir)) {
                 continue;

@@ -1,8 +1,9 @@
 //! Freshness of an opened index against the files on disk, one rule for every caller
 //! (`status`, the search envelope's `stale`, per-result marks, verified passage reads):
-//! a file whose size and mtime match the snapshot is unchanged; otherwise its content
-//! decides (sha256 of the bytes as indexed), and the answer is remembered for that size
-//! and mtime, so a touched file is hashed once, not on every query.
+//! a file whose size, mtime and ctime match the snapshot is unchanged (ctime moves on any
+//! write, also one that sets the mtime back); otherwise its content decides (sha256 of
+//! the bytes as indexed), and the answer is remembered for that size, mtime and ctime, so
+//! a touched file is hashed once, not on every query.
 
 use super::open::DocIndex;
 use crate::discover::{discover, read_checked, ReadError};
@@ -44,9 +45,9 @@ impl FileState {
     }
 }
 
-/// A remembered content check: the size and mtime it was made at, and whether the
+/// A remembered content check: the size, mtime and ctime it was made at, and whether the
 /// content was the indexed one.
-type Check = (u64, u64, bool);
+type Check = ((u64, u64, u64), bool);
 
 /// Remembered content checks by `(root, path)`.
 #[derive(Default)]
@@ -116,24 +117,30 @@ impl DocIndex {
         if !inside {
             return Ok(FileState::Outside);
         }
-        let (size, mtime) = (meta.len(), crate::discover::mtime_ns(&meta));
-        Ok(self.content_state(&entry, &path, size, mtime))
+        let stat = (
+            meta.len(),
+            crate::discover::mtime_ns(&meta),
+            crate::discover::ctime_ns(&meta),
+        );
+        Ok(self.content_state(&entry, &path, stat))
     }
 
     fn content_state(
         &self,
         entry: &FileEntry,
         path: &std::path::Path,
-        size: u64,
-        mtime: u64,
+        stat: (u64, u64, u64),
     ) -> FileState {
-        if entry.size == size && entry.mtime_ns == mtime {
+        let (size, mtime, ctime) = stat;
+        // An entry of an older index (no ctime recorded) goes by size and mtime.
+        let same_ctime = entry.ctime_ns == 0 || entry.ctime_ns == ctime;
+        if entry.size == size && entry.mtime_ns == mtime && same_ctime {
             return FileState::Fresh;
         }
         let key = (entry.root, entry.rel_path.clone());
         let mut same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&(s, m, ok)) = same.get(&key) {
-            if (s, m) == (size, mtime) {
+        if let Some(&(seen, ok)) = same.get(&key) {
+            if seen == stat {
                 return if ok {
                     FileState::Fresh
                 } else {
@@ -149,7 +156,7 @@ impl DocIndex {
             Err(ReadError::Unreadable(e)) => return FileState::Unreadable(e),
         };
         same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
-        same.insert(key, (size, mtime, state == FileState::Fresh));
+        same.insert(key, (stat, state == FileState::Fresh));
         state
     }
 
@@ -194,7 +201,7 @@ impl DocIndex {
                         out.added.push(f.rel_path.clone());
                     }
                 }
-                Some(e) => match self.content_state(e, &f.path, f.size, f.mtime_ns) {
+                Some(e) => match self.content_state(e, &f.path, (f.size, f.mtime_ns, f.ctime_ns)) {
                     FileState::Fresh if e.size != f.size || e.mtime_ns != f.mtime_ns => {
                         out.touched += 1
                     }

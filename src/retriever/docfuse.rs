@@ -231,7 +231,9 @@ impl DocfuseRetriever {
         }
         *stamp = now;
         match DocIndex::open(open.index.dir()) {
-            Ok(next) if next.manifest().generation != open.index.manifest().generation => {
+            // Another manifest (its seal covers all of it), also one that reuses the
+            // generation number (an index removed and built again).
+            Ok(next) if next.manifest().seal != open.index.manifest().seal => {
                 let next = match open.index.loaded_embedder() {
                     Some(e) => next.with_embedder(e),
                     None => next,

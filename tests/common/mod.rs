@@ -360,3 +360,15 @@ pub fn tree_hashes(dir: &Path) -> std::collections::BTreeMap<String, String> {
     }
     out
 }
+
+/// Writes `text` to `path` and sets its mtime back to `mtime` (an edit that size and mtime
+/// alone cannot see when the length is kept).
+pub fn write_with_mtime(path: &Path, text: &str, mtime: std::time::SystemTime) {
+    std::fs::write(path, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
