@@ -533,7 +533,8 @@ fn a_refresh_killed_between_bucket_commits_leaves_the_previous_generation_byte_i
     let before = tree_hashes(&gen1);
     let queries = dev_queries();
     let ranked = rankings(&idx, &queries);
-    // two edits far apart: two runs to index again, the kill comes after the first commit
+    // two edits far apart: two runs to index again (each one new bucket: the killed refresh
+    // uses the default size for new buckets), the kill comes after the first commit
     for (f, word) in [
         ("ch03-02-data-types.md", "bucketword1"),
         ("ch17-04-streams.md", "bucketword2"),

@@ -209,8 +209,8 @@ pub struct RefreshArgs {
     /// Keep refreshing as files change (debounced), until interrupted.
     #[arg(long)]
     pub watch: bool,
-    /// File changes are gathered for this many ms before a refresh (during a long burst of
-    /// changes, a refresh runs about once per period).
+    /// Quiet period, ms: a refresh runs once no file changed for this long (or 20 periods
+    /// after the first change, if changes never stop). Reads are not changes.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub debounce_ms: u64,
     /// Print the summary as JSON.
@@ -325,8 +325,8 @@ pub struct WatchArgs {
     /// generation; a refresh's summary goes to stderr).
     #[arg(long)]
     pub watch: bool,
-    /// With `--watch`: file changes are gathered for this many ms before a refresh (during a
-    /// long burst of changes, a refresh runs about once per period).
+    /// With `--watch`, quiet period, ms: a refresh runs once no file changed for this long
+    /// (or 20 periods after the first change, if changes never stop).
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub debounce_ms: u64,
 }

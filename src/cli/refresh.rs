@@ -5,9 +5,12 @@ use super::build_run::{print_report, report_line, run_build, Vectors};
 use crate::engine::{BuildOptions, Source};
 use crate::store::SourceSpec;
 use anyhow::Context;
-use notify_debouncer_mini::{new_debouncer, notify::RecursiveMode};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
+use std::time::Instant;
 
 pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
@@ -167,11 +170,15 @@ fn refresh_in_background(
     watching.run(index, &source, &opts, &mut report)
 }
 
-/// A debounced watch over an index's roots (and their parent folders, so that a root
-/// removed and created again is watched again).
+/// A watch over an index's roots (and their parent folders, so that a root removed and
+/// created again is watched again), batching changes until a quiet period passes.
 struct Watching {
-    debouncer: notify_debouncer_mini::Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
-    events: std::sync::mpsc::Receiver<notify_debouncer_mini::DebounceEventResult>,
+    watcher: RecommendedWatcher,
+    events: Receiver<notify::Result<notify::Event>>,
+    /// A batch ends when no change came for this long…
+    quiet: Duration,
+    /// …or when it has been gathering for this long (changes that never stop).
+    longest: Duration,
     /// Each root with the identity (device, inode) of the folder being watched there.
     watched: Vec<(PathBuf, Option<(u64, u64)>)>,
     roots: usize,
@@ -190,6 +197,12 @@ fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
     }
 }
 
+/// True for an event that changes nothing: a file or folder opened, read or closed
+/// after reading (a refresh's own walk and reads raise these).
+fn is_read(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::Access(k) if !matches!(k, AccessKind::Close(AccessMode::Write)))
+}
+
 impl Watching {
     /// Watches every root `spec` names (the JSONL file for a JSONL corpus).
     fn start(index: &std::path::Path, spec: &SourceSpec, debounce_ms: u64) -> anyhow::Result<Self> {
@@ -202,42 +215,75 @@ impl Watching {
             "the index at `{}` has no root to watch",
             index.display()
         );
+        anyhow::ensure!(debounce_ms > 0, "`--debounce-ms` must be positive");
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut debouncer = new_debouncer(Duration::from_millis(debounce_ms), tx)
-            .context("cannot start watching files")?;
+        let mut watcher = notify::recommended_watcher(tx).context("cannot start watching files")?;
         let mut watched = Vec::new();
         for p in &paths {
-            debouncer
-                .watcher()
+            watcher
                 .watch(p, RecursiveMode::Recursive)
                 .with_context(|| format!("cannot watch `{}`", p.display()))?;
-            if let Some(parent) = p.parent() {
-                // best effort: without it, a root removed and created again goes unseen
-                let _ = debouncer
-                    .watcher()
-                    .watch(parent, RecursiveMode::NonRecursive);
+            if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Err(e) = watcher.watch(parent, RecursiveMode::NonRecursive) {
+                    eprintln!(
+                        "warning: cannot watch `{}` ({e}): if `{}` is removed and created again, restart the watch",
+                        parent.display(),
+                        p.display()
+                    );
+                }
             }
             watched.push((p.clone(), identity(p)));
         }
+        let quiet = Duration::from_millis(debounce_ms);
         Ok(Watching {
-            debouncer,
+            watcher,
             events: rx,
+            quiet,
+            longest: quiet.saturating_mul(20).max(Duration::from_secs(2)),
             watched,
             roots: paths.len(),
         })
     }
 
-    /// Watches again every root that was removed and created anew (another folder at the
-    /// same path: the old watch died with the old folder).
-    fn rewatch_replaced_roots(&mut self) {
+    /// The paths of the next batch of changes (an empty path: a change whose place is
+    /// unknown, e.g. a lost event queue): waits for a change, then gathers changes until
+    /// none came for the quiet period. `None` when the watch ended.
+    fn next_batch(&self) -> Option<Vec<PathBuf>> {
+        let mut batch: Vec<PathBuf> = Vec::new();
+        let mut started = None;
+        loop {
+            let event = match started {
+                None => self.events.recv().ok()?,
+                Some(t) => {
+                    let left = self
+                        .longest
+                        .saturating_sub(Instant::now().duration_since(t));
+                    match self.events.recv_timeout(self.quiet.min(left)) {
+                        Ok(e) => e,
+                        Err(_) => return Some(batch),
+                    }
+                }
+            };
+            match event {
+                Ok(e) if is_read(&e.kind) => continue,
+                Ok(e) if e.paths.is_empty() => batch.push(PathBuf::new()),
+                Ok(e) => batch.extend(e.paths),
+                Err(e) => {
+                    eprintln!("warning: watching files: {e}");
+                    batch.push(PathBuf::new());
+                }
+            }
+            started.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// Watches again every root that was removed and created anew (the old watch died
+    /// with the old folder): one whose identity changed or that the batch names itself.
+    fn rewatch_replaced_roots(&mut self, batch: &[PathBuf]) {
         for (path, seen) in &mut self.watched {
             let now = identity(path);
-            if now.is_some() && now != *seen {
-                match self
-                    .debouncer
-                    .watcher()
-                    .watch(path, RecursiveMode::Recursive)
-                {
+            if now.is_some() && (now != *seen || batch.contains(path)) {
+                match self.watcher.watch(path, RecursiveMode::Recursive) {
                     Ok(()) => *seen = now,
                     Err(e) => eprintln!("warning: cannot watch `{}` again: {e}", path.display()),
                 }
@@ -245,7 +291,7 @@ impl Watching {
         }
     }
 
-    /// Refreshes after every burst of changes that left the index stale, handing each
+    /// Refreshes after every batch of changes that left the index stale, handing each
     /// outcome to `report`, until the watch ends or `report` fails.
     fn run(
         &mut self,
@@ -255,19 +301,26 @@ impl Watching {
         report: &mut dyn FnMut(anyhow::Result<crate::engine::BuildReport>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let index_dir = index.canonicalize().unwrap_or_else(|_| index.to_path_buf());
-        while let Ok(events) = self.events.recv() {
-            let Ok(events) = events else { continue };
-            self.rewatch_replaced_roots();
+        let mut missing_said = false;
+        while let Some(batch) = self.next_batch() {
+            self.rewatch_replaced_roots(&batch);
             // While a root is missing (being replaced), wait for it to come back.
-            if self.watched.iter().any(|(p, _)| !p.exists()) {
+            if let Some((gone, _)) = self.watched.iter().find(|(p, _)| !p.exists()) {
+                if !missing_said {
+                    eprintln!(
+                        "warning: root `{}` is missing: refreshing again once it is back",
+                        gone.display()
+                    );
+                    missing_said = true;
+                }
                 continue;
             }
+            missing_said = false;
             // Changes inside the index folder itself (when it lives under a root) are ignored.
-            if events.iter().all(|e| e.path.starts_with(&index_dir)) {
+            if batch.iter().all(|p| p.starts_with(&index_dir)) {
                 continue;
             }
-            // Reading the files for a refresh raises events of its own: refresh only when a
-            // file really changed size or mtime (or appeared, or went).
+            // Refresh only when a file really changed (or appeared, or went).
             let stale = crate::engine::DocIndex::open(index).map_or(true, |i| i.stale());
             if !stale {
                 continue;

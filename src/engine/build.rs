@@ -278,7 +278,10 @@ fn diff_files(previous: Option<&Previous>, plan: &Plan) -> FileDiff {
             Some(o) if o.sha256 != doc.entry.sha256 => d.changed += 1,
             Some(o) => {
                 d.unchanged += 1;
-                if o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns {
+                // Another ctime (chmod, a copy, a restore) is recorded too: else every later
+                // status and refresh would hash the file again.
+                let ctime_moved = doc.entry.ctime_ns != 0 && o.ctime_ns != doc.entry.ctime_ns;
+                if o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns || ctime_moved {
                     d.touched += 1;
                 }
             }

@@ -68,7 +68,7 @@ pub struct Freshness {
     pub removed: Vec<String>,
     /// Indexed files that cannot be read now (or sit in a folder that cannot be listed).
     pub unreadable: Vec<String>,
-    /// Indexed files with another size or mtime but the same content.
+    /// Indexed files with another size, mtime or ctime but the same content.
     pub touched: u64,
     /// Roots of the index that are gone.
     pub missing_roots: Vec<String>,
@@ -161,7 +161,7 @@ impl DocIndex {
     }
 
     /// Compares every indexed file with the disk (a walk of the roots, a stat per file,
-    /// content hashes only where size or mtime moved).
+    /// content hashes only where size, mtime or ctime moved).
     ///
     /// # Errors
     /// [`crate::Error::Corrupt`] when the snapshot cannot be read.
