@@ -710,8 +710,8 @@ fn link_tree(from: &Path, to: &Path, except: &Path) -> Result<()> {
         if t.is_dir() {
             std::fs::create_dir_all(&dst).map_err(|e| Error::io("create", &dst, e))?;
             link_tree(&src, &dst, Path::new(""))?;
-        } else if std::fs::hard_link(&src, &dst).is_err() {
-            std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
+        } else {
+            crate::store::link_or_copy(&src, &dst)?;
         }
     }
     Ok(())

@@ -132,11 +132,7 @@ pub(super) fn write_sources(
         let name = sources_name(Some(bucket));
         match previous_gen {
             Some(prev) if kept.contains(&bucket) => {
-                let src = prev.join(SOURCES_DIR).join(&name);
-                let dst = dir.join(&name);
-                if std::fs::hard_link(&src, &dst).is_err() {
-                    std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
-                }
+                crate::store::link_or_copy(&prev.join(SOURCES_DIR).join(&name), &dir.join(&name))?;
             }
             _ => write_records(&dir.join(&name), &mut docs[start..end])?,
         }

@@ -29,6 +29,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Hard-links `src` at `dst` (a file of a generation carried into the next one; both
+/// are immutable), copying it where links fail (another file system).
+///
+/// # Errors
+/// [`Error::Io`] naming `src` when the copy fails.
+pub fn link_or_copy(src: &Path, dst: &Path) -> Result<()> {
+    if std::fs::hard_link(src, dst).is_err() {
+        std::fs::copy(src, dst).map_err(|e| Error::io("copy", src, e))?;
+    }
+    Ok(())
+}
+
 /// Flushes a folder's entries (names, hard links) to disk; best effort where folders
 /// cannot be fsynced.
 pub fn sync_dir(dir: &Path) {
