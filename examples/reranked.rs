@@ -19,7 +19,7 @@ fn coverage(query: &str, doc: &RetrievedDocument) -> f32 {
     let text = doc.content.to_lowercase();
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     let found = words.iter().filter(|w| text.contains(w.as_str())).count();
-    found as f32 / words.len().max(1) as f32 + 0.1 * doc.metadata.confidence
+    found as f32 / words.len().max(1) as f32 + 0.1 * doc.metadata.relative_score
 }
 
 #[tokio::main]

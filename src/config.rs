@@ -129,6 +129,11 @@ pub struct QueryParams {
     /// `library`) relative to the term itself (0 turns them off).
     #[serde(default)]
     pub stem_weight: f32,
+    /// Canonicality gain: a chunk with lexical evidence gains `canon_gain × best ×
+    /// canonicality` of its page (log-scaled PageRank in `[0, 1]`, `graph::pagerank`),
+    /// where `best` is the best lexical score among the candidates. 0 turns it off.
+    #[serde(default)]
+    pub canon_gain: f32,
 }
 
 impl Default for QueryParams {
@@ -145,6 +150,7 @@ impl Default for QueryParams {
             stop_weight: 1.0,
             stop_about: false,
             stem_weight: 0.0,
+            canon_gain: 0.0,
         }
     }
 }

@@ -71,6 +71,11 @@ pub enum Error {
     /// A setting out of its range.
     #[error("invalid setting: {0}")]
     Config(String),
+
+    /// Something asked for by name is not in the index (a document, a graph); the text
+    /// says what and how to get it.
+    #[error("{0}")]
+    NotFound(String),
 }
 
 fn version_message(dir: &std::path::Path, what: &str, newer: bool) -> String {

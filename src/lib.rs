@@ -37,6 +37,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod fusion;
+pub mod graph;
 pub mod hashing;
 pub mod lexical;
 pub mod projection;

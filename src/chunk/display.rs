@@ -195,6 +195,24 @@ fn link_at(line: &str, open: usize) -> Option<(&str, usize)> {
     Some((text, close + 1 + tail))
 }
 
+/// `s` with control characters escaped (`\u{1b}`), for names from outside (file paths,
+/// headings) in human-readable output: a file name cannot move the cursor or colour
+/// the terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

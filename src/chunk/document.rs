@@ -3,6 +3,7 @@
 
 use super::fields::{collapse_ws, merge, prose_symbols, BlockFields};
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
+use super::links::{text_links, LinkCollector, RawLink};
 use super::markdown::{parse_blocks, Block, BlockKind};
 use super::source::Prepared;
 use super::split::{pack, prelude_of, units, Layout};
@@ -13,7 +14,24 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
     let prep = Prepared::new(doc);
     match doc.kind {
         SourceKind::Text => text_chunks(doc, &prep, cfg),
-        SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg),
+        SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None),
+    }
+}
+
+/// [`chunk_document`] and [`super::doc_links`] from one parse: the chunks and the
+/// document's links as written.
+pub fn chunk_document_with_links(
+    doc: &SourceDoc,
+    cfg: &ChunkerConfig,
+) -> (Vec<Chunk>, Vec<RawLink>) {
+    let prep = Prepared::new(doc);
+    match doc.kind {
+        SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep)),
+        SourceKind::Markdown | SourceKind::Mdx => {
+            let mut links = LinkCollector::new(&prep.parse, &prep.table);
+            let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));
+            (chunks, links.finish())
+        }
     }
 }
 
@@ -35,8 +53,13 @@ struct DocInfo<'a> {
     aliases: Vec<String>,
 }
 
-fn markdown_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec<Chunk> {
-    let blocks = parse_blocks(prep.src, &prep.parse, &prep.table, &prep.blank);
+fn markdown_chunks(
+    doc: &SourceDoc,
+    prep: &Prepared<'_>,
+    cfg: &ChunkerConfig,
+    links: Option<&mut LinkCollector<'_>>,
+) -> Vec<Chunk> {
+    let blocks = parse_blocks(prep.src, &prep.parse, &prep.table, &prep.blank, links);
     let first_h1 = blocks
         .iter()
         .filter_map(|b| b.heading.as_ref())

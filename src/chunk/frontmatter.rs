@@ -13,6 +13,10 @@ pub(crate) struct FrontMatter {
     pub title: Option<String>,
     /// `aliases` then `tags`, trimmed, deduplicated, non-empty.
     pub aliases: Vec<String>,
+    /// `checks`: commands that check work on the document (a string or a list).
+    pub checks: Vec<String>,
+    /// `audience` (e.g. `agent`), lower-cased.
+    pub audience: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -36,11 +40,13 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
     } else {
         String::new()
     };
-    let (title, aliases) = parse_guarded(flavor, &content);
+    let f = parse_guarded(flavor, &content);
     FrontMatter {
         lines: close + 1,
-        title,
-        aliases,
+        title: f.title,
+        aliases: f.aliases,
+        checks: f.checks,
+        audience: f.audience,
     }
 }
 
@@ -52,7 +58,14 @@ fn is_close(flavor: Flavor, line: &str) -> bool {
     }
 }
 
-type Fields = (Option<String>, Vec<String>);
+/// The keys read from front matter.
+#[derive(Default)]
+struct Fields {
+    title: Option<String>,
+    aliases: Vec<String>,
+    checks: Vec<String>,
+    audience: Option<String>,
+}
 
 /// Parses with the third-party parser, treating a parser panic as malformed content.
 fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
@@ -60,11 +73,14 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
         Flavor::Yaml => yaml_fields(content),
         Flavor::Toml => toml_fields(content),
     };
-    let (title, aliases) = std::panic::catch_unwind(run).unwrap_or_default();
-    let title = title
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty());
-    (title, clean_list(aliases))
+    let f = std::panic::catch_unwind(run).unwrap_or_default();
+    let trimmed = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    Fields {
+        title: trimmed(f.title),
+        aliases: clean_list(f.aliases),
+        checks: clean_list(f.checks),
+        audience: trimmed(f.audience).map(|a| a.to_lowercase()),
+    }
 }
 
 fn clean_list(items: Vec<String>) -> Vec<String> {
@@ -86,16 +102,21 @@ fn yaml_fields(content: &str) -> Fields {
         return Fields::default();
     };
     let get = |key: &str| map.get(&Yaml::String(key.to_string()));
-    let title = get("title").and_then(yaml_scalar);
-    let mut aliases = Vec::new();
-    for key in ["aliases", "tags"] {
+    let list = |key: &str| -> Vec<String> {
         match get(key) {
-            Some(Yaml::Array(items)) => aliases.extend(items.iter().filter_map(yaml_scalar)),
-            Some(other) => aliases.extend(yaml_scalar(other)),
-            None => {}
+            Some(Yaml::Array(items)) => items.iter().filter_map(yaml_scalar).collect(),
+            Some(other) => yaml_scalar(other).into_iter().collect(),
+            None => Vec::new(),
         }
+    };
+    let mut aliases = list("aliases");
+    aliases.extend(list("tags"));
+    Fields {
+        title: get("title").and_then(yaml_scalar),
+        aliases,
+        checks: list("checks"),
+        audience: get("audience").and_then(yaml_scalar),
     }
-    (title, aliases)
 }
 
 fn yaml_scalar(v: &Yaml) -> Option<String> {
@@ -111,16 +132,21 @@ fn toml_fields(content: &str) -> Fields {
     let Ok(table) = content.parse::<toml::Table>() else {
         return Fields::default();
     };
-    let title = table.get("title").and_then(toml_scalar);
-    let mut aliases = Vec::new();
-    for key in ["aliases", "tags"] {
+    let list = |key: &str| -> Vec<String> {
         match table.get(key) {
-            Some(toml::Value::Array(items)) => aliases.extend(items.iter().filter_map(toml_scalar)),
-            Some(other) => aliases.extend(toml_scalar(other)),
-            None => {}
+            Some(toml::Value::Array(items)) => items.iter().filter_map(toml_scalar).collect(),
+            Some(other) => toml_scalar(other).into_iter().collect(),
+            None => Vec::new(),
         }
+    };
+    let mut aliases = list("aliases");
+    aliases.extend(list("tags"));
+    Fields {
+        title: table.get("title").and_then(toml_scalar),
+        aliases,
+        checks: list("checks"),
+        audience: table.get("audience").and_then(toml_scalar),
     }
-    (title, aliases)
 }
 
 fn toml_scalar(v: &toml::Value) -> Option<String> {
@@ -173,7 +199,7 @@ mod tests {
             FrontMatter {
                 lines: 4,
                 title: None,
-                aliases: vec![]
+                ..FrontMatter::default()
             }
         );
         let f = fm("+++\ntitle = = 3\n+++\n");
@@ -182,12 +208,21 @@ mod tests {
             FrontMatter {
                 lines: 3,
                 title: None,
-                aliases: vec![]
+                ..FrontMatter::default()
             }
         );
         let f = fm("---\n- just\n- a list\n---\n");
         assert_eq!(f.lines, 4);
         assert_eq!(f.title, None);
+    }
+
+    #[test]
+    fn checks_and_audience_in_yaml_and_toml() {
+        let f = fm("---\naudience: Agent\nchecks:\n  - cargo test\n  - cargo clippy\n---\n");
+        assert_eq!(f.audience.as_deref(), Some("agent"));
+        assert_eq!(f.checks, vec!["cargo test", "cargo clippy"]);
+        let f = fm("+++\nchecks = \"make check\"\n+++\n");
+        assert_eq!(f.checks, vec!["make check"]);
     }
 
     #[test]

@@ -3,6 +3,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// A chunk id without its `~k` piece suffix: the id of the section a cut piece belongs
+/// to (`a.md#x/y~3` → `a.md#x/y`).
+pub fn section_id(id: &str) -> &str {
+    match id.rsplit_once('~') {
+        Some((base, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => id,
+    }
+}
+
 /// Slug of a preamble chunk.
 pub(crate) const PREAMBLE_SLUG: &str = "_preamble";
 

@@ -9,6 +9,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::fields::{collapse_ws, BlockFields, FieldsBuilder};
 use super::lines::LineTable;
+use super::links::LinkCollector;
 
 /// A top-level heading: level 1–6, plain text (inline code text kept, markup and
 /// attributes dropped) and its explicit anchor (`{#id}`), if any.
@@ -60,6 +61,7 @@ pub(crate) fn parse_blocks(
     parse: &str,
     table: &LineTable,
     blank: &[bool],
+    mut links: Option<&mut LinkCollector<'_>>,
 ) -> Vec<Block> {
     let mut walker = Walker {
         src,
@@ -72,6 +74,9 @@ pub(crate) fn parse_blocks(
         blocks: Vec::new(),
     };
     for (event, range) in Parser::new_ext(parse, options()).into_offset_iter() {
+        if let Some(l) = links.as_deref_mut() {
+            l.event(&event, &range);
+        }
         walker.event(event, range);
     }
     walker.close();
@@ -259,7 +264,7 @@ mod tests {
     fn blocks(text: &str) -> Vec<Block> {
         let t = LineTable::new(text);
         let blank: Vec<bool> = (0..t.len()).map(|i| is_blank(t.content(text, i))).collect();
-        parse_blocks(text, text, &t, &blank)
+        parse_blocks(text, text, &t, &blank, None)
     }
 
     fn summary(b: &Block) -> (usize, usize, Option<(u8, &str)>) {

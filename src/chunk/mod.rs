@@ -23,6 +23,41 @@ pub enum SourceKind {
     Text,
 }
 
+impl SourceKind {
+    /// The kind of a file extension (case-insensitive, without the dot), or `None` for
+    /// a file docfuse does not index.
+    pub fn of_extension(ext: &str) -> Option<SourceKind> {
+        match ext.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Some(SourceKind::Markdown),
+            "mdx" => Some(SourceKind::Mdx),
+            "txt" => Some(SourceKind::Text),
+            _ => None,
+        }
+    }
+}
+
+/// What a document's front matter says (`title`, `aliases` + `tags`, `checks`,
+/// `audience`); all empty without front matter or for plain text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocFrontMatter {
+    pub title: Option<String>,
+    pub aliases: Vec<String>,
+    pub checks: Vec<String>,
+    /// Lower-cased, e.g. `agent`.
+    pub audience: Option<String>,
+}
+
+/// Reads the front matter of `doc` (YAML `---` or TOML `+++` at its very start).
+pub fn front_matter(doc: &SourceDoc) -> DocFrontMatter {
+    let fm = source::Prepared::new(doc).fm;
+    DocFrontMatter {
+        title: fm.title,
+        aliases: fm.aliases,
+        checks: fm.checks,
+        audience: fm.audience,
+    }
+}
+
 /// One document to chunk.
 #[derive(Debug, Clone)]
 pub struct SourceDoc {
@@ -89,12 +124,15 @@ mod fields;
 mod frontmatter;
 mod ids;
 mod lines;
+mod links;
 mod markdown;
 mod source;
 mod split;
 
-pub use display::{display_line, is_attribute_block, visible_lines};
-pub use document::chunk_document;
+pub use display::{display_line, is_attribute_block, printable, visible_lines};
+pub use document::{chunk_document, chunk_document_with_links};
+pub use ids::section_id;
+pub use links::{doc_links, LinkForm, RawLink};
 
 #[cfg(test)]
 mod proptests;

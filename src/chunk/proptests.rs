@@ -248,6 +248,17 @@ proptest! {
     }
 
     #[test]
+    fn one_parse_gives_the_chunks_and_links_of_two(text in markdownish(), max_tokens in 0usize..80) {
+        for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
+            let d = doc(&text, kind);
+            let cfg = ChunkerConfig { max_tokens };
+            let (chunks, links) = crate::chunk::chunk_document_with_links(&d, &cfg);
+            prop_assert_eq!(chunks, chunk_document(&d, &cfg));
+            prop_assert_eq!(links, crate::chunk::doc_links(&d));
+        }
+    }
+
+    #[test]
     fn arbitrary_text_never_panics(text in "(?s).{0,300}", max_tokens in 0usize..40) {
         for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
             let chunks = run(&text, kind, max_tokens);

@@ -25,6 +25,12 @@ pub enum Command {
     Search(SearchArgs),
     /// Say whether the index is fresh against the files on disk, and why not.
     Status(StatusArgs),
+    /// Show the documentation graph: pages by PageRank, or one page's links, mentions
+    /// and covers with the line each is written on.
+    Graph(GraphArgs),
+    /// Before working on a document or folder: where to start reading, what to read
+    /// before editing, where to edit and which checks apply.
+    Handoff(HandoffArgs),
     /// Measure ranking quality on labelled questions (nDCG@10, recall@k, MRR@10).
     Eval(EvalArgs),
     /// Print every indexed chunk as JSON Lines (id, path, lines, heading path, text).
@@ -268,6 +274,41 @@ pub struct StatusArgs {
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Print the status as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// A document (path relative to its root; `ROOT:PATH` with several roots): list its
+    /// relations instead of the top pages.
+    #[arg(value_name = "PATH")]
+    pub path: Option<String>,
+    /// How many pages to list, by PageRank.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HandoffArgs {
+    /// Index folder.
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// A document path, a folder, a section id (`path#slug`) or a document's title or
+    /// alias.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// Also say what may make the answer incomplete: a stale index, chunks waiting for
+    /// vectors, skipped files, no agent document.
+    #[arg(long)]
+    pub caveats: bool,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

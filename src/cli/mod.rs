@@ -7,6 +7,8 @@ mod build_run;
 mod chunks;
 mod dashes;
 mod eval;
+mod graph;
+mod handoff;
 mod index;
 mod mcp;
 mod output;
@@ -43,6 +45,8 @@ pub fn run() -> i32 {
         Command::Refresh(a) => refresh::run(a),
         Command::Search(a) => search::run(a),
         Command::Status(a) => status::run(a),
+        Command::Graph(a) => graph::run(a),
+        Command::Handoff(a) => handoff::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Chunks(a) => chunks::run(a),
         Command::Verify(a) => verify::run(a),

@@ -11,6 +11,8 @@ pub fn print_line(s: &str) -> anyhow::Result<()> {
 }
 
 /// Writes `value` as pretty JSON to stdout.
+pub use crate::chunk::printable;
+
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     print_line(&serde_json::to_string_pretty(value)?)
 }

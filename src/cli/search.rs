@@ -46,6 +46,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
                 .enumerate()
                 .map(|(i, d)| SearchResult::from_document(i, d, false))
                 .collect(),
+            results_left_out: 0,
         })?;
     } else {
         print_text(&r.documents)?;
@@ -88,14 +89,14 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
     if let Some(f) = &x.fusion {
         let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
         print_line(&format!(
-            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3} (cosine {:.3}, rank {}) + exact bonus {:.3}",
-            f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus
+            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3} (cosine {:.3}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
+            f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus, f.canonicality_bonus
         ))?;
     }
     let e = &x.lexical;
     print_line(&format!(
-        "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3}",
-        e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol
+        "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3} + canonicality {:.3} (page {:.3})",
+        e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol, e.canonicality, e.page_canonicality
     ))?;
     for t in &e.terms {
         let fields: Vec<String> = t

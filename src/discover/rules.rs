@@ -88,13 +88,7 @@ pub type Skips = std::collections::BTreeMap<SkipReason, u64>;
 
 /// The kind of a path by its extension (case-insensitive), or `None` if docfuse ignores it.
 pub fn kind_of(path: &Path) -> Option<SourceKind> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "md" | "markdown" => Some(SourceKind::Markdown),
-        "mdx" => Some(SourceKind::Mdx),
-        "txt" => Some(SourceKind::Text),
-        _ => None,
-    }
+    SourceKind::of_extension(path.extension()?.to_str()?)
 }
 
 /// Why a folder entry named `name` is skipped by name alone, if it is.

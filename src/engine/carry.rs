@@ -20,6 +20,9 @@ pub(super) struct Carry<'a> {
     /// The previous vectors when the new generation wants vectors (else `None`).
     vectors: Option<&'a VectorSet>,
     wants_vectors: bool,
+    /// The previous documents' links in its snapshot order, read when a bucket is kept
+    /// (`None`: not read, or unreadable — kept documents are then read again).
+    pub links: Option<Vec<crate::graph::DocLinks>>,
 }
 
 impl<'a> Carry<'a> {
@@ -78,6 +81,7 @@ impl<'a> Carry<'a> {
             chunks,
             vectors: vectors.filter(|_| wants_vectors),
             wants_vectors,
+            links: None,
         })
     }
 

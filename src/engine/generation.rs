@@ -11,9 +11,11 @@ use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
+use super::relations::{previous_links, write_graph};
 use super::source::{sources_name, write_sources, SOURCES_DIR};
-use crate::chunk::chunk_document;
+use crate::chunk::{chunk_document_with_links, doc_links, SourceDoc};
 use crate::error::{Error, Result};
+use crate::graph::DocLinks;
 use crate::lexical::{LexicalWriter, Prepared};
 use crate::projection::{chunk_embedding_input, project};
 use crate::store::{
@@ -98,7 +100,7 @@ pub(super) fn write_generation(
         .or_else(super::hooks::bucket_chunks)
         .unwrap_or(BUCKET_CHUNKS)
         .max(1);
-    let carry = Carry::of(
+    let mut carry = Carry::of(
         previous,
         &plan,
         previous_chunks,
@@ -110,6 +112,9 @@ pub(super) fn write_generation(
         None => build_all(plan.docs.len()),
     };
     let keeps = steps.iter().any(|s| matches!(s, Step::Keep { .. }));
+    if let (Some(c), true) = (carry.as_mut(), keeps) {
+        c.links = previous_links(&c.previous.gen_dir);
+    }
     let mut writer = match (&carry, keeps) {
         (Some(c), true) => LexicalWriter::update(&lex_dir, &c.previous.gen_dir.join("lexical"))?,
         _ => LexicalWriter::create(&lex_dir)?,
@@ -173,6 +178,7 @@ pub(super) fn write_generation(
                         let u = &mut updates[p];
                         u.chunks = work.prepared.len() as u32;
                         u.text = work.text;
+                        u.links = work.links;
                         out.chunks.extend(work.ids);
                         out.inputs.extend(work.inputs);
                         for e in work.prepared {
@@ -203,6 +209,10 @@ pub(super) fn write_generation(
         }
         Ok(())
     })?;
+    let links: Vec<DocLinks> = updates
+        .iter_mut()
+        .map(|u| std::mem::take(&mut u.links))
+        .collect();
     for (d, u) in plan.docs.iter_mut().zip(updates) {
         u.apply(d);
     }
@@ -224,6 +234,8 @@ pub(super) fn write_generation(
         &kept,
         previous.map(|p| p.gen_dir.as_path()),
     )?;
+    write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
+    pause_point("graph");
     let chunks_json = serde_json::to_vec(&out.chunks).unwrap_or_default();
     write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
     let vectors = write_vectors(index_dir, &gen.dir, &out.inputs, old, opts, progress)?;
@@ -275,6 +287,8 @@ struct DocUpdate {
     record: Option<(u64, u64)>,
     /// The text of a carried document that was chunked again.
     text: Option<String>,
+    /// The document's links as written (taken before `apply`).
+    links: DocLinks,
 }
 
 impl DocUpdate {
@@ -319,6 +333,7 @@ fn keep_bucket(
             bucket: old.bucket,
             record: old.record,
             text: None,
+            links: kept_links(c, plan, p, opts)?,
         };
     }
     for o in ords {
@@ -332,6 +347,26 @@ fn keep_bucket(
         }
     }
     Ok(())
+}
+
+/// The links of document `p` of a kept bucket: the previous generation's record of them,
+/// or — for an index written before links were kept — extracted from its text again.
+fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Result<DocLinks> {
+    let d = &plan.docs[p];
+    let names = super::previous::root_names(&plan.spec);
+    let root = names.get(d.entry.root).map_or("", String::as_str);
+    let recorded = c
+        .previous
+        .position(root, &d.entry.rel_path)
+        .and_then(|j| c.links.as_ref()?.get(j));
+    if let Some(links) = recorded {
+        return Ok(links.clone());
+    }
+    let text = carried_text(plan, d, Some(c.previous), opts)?;
+    Ok(DocLinks::of(doc_links(&SourceDoc {
+        text,
+        ..d.doc.clone()
+    })))
 }
 
 /// The text of a carried document: its record in the previous generation, or — when
@@ -374,6 +409,8 @@ struct DocWork {
     prepared: Vec<Prepared>,
     ids: Vec<(String, String)>,
     inputs: Vec<EmbedInput>,
+    /// The document's links as written.
+    links: DocLinks,
 }
 
 /// Chunks and analyses document `p` of the plan (reading a carried document's text from
@@ -398,8 +435,9 @@ fn prepare_doc(
         }),
         None => std::borrow::Cow::Borrowed(&d.doc),
     };
-    let chunks = chunk_document(&doc, &opts.config.chunker);
+    let (chunks, links) = chunk_document_with_links(&doc, &opts.config.chunker);
     let mut work = DocWork {
+        links: DocLinks::of(links),
         text,
         prepared: Vec::with_capacity(chunks.len()),
         ids: Vec::with_capacity(chunks.len()),

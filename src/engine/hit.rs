@@ -99,6 +99,9 @@ pub struct FusionExplain {
     pub vector_part: f32,
     /// Added for an exact id, path or symbol match (keeps such hits on top).
     pub exact_bonus: f32,
+    /// Added for the page's canonicality (a tie-breaker among hits with lexical
+    /// evidence; 0 at `canon_gain` 0).
+    pub canonicality_bonus: f32,
 }
 
 /// A query's results and how they were produced.

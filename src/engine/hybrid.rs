@@ -90,15 +90,20 @@ impl DocIndex {
                 .collect(),
             _ => fuse(&cands, &fusion, &calibration),
         };
-        // The exact parts keep a named id, path or symbol on top, as in lexical mode.
+        // The exact parts keep a named id, path or symbol on top, as in lexical mode;
+        // canonicality breaks near-ties among hits with lexical evidence.
         let best = fused.first().map_or(0.0, |f| f.score);
-        let exact: HashMap<u64, f32> = lexical.iter().map(|s| (s.ord, s.exact_share)).collect();
+        let shares: HashMap<u64, (f32, f32)> = lexical
+            .iter()
+            .map(|s| (s.ord, (s.exact_share, s.canon_share)))
+            .collect();
+        let parts = |ord: u64| match (mode, shares.get(&ord)) {
+            (Mode::Hybrid, Some(&(exact, canon))) => (exact * best, canon * best),
+            _ => (0.0, 0.0),
+        };
         let bonus = |ord: u64| {
-            if mode == Mode::Hybrid {
-                exact.get(&ord).copied().unwrap_or(0.0) * best
-            } else {
-                0.0
-            }
+            let (exact, canon) = parts(ord);
+            exact + canon
         };
         for f in &mut fused {
             f.score += bonus(f.key);
@@ -120,7 +125,8 @@ impl DocIndex {
                     vector_rank: c.vector_rank,
                     lexical_part: f.lexical_part,
                     vector_part: f.vector_part,
-                    exact_bonus: bonus(f.key),
+                    exact_bonus: parts(f.key).0,
+                    canonicality_bonus: parts(f.key).1,
                 };
                 self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))
             })

@@ -15,6 +15,8 @@ mod carry;
 mod embedding;
 mod freshness;
 mod generation;
+mod graph_view;
+mod handoff;
 mod hit;
 mod hooks;
 mod hybrid;
@@ -28,6 +30,7 @@ mod plan;
 mod previous;
 mod query_cache;
 mod readers;
+mod relations;
 mod source;
 mod status;
 mod verify;
@@ -35,6 +38,12 @@ mod verify;
 pub use build::build;
 pub use embedding::EmbedLimits;
 pub use freshness::{FileState, Freshness};
+pub use graph_view::{
+    graph_summary, page_relations, GraphPage, GraphSummary, PageRelations, RelationView,
+};
+pub use handoff::{
+    handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
+};
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
 pub use hybrid::FUSION_DEPTH;
 pub use layout::BUCKET_CHUNKS;

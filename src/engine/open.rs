@@ -105,7 +105,7 @@ impl DocIndex {
         }
         let vectors_damage = check_sizes(&gen, &vector_files)
             .map(|why| format!("the vectors are damaged ({why}); run `docfuse verify`"));
-        let lexical = LexicalIndex::open(
+        let mut lexical = LexicalIndex::open(
             &gen.join("lexical"),
             manifest.config.bm25f,
             manifest.collection.avg_field_len,
@@ -115,6 +115,9 @@ impl DocIndex {
             Error::Corrupt { reason, .. } => Error::corrupt(dir, reason),
             other => other,
         })?;
+        if let Some(c) = super::relations::chunk_canonicality(&gen, manifest.collection.chunks) {
+            lexical.set_canonicality(c);
+        }
         Ok(DocIndex {
             dir: dir.to_path_buf(),
             manifest,

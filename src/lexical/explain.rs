@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Why a chunk scored what it did:
-/// `score = lexical × aboutness + exact_id + exact_path + exact_symbol`.
+/// `score = lexical × aboutness + exact_id + exact_path + exact_symbol + canonicality`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     pub score: f32,
@@ -19,6 +19,11 @@ pub struct Explain {
     pub exact_path: f32,
     /// Bonus: the query is (or, for 1–2 token queries, contains) one of the chunk's symbols.
     pub exact_symbol: f32,
+    /// Tie-breaker: `canon_gain × best × page_canonicality`, only with lexical evidence.
+    pub canonicality: f32,
+    /// The page's log-scaled PageRank above the corpus floor, in `[0, 1]` (0 without a
+    /// graph).
+    pub page_canonicality: f32,
     pub k1: f32,
     pub b: f32,
     /// Chunks in the collection (BM25F N).

@@ -22,6 +22,8 @@ pub struct LexicalIndex {
     first_ord: HashMap<u64, u64>,
     /// Document address of each chunk ordinal, read from the fast fields on first use.
     addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
+    /// Canonicality of each chunk's page in `[0, 1]`, by ordinal (empty: no graph).
+    canonicality: Vec<f32>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -46,6 +48,21 @@ impl SegmentOrds<'_> {
 }
 
 impl LexicalIndex {
+    /// Sets the canonicality of each chunk's page (`[chunks]` in `[0, 1]`, by ordinal),
+    /// the input of the canonicality part (`QueryParams::canon_gain`).
+    pub fn set_canonicality(&mut self, per_ordinal: Vec<f32>) {
+        self.canonicality = per_ordinal;
+    }
+
+    /// The canonicality of the page of chunk `ord` (0 without a graph).
+    pub(crate) fn canonicality_of(&self, ord: u64) -> f32 {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.canonicality.get(o))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
     /// Opens the tantivy index in `dir`; `avg_field_len` and `n` come from the manifest.
     ///
     /// # Errors
@@ -77,6 +94,7 @@ impl LexicalIndex {
             n,
             first_ord,
             addrs: std::sync::OnceLock::new(),
+            canonicality: Vec::new(),
         })
     }
 

@@ -84,6 +84,8 @@ pub struct Scored {
     pub base: f32,
     /// Sum of the exact parts, as multiples of the best base score (0 when none applies).
     pub exact_share: f32,
+    /// The canonicality part, as a multiple of the best base score.
+    pub canon_share: f32,
 }
 
 impl LexicalRun {
@@ -124,6 +126,11 @@ impl LexicalRun {
                     score: r.parts.score,
                     base,
                     exact_share: if best > 0.0 { exact / best } else { 0.0 },
+                    canon_share: if best > 0.0 {
+                        r.parts.canon / best
+                    } else {
+                        0.0
+                    },
                 }
             })
             .collect()
@@ -528,6 +535,9 @@ struct Parts {
     aboutness: f32,
     share: f32,
     exact: [f32; 3],
+    /// The page's canonicality in `[0, 1]` and the part it adds.
+    canon_raw: f32,
+    canon: f32,
     score: f32,
 }
 
@@ -588,7 +598,15 @@ impl LexicalIndex {
             for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
                 *part = if hit { gain * best } else { 0.0 };
             }
-            r.parts.score = r.parts.lexical * r.parts.aboutness + r.parts.exact.iter().sum::<f32>();
+            r.parts.canon_raw = self.canonicality_of(acc.ord);
+            r.parts.canon = if r.parts.lexical > 0.0 {
+                p.canon_gain * best * r.parts.canon_raw
+            } else {
+                0.0
+            };
+            r.parts.score = r.parts.lexical * r.parts.aboutness
+                + r.parts.exact.iter().sum::<f32>()
+                + r.parts.canon;
         }
         ranked.retain(|r| r.parts.score > 0.0);
         ranked.sort_by(|a, b| {
@@ -687,6 +705,8 @@ impl LexicalIndex {
             exact_id: p.exact[0],
             exact_path: p.exact[1],
             exact_symbol: p.exact[2],
+            canonicality: p.canon,
+            page_canonicality: p.canon_raw,
             k1: prm.k1,
             b: prm.b,
             n: self.n,

@@ -85,11 +85,15 @@ pub fn cut_at_line(text: &str, room: usize) -> &str {
 /// (`render` returns it and its size in bytes) is at most `limit` bytes; the smallest
 /// allowance tried last (0) is returned whatever its size.
 pub fn largest_that_fits<T>(start: usize, limit: usize, render: impl Fn(usize) -> (T, usize)) -> T {
+    sized_fit(start, limit, render).0
+}
+
+fn sized_fit<T>(start: usize, limit: usize, render: impl Fn(usize) -> (T, usize)) -> (T, usize) {
     let mut allowance = start;
     loop {
         let (out, size) = render(allowance);
         if size <= limit || allowance == 0 {
-            return out;
+            return (out, size);
         }
         allowance = if allowance < 256 {
             0
@@ -99,12 +103,39 @@ pub fn largest_that_fits<T>(start: usize, limit: usize, render: impl Fn(usize) -
     }
 }
 
+/// A response of up to `results` results under `limit` bytes: `render(keep, allowance)`
+/// renders the first `keep` results with `allowance` bytes of passage text. Passage text
+/// is cut first ([`largest_that_fits`]); when the results alone (ids, paths, evidence)
+/// exceed the limit, the last ones are left out until it fits (the caller says how many).
+pub fn fit_response<T>(
+    results: usize,
+    limit: usize,
+    render: impl Fn(usize, usize) -> (T, usize),
+) -> T {
+    let mut keep = results;
+    loop {
+        let (out, size) = sized_fit(limit, limit, |a| render(keep, a));
+        if size <= limit || keep == 0 {
+            return out;
+        }
+        keep = (keep * limit / size.max(1)).min(keep - 1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn doc(content: &str) -> RetrievedDocument {
         RetrievedDocument::new("id", content, "a.md:1-2", 1.0)
+    }
+
+    #[test]
+    fn results_are_left_out_when_their_fields_alone_exceed_the_limit() {
+        // 40 results of 100 bytes each and no passage text: 4,000 bytes > 1,000
+        let render = |keep: usize, allowance: usize| (keep, keep * 100 + allowance.min(10));
+        assert_eq!(fit_response(40, 1_000, render), 10);
+        assert_eq!(fit_response(5, 1_000, render), 5);
     }
 
     #[test]

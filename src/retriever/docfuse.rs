@@ -343,6 +343,28 @@ impl DocfuseRetriever {
         passage::read(&self.inner(), request, super::MAX_PASSAGE_BYTES)
     }
 
+    /// The handoff for `target` (a document path, folder, section id, title or alias):
+    /// where to start reading, what to read before editing, where to edit, which checks
+    /// apply ([`crate::engine::handoff_for_entity`]).
+    ///
+    /// # Errors
+    /// [`RetrieveError::NotFound`] naming the closest paths for an unknown target (or an
+    /// index without a graph); [`RetrieveError::Engine`] when the index cannot be read.
+    pub async fn handoff(
+        &self,
+        target: &str,
+        caveats: bool,
+    ) -> Result<super::Handoff, RetrieveError> {
+        let target = target.to_string();
+        self.run_blocking(false, move |inner| {
+            crate::engine::handoff_for_entity(&inner.index, &target, caveats).map_err(|e| match e {
+                crate::Error::NotFound(m) => RetrieveError::NotFound(m),
+                e => RetrieveError::Engine(e),
+            })
+        })
+        .await
+    }
+
     /// Freshness against the files on disk (walks the roots), counts and the vector side.
     ///
     /// # Errors

@@ -11,7 +11,7 @@
 
 use super::filter::PathFilter;
 use super::{
-    set_confidence, BoxFuture, FusionPart, RetrieveError, RetrieveOptions, RetrievedDocument,
+    set_relative_scores, BoxFuture, FusionPart, RetrieveError, RetrieveOptions, RetrievedDocument,
     Retriever,
 };
 use std::collections::HashMap;
@@ -193,7 +193,7 @@ impl HybridRetriever {
             .filter(|d| filter.is_empty() || filter.matches(d.filter_path()))
             .take(limit)
             .collect();
-        set_confidence(&mut out);
+        set_relative_scores(&mut out);
         out
     }
 }

@@ -6,7 +6,8 @@ use crate::engine::HitExplain;
 use serde::Serialize;
 
 /// One result: `{"rank", "id", "path", "start_line", "end_line", "match_line",
-/// "heading_path", "title", "score", "snippet", "lexical_match", "stale_reason"}`, plus `explain` when asked for and `content`
+/// "heading_path", "title", "score", "snippet", "lexical_match", "stale_reason", "evidence",
+/// "provenance", "confidence"}`, plus `explain` when asked for and `content`
 /// (title, heading path and passage text) when the caller asked for text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchResult {
@@ -34,6 +35,13 @@ pub struct SearchResult {
     /// Why the result's file no longer has the indexed content (`file deleted since
     /// indexing`, `file changed since indexing`), else null: the text is the indexed one.
     pub stale_reason: Option<String>,
+    /// Where the passage is and the sha256 of the chunk and of its file when indexed.
+    pub evidence: super::Evidence,
+    /// `observed`: read from the indexed files.
+    pub provenance: super::Provenance,
+    /// `observed` (the query matched the passage) or `fuzzy` (a fuzzy relation surfaced
+    /// it), next to the numeric `score`.
+    pub confidence: super::Confidence,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplain>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,6 +77,9 @@ impl SearchResult {
             },
             lexical_match: !m.matched_terms.is_empty(),
             stale_reason: m.stale.clone(),
+            evidence: m.evidence.clone(),
+            provenance: m.provenance,
+            confidence: m.confidence,
             explain: m.explain.clone(),
             content: with_content.then(|| d.content.clone()),
             content_note: None,
@@ -115,6 +126,14 @@ pub struct SearchEnvelope {
     /// Files changed since that generation was built (size/mtime check); refresh to update.
     pub stale: bool,
     pub results: Vec<SearchResult>,
+    /// Results left out (the last ones) to keep the response under its budget; ask for
+    /// a smaller `limit` or narrow the query with filters.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub results_left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A snippet for a document of another retriever: its first shown line.

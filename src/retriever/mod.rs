@@ -68,8 +68,8 @@ mod search;
 mod tests;
 
 pub use budget::{
-    cut_at_line, fit_contents, largest_that_fits, Budget, CUT_MARK, DEFAULT_RESPONSE_TOKENS,
-    MIN_RESPONSE_TOKENS,
+    cut_at_line, fit_contents, fit_response, largest_that_fits, Budget, CUT_MARK,
+    DEFAULT_RESPONSE_TOKENS, MIN_RESPONSE_TOKENS,
 };
 pub use docfuse::{
     DocfuseRetriever, IndexStatus, Retrieval, VectorsReport, DEFAULT_MAX_QUEUED, STATUS_LIST_CAP,
@@ -86,7 +86,7 @@ pub use request::{
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 
 /// Engine types that are part of this API (front ends need no other `engine` import).
-pub use crate::engine::{HitExplain, Mode};
+pub use crate::engine::{Handoff, HitExplain, Mode};
 
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -267,11 +267,16 @@ pub struct DocumentMetadata {
     pub title: String,
     /// Ancestor headings and the section's own heading, outermost first.
     pub heading_path: Vec<String>,
-    /// Evidence of the exact content: the chunk's sha256 content hash.
-    pub evidence: String,
+    /// Evidence of the exact content: where it is and the hashes it was indexed with.
+    pub evidence: Evidence,
+    /// How the result is known: `observed` (the query matched the passage itself).
+    pub provenance: Provenance,
+    /// `observed` when the query matched the passage directly; `fuzzy` when only a
+    /// fuzzy relation surfaced it.
+    pub confidence: Confidence,
     /// The score relative to the best of the same list, in [0, 1] (1 for the first).
     /// A ranking signal, not a calibrated probability.
-    pub confidence: f32,
+    pub relative_score: f32,
     /// Query terms that matched lexically (empty when none did).
     pub matched_terms: Vec<String>,
     /// One line around the match (at most 200 characters, markup dropped).
@@ -296,6 +301,31 @@ pub struct DocumentMetadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_stage: Option<FirstStage>,
 }
+
+/// Where a passage is and what it was indexed from: `{"path", "start_line", "end_line",
+/// "chunk_sha256", "file_sha256"}` (sha256 hex; empty when unknown, e.g. for another
+/// retriever's documents).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The chunk's content hash (kind, path, title, heading path, text, aliases).
+    pub chunk_sha256: String,
+    /// The file's sha256 when it was indexed.
+    pub file_sha256: String,
+}
+
+/// How a result is known. Only `observed` today; later kinds may be `declared`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provenance {
+    /// Read from the indexed files themselves.
+    #[default]
+    Observed,
+}
+
+pub use crate::graph::Confidence;
 
 /// One member list's contribution to a fused score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -377,10 +407,10 @@ pub(crate) fn relative(score: f32, best: f32) -> f32 {
     }
 }
 
-/// Sets each document's confidence to its score relative to the first one's.
-pub(crate) fn set_confidence(docs: &mut [RetrievedDocument]) {
+/// Sets each document's relative score to its score relative to the first one's.
+pub(crate) fn set_relative_scores(docs: &mut [RetrievedDocument]) {
     let best = docs.first().map_or(0.0, |d| d.score);
     for d in docs {
-        d.metadata.confidence = relative(d.score, best);
+        d.metadata.relative_score = relative(d.score, best);
     }
 }

@@ -433,13 +433,7 @@ fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
         })
 }
 
-/// A chunk id without its `~k` part suffix.
-pub(crate) fn section_id(id: &str) -> &str {
-    match id.rsplit_once('~') {
-        Some((base, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => id,
-    }
-}
+pub(crate) use crate::chunk::section_id;
 
 fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
     inner

@@ -2,7 +2,7 @@
 //! (a cross-encoder, an LLM judge, a heuristic), best new score first.
 
 use super::{
-    set_confidence, BoxFuture, FirstStage, RetrieveError, RetrieveOptions, RetrievedDocument,
+    set_relative_scores, BoxFuture, FirstStage, RetrieveError, RetrieveOptions, RetrievedDocument,
     Retriever,
 };
 use std::sync::Arc;
@@ -101,7 +101,7 @@ impl RerankedRetriever {
                 d
             })
             .collect();
-        set_confidence(&mut out);
+        set_relative_scores(&mut out);
         Ok(out)
     }
 }

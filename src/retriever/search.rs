@@ -59,13 +59,20 @@ pub(super) fn search(
         .zip(groups)
         .map(|(mut h, chunks)| {
             h.locate(&weights);
-            let confidence = relative(h.score, best);
+            let relative_score = relative(h.score, best);
             let stale = index
                 .file_state(h.chunk.root, &h.chunk.path)
                 .ok()
                 .and_then(|s| s.note());
             let span = section_span(index, &h);
-            let mut d = document(h, confidence, mode, degraded.clone());
+            let file_sha256 = index
+                .entry(h.chunk.root, &h.chunk.path)
+                .ok()
+                .flatten()
+                .map(|e| e.sha256)
+                .unwrap_or_default();
+            let mut d = document(h, relative_score, mode, degraded.clone());
+            d.metadata.evidence.file_sha256 = file_sha256;
             d.metadata.stale = stale;
             d.metadata.section_start_line = span.0;
             d.metadata.section_end_line = span.1;
@@ -186,7 +193,7 @@ fn section_span(index: &DocIndex, h: &Hit) -> (u32, u32) {
 /// An engine hit as a retrieved document.
 pub(super) fn document(
     h: Hit,
-    confidence: f32,
+    relative_score: f32,
     mode: Mode,
     degraded: Option<String>,
 ) -> RetrievedDocument {
@@ -210,7 +217,7 @@ pub(super) fn document(
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
             root: c.root,
-            path: c.path,
+            path: c.path.clone(),
             start_line: c.start_line,
             end_line: c.end_line,
             match_line: h.match_line,
@@ -219,8 +226,16 @@ pub(super) fn document(
             chunks_matched: 1,
             title: c.title,
             heading_path: c.heading_path,
-            evidence: c.hash,
-            confidence,
+            evidence: super::Evidence {
+                path: c.path,
+                start_line: c.start_line,
+                end_line: c.end_line,
+                chunk_sha256: c.hash,
+                file_sha256: String::new(),
+            },
+            provenance: super::Provenance::Observed,
+            confidence: super::Confidence::Observed,
+            relative_score,
             matched_terms: h.matched_terms,
             snippet: h.snippet,
             stale: None,

@@ -123,11 +123,20 @@ fn docfuse_documents_carry_content_source_and_metadata() {
         (m.kind.as_str(), m.path.as_str(), m.start_line, m.end_line),
         ("section", "guide/parallel.md", 5, 8)
     );
-    assert_eq!(m.evidence.len(), 64, "sha256 content hash");
-    assert_eq!(m.confidence, 1.0);
+    assert_eq!(m.evidence.chunk_sha256.len(), 64, "sha256 content hash");
+    assert_eq!(
+        m.evidence.file_sha256.len(),
+        64,
+        "the file's sha256 at index time"
+    );
+    assert_eq!(
+        (m.evidence.start_line, m.evidence.end_line),
+        (m.start_line, m.end_line)
+    );
+    assert_eq!(m.relative_score, 1.0);
     assert!(docs
         .iter()
-        .all(|d| (0.0..=1.0).contains(&d.metadata.confidence)));
+        .all(|d| (0.0..=1.0).contains(&d.metadata.relative_score)));
     assert!(docs.windows(2).all(|w| w[0].score >= w[1].score));
     assert_eq!(m.mode, Some(Mode::Lexical));
     assert!(
@@ -178,7 +187,7 @@ fn filters_apply_before_the_top_k_cut() {
         .iter()
         .all(|d| d.metadata.path.starts_with("commands/")));
     assert_eq!(
-        filtered[0].metadata.confidence, 1.0,
+        filtered[0].metadata.relative_score, 1.0,
         "confidence relative to the best that passed"
     );
     // the filtered list is the unfiltered ranking restricted to the prefix
@@ -251,7 +260,7 @@ fn hybrid_of_docfuse_and_a_toy_retriever_fuses_and_deduplicates() {
         fused[0].metadata.kind, "section",
         "metadata of the first member that had it"
     );
-    assert_eq!(fused[0].metadata.confidence, 1.0);
+    assert_eq!(fused[0].metadata.relative_score, 1.0);
     // then docfuse's rank 1 (1/61), the toy's rank 2 (1/62), docfuse's rank 3 (1/63)
     assert_eq!(fused[1].id, docfuse_docs[0].id);
     assert_eq!(fused[2].id, "toy#only");

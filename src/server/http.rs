@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `POST /v1/search` | JSON body `{"query", "limit", "mode", "filters": {"path_prefix", "globs", "exclude"}, "explain", "floor", "include_content"}` → the `docfuse search --json` envelope |
 //! | `GET /v1/passage` | `?path=&start_line=&end_line=` or `?id=` (and `root=`) → a page of an indexed file's lines |
+//! | `GET /v1/handoff` | `?target=` (a document path, folder, section id, title or alias) and `caveats=true` → where to start reading, what to read before editing, where to edit, which checks apply |
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
 //! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
 //!
@@ -19,8 +20,8 @@
 
 use super::ErrorBody;
 use crate::retriever::{
-    fit_contents, largest_that_fits, passage_args, search_args, Budget, DocfuseRetriever,
-    IndexStatus, Passage, RetrieveError, SearchEnvelope, SearchResult,
+    fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
+    Passage, RetrieveError, SearchEnvelope, SearchResult,
 };
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
@@ -104,6 +105,7 @@ pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
     let routes = Router::new()
         .route("/v1/search", post(search))
         .route("/v1/passage", get(passage))
+        .route("/v1/handoff", get(handoff))
         .route("/v1/status", get(status))
         .route("/healthz", get(healthz))
         .fallback(not_found)
@@ -227,11 +229,12 @@ async fn search(
     )?;
     let r = s.retriever.search(&req.query, &req.options).await?;
     let budget = s.config.budget.bytes();
-    let envelope = |allowance: usize| {
+    let envelope = |keep: usize, allowance: usize| {
+        let docs = &r.documents[..keep];
         let contents = if req.include_content {
-            fit_contents(&r.documents, allowance)
+            fit_contents(docs, allowance)
         } else {
-            vec![None; r.documents.len()]
+            vec![None; docs.len()]
         };
         sized(SearchEnvelope {
             query: req.query.clone(),
@@ -239,8 +242,7 @@ async fn search(
             degraded: r.degraded.clone(),
             generation: r.generation,
             stale: r.stale,
-            results: r
-                .documents
+            results: docs
                 .iter()
                 .zip(contents)
                 .enumerate()
@@ -248,9 +250,10 @@ async fn search(
                     SearchResult::from_document(i, d, false).with_content(req.include_content, c)
                 })
                 .collect(),
+            results_left_out: r.documents.len() - keep,
         })
     };
-    Ok(Json(largest_that_fits(budget, budget, envelope)))
+    Ok(Json(fit_response(r.documents.len(), budget, envelope)))
 }
 
 /// `GET /v1/passage` query parameters as the JSON arguments `passage_args` reads: line
@@ -290,6 +293,39 @@ async fn passage(
     }
 }
 
+async fn handoff(
+    State(s): State<AppState>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Json<crate::retriever::Handoff>, ApiError> {
+    let Query(params) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
+    if let Some(k) = params
+        .keys()
+        .find(|k| !matches!(k.as_str(), "target" | "caveats"))
+    {
+        return Err(ApiError::bad_request(format!(
+            "unknown parameter `{k}`; /v1/handoff takes `target` and `caveats`"
+        )));
+    }
+    let target = params
+        .get("target")
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "missing `target`: a document path, folder, section id, title or alias",
+            )
+        })?;
+    let caveats = match params.get("caveats").map(String::as_str) {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") | Some("") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "`caveats` must be true or false, got `{other}`"
+            )))
+        }
+    };
+    Ok(Json(s.retriever.handoff(target, caveats).await?))
+}
+
 async fn status(State(s): State<AppState>) -> Result<Json<IndexStatus>, ApiError> {
     Ok(Json(
         s.retriever
@@ -315,7 +351,7 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         "not_found",
         format!(
-            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/status, GET /healthz",
+            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/handoff, GET /v1/status, GET /healthz",
             uri.path()
         ),
     )

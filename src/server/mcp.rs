@@ -11,8 +11,8 @@
 
 use super::{mcp_schema, ErrorBody};
 use crate::retriever::{
-    fit_contents, largest_that_fits, passage_args, search_args, Budget, DocfuseRetriever,
-    IndexStatus, Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
+    fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
+    Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -74,6 +74,22 @@ impl DocfuseMcp {
     }
 
     #[tool(
+        name = "handoff",
+        description = "Before working on a document or folder of the documentation: where to start reading (the agent document, the index pages that cover it, the pages that link to or mention it, one link further, the root's index page — each with the relation and the path:line that put it there), what to read before editing (including AGENTS.md and CONTRIBUTING.md that apply), where to edit, and which check commands apply (front matter `checks:` or a test section of AGENTS.md). An unknown target gets the closest indexed paths.",
+        input_schema = mcp_schema::handoff(),
+        annotations(title = "Handoff", read_only_hint = true)
+    )]
+    async fn handoff(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.handoff_call(&args).await {
+            Ok(r) => r,
+            Err(e) => tool_error(&e),
+        })
+    }
+
+    #[tool(
         name = "index_status",
         description = "Tell whether the documentation index is fresh or stale against the files on disk (and why), how many documents and chunks it holds, its roots, and whether semantic (vector) search is available and with which embedder.",
         input_schema = mcp_schema::no_arguments(),
@@ -100,6 +116,36 @@ impl DocfuseMcp {
 }
 
 impl DocfuseMcp {
+    async fn handoff_call(&self, args: &JsonObject) -> Result<CallToolResult, RetrieveError> {
+        if let Some(k) = args
+            .keys()
+            .find(|k| !matches!(k.as_str(), "target" | "caveats"))
+        {
+            return Err(RetrieveError::InvalidRequest(format!(
+                "unknown field `{k}` in handoff; it takes `target` and `caveats`"
+            )));
+        }
+        let target = match args.get("target") {
+            Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
+            _ => {
+                return Err(RetrieveError::InvalidRequest(
+                    "`target` must be a non-empty string: a document path, folder, section id, title or alias".into(),
+                ))
+            }
+        };
+        let caveats = match args.get("caveats") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(RetrieveError::InvalidRequest(
+                    "`caveats` must be a boolean".into(),
+                ))
+            }
+        };
+        let h = self.retriever.handoff(&target, caveats).await?;
+        Ok(structured(h.text_lines().join("\n"), &h))
+    }
+
     async fn search(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
         let req = search_args(
             &args,
@@ -109,12 +155,12 @@ impl DocfuseMcp {
         )?;
         let r = self.retriever.search(&req.query, &req.options).await?;
         let budget = self.budget.bytes();
-        let render = |allowance: usize| {
-            let result = search_result(&req.query, &r, allowance, self.budget.tokens);
+        let render = |keep: usize, allowance: usize| {
+            let result = search_result(&req.query, &r, keep, allowance, self.budget.tokens);
             let size = result_size(&result);
             (result, size)
         };
-        Ok(largest_that_fits(budget, budget, render))
+        Ok(fit_response(r.documents.len(), budget, render))
     }
 
     async fn passage(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
@@ -139,21 +185,28 @@ impl DocfuseMcp {
 
 /// The `search_docs` result with passages fitted into `allowance` bytes (in the text and
 /// in the structured content alike).
-fn search_result(query: &str, r: &Retrieval, allowance: usize, tokens: usize) -> CallToolResult {
-    let contents = fit_contents(&r.documents, allowance / 2);
+fn search_result(
+    query: &str,
+    r: &Retrieval,
+    keep: usize,
+    allowance: usize,
+    tokens: usize,
+) -> CallToolResult {
+    let docs = &r.documents[..keep.min(r.documents.len())];
+    let contents = fit_contents(docs, allowance / 2);
     let envelope = SearchEnvelope {
         query: query.to_string(),
         mode: r.mode.name(),
         degraded: r.degraded.clone(),
         generation: r.generation,
         stale: r.stale,
-        results: r
-            .documents
+        results: docs
             .iter()
             .zip(contents.iter().cloned())
             .enumerate()
             .map(|(i, (d, c))| SearchResult::from_document(i, d, false).with_content(true, c))
             .collect(),
+        results_left_out: r.documents.len() - docs.len(),
     };
     let mut text = format!(
         "{} passage(s) for {:?} (mode {})",
@@ -190,6 +243,12 @@ fn search_result(query: &str, r: &Retrieval, allowance: usize, tokens: usize) ->
         .flatten()
         .filter(|c| c.ends_with(crate::retriever::CUT_MARK))
         .count();
+    if envelope.results_left_out > 0 {
+        text.push_str(&format!(
+            "\n\n({} more result(s) left out to stay under {tokens} tokens: ask for a smaller limit or narrow the query with path_prefix or globs)",
+            envelope.results_left_out
+        ));
+    }
     if left_out + cut > 0 {
         text.push_str(&format!(
             "\n\n({} passage(s) cut and {left_out} left out to stay under {tokens} tokens: read them with read_passage and their id)",

@@ -120,6 +120,27 @@ pub fn read_passage() -> Arc<Map<String, Value>> {
     }))
 }
 
+/// Input schema of `handoff`.
+pub fn handoff() -> Arc<Map<String, Value>> {
+    object(json!({
+        "type": "object",
+        "properties": {
+            "target": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What you are about to work on: a document path relative to the indexed root (\"guide/install.md\"), a folder (\"guide/\"), a section id from search_docs, or a document's title or alias."
+            },
+            "caveats": {
+                "type": "boolean",
+                "default": false,
+                "description": "Also list what may make the answer incomplete: a stale index, chunks waiting for vectors, skipped files, no agent document."
+            }
+        },
+        "required": ["target"],
+        "additionalProperties": false
+    }))
+}
+
 /// Input schema of `index_status` (no arguments).
 pub fn no_arguments() -> Arc<Map<String, Value>> {
     object(json!({

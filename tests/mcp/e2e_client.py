@@ -104,7 +104,7 @@ async def exercise(session):
     listed = await session.list_tools()
     transcript.append({"tools/list": dump(listed)})
     tools = {t.name: t for t in listed.tools}
-    check(set(tools) == {"search_docs", "read_passage", "index_status"}, "the three tools", listed)
+    check(set(tools) == {"search_docs", "read_passage", "index_status", "handoff"}, "the four tools", listed)
     for t in tools.values():
         check(t.description and len(t.description) > 40, f"{t.name} has a description", t)
     search_schema = field(tools["search_docs"], "input_schema", "inputSchema")
@@ -144,6 +144,10 @@ async def exercise(session):
     check(all(h["lexical_match"] for h in hits), "every result matched lexically", data)
     check([h["rank"] for h in hits] == [1, 2, 3], "ranks", data)
     check(hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"] > 0, "scores descend", data)
+    ev = hits[0]["evidence"]
+    check(ev["path"] == hits[0]["path"] and (ev["start_line"], ev["end_line"]) == (hits[0]["start_line"], hits[0]["end_line"]), "evidence names the passage", hits[0])
+    check(len(ev["chunk_sha256"]) == 64 and len(ev["file_sha256"]) == 64, "evidence carries both sha256", ev)
+    check(hits[0]["provenance"] == "observed" and hits[0]["confidence"] == "observed", "provenance and confidence", hits[0])
     text = text_of(result)
     cite = f'{hits[0]["path"]}:{hits[0]["match_line"]}'
     check(hits[0]["start_line"] <= hits[0]["match_line"] <= hits[0]["end_line"], "the match line lies in the passage", hits[0])
@@ -236,6 +240,25 @@ async def exercise(session):
     result, data, is_error = await call(session, "read_passage", {"path": "planted-link.md"})
     check(is_error and data["error"]["code"] in ("not_found", "forbidden_path"), "planted symlink refused", result)
 
+    # handoff: before editing reference/profiles.md, where to start, what to read, where to edit
+    result, data, is_error = await call(session, "handoff", {"target": "reference/profiles.md"})
+    check(not is_error, "handoff succeeds", result)
+    check(data["target"]["kind"] == "document" and data["edit_roots"] == ["reference/profiles.md"], "target and edit roots", data)
+    tiers = [e["tier"] for e in data["start_here"]]
+    check("covers" in tiers and "mentions" in tiers, "covering and linking pages to start from", data)
+    check(all(e["why"] and len(e["sha256"]) == 64 for e in data["start_here"]), "each entry says why, with its file's sha256", data)
+    check(any(e["path"] == "reference/index.md" and e["tier"] == "covers" for e in data["start_here"]), "reference/index.md covers it", data)
+    check(data["read_before_editing"] and data["explain"]["start_here"], "read-before list and explain", data)
+    check("caveats" not in data, "no caveats unless asked", data)
+    check("start here:" in text_of(result), "the text content lists where to start", result)
+    result, data, is_error = await call(session, "handoff", {"target": "reference/", "caveats": True})
+    check(not is_error and data["target"]["kind"] == "area" and data["edit_roots"] == ["reference/"], "a folder is an area", data)
+    check("caveats" in data and data["caveats"]["no_agent_doc"] is True, "caveats when asked", data)
+    result, data, is_error = await call(session, "handoff", {"target": "reference/profile.md"})
+    check(is_error and data["error"]["code"] == "not_found" and "reference/profiles.md" in data["error"]["message"], "an unknown target names the closest", result)
+    result, data, is_error = await call(session, "handoff", {"target": "x", "extra": 1})
+    check(is_error and data["error"]["code"] == "bad_request", "an unknown field is refused", result)
+
     # index_status: stale (the relinked file now leaves the root, so discovery skips it:
     # it counts as removed), counts, embedder
     result, data, is_error = await call(session, "index_status", {})
@@ -251,7 +274,9 @@ async def exercise(session):
     # every tool result stays under the budget
     for entry in transcript:
         if "result" in entry:
-            size = len(json.dumps(entry["result"], ensure_ascii=False).encode("utf-8"))
+            # compact, as the server sends it (json.dumps' default ", " and ": " add a byte
+            # per field that never goes over the wire)
+            size = len(json.dumps(entry["result"], ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
             check(size <= BUDGET_BYTES, f"{entry['tool']} {entry['arguments']}: {size} bytes <= {BUDGET_BYTES}", None)
 
 

@@ -1,0 +1,349 @@
+//! What a document's text points at, as written: link destinations (inline, reference,
+//! autolinks, HTML `<a href>`), and path-shaped words in inline code, prose and fenced
+//! code. Nothing here knows which files are indexed: `graph` resolves the targets.
+
+use pulldown_cmark::{Event, LinkType, Parser, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
+
+use super::lines::LineTable;
+use super::markdown::options;
+use super::source::Prepared;
+use super::{SourceDoc, SourceKind};
+
+/// Longest target kept, in bytes (longer ones are data, not references).
+const MAX_TARGET: usize = 512;
+
+/// At most this many raw links per document (a generated page of links stays bounded).
+const MAX_LINKS: usize = 4096;
+
+/// How a target was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkForm {
+    /// A Markdown link (inline, reference, autolink) or an HTML `<a href>`.
+    Link,
+    /// A path-shaped word in inline code.
+    Code,
+    /// A path-shaped word in prose.
+    Text,
+    /// A path-shaped word inside a fenced or indented code block: kept for handoffs,
+    /// never a ranking signal.
+    Fence,
+}
+
+/// One target as written in a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawLink {
+    /// 1-based line of the source where the target is written.
+    pub line: u32,
+    pub form: LinkForm,
+    /// The destination or word as written (`../guide/index.md#install`, `src/lib.rs`).
+    pub target: String,
+}
+
+/// The targets of `doc` in source order (at most 4,096). Plain-text documents have no
+/// links; their path-shaped words count as prose.
+pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
+    let prepared = Prepared::new(doc);
+    if doc.kind == SourceKind::Text {
+        return text_links(&prepared);
+    }
+    let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
+    for (event, range) in Parser::new_ext(&prepared.parse, options()).into_offset_iter() {
+        links.event(&event, &range);
+    }
+    links.finish()
+}
+
+/// The path-shaped words of a plain-text document.
+pub(crate) fn text_links(prepared: &Prepared<'_>) -> Vec<RawLink> {
+    let mut out = Vec::new();
+    words(prepared.src, 0, &prepared.table, LinkForm::Text, &mut out);
+    out.truncate(MAX_LINKS);
+    out
+}
+
+/// Gathers the targets of a Markdown document from the parser's events (the chunker's
+/// one parse feeds it).
+pub(crate) struct LinkCollector<'a> {
+    parse: &'a str,
+    table: &'a LineTable,
+    code_block: bool,
+    out: Vec<RawLink>,
+}
+
+impl<'a> LinkCollector<'a> {
+    pub fn new(parse: &'a str, table: &'a LineTable) -> Self {
+        LinkCollector {
+            parse,
+            table,
+            code_block: false,
+            out: Vec::new(),
+        }
+    }
+
+    /// Feeds one event of the parse copy (`range`: its byte range).
+    pub fn event(&mut self, event: &Event<'_>, range: &std::ops::Range<usize>) {
+        if self.out.len() >= MAX_LINKS {
+            return;
+        }
+        let line = |at: usize| self.table.line_of(at) as u32 + 1;
+        match event {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }) if *link_type != LinkType::Email => {
+                push(&mut self.out, line(range.start), LinkForm::Link, dest_url);
+            }
+            Event::Start(Tag::CodeBlock(_)) => self.code_block = true,
+            Event::End(TagEnd::CodeBlock) => self.code_block = false,
+            Event::Text(text) => {
+                let form = if self.code_block {
+                    LinkForm::Fence
+                } else {
+                    LinkForm::Text
+                };
+                if may_name_a_document(text) {
+                    let at = text_offset(self.parse, range, text);
+                    words(text, at, self.table, form, &mut self.out);
+                }
+            }
+            Event::Code(code) => {
+                let word = code.trim();
+                if keeps(word) {
+                    push(&mut self.out, line(range.start), LinkForm::Code, word);
+                }
+            }
+            Event::Html(html) | Event::InlineHtml(html) => {
+                for (off, href) in hrefs(html) {
+                    push(&mut self.out, line(range.start + off), LinkForm::Link, href);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(mut self) -> Vec<RawLink> {
+        self.out.truncate(MAX_LINKS);
+        self.out
+    }
+}
+
+/// Cheap test before the word scan: some `.` is followed by an indexed extension.
+fn may_name_a_document(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'.' && {
+            let rest = &b[i + 1..];
+            let starts =
+                |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
+            starts(b"md") || starts(b"txt") || starts(b"markdown")
+        }
+    })
+}
+
+fn push(out: &mut Vec<RawLink>, line: u32, form: LinkForm, target: &str) {
+    let target = target.trim();
+    if target.is_empty() || target.len() > MAX_TARGET {
+        return;
+    }
+    out.push(RawLink {
+        line,
+        form,
+        target: target.to_string(),
+    });
+}
+
+/// Where `text` starts in the parse copy: its event range when the text is verbatim,
+/// else the range start (escapes and entities shift it).
+fn text_offset(parse: &str, range: &std::ops::Range<usize>, text: &str) -> usize {
+    match parse.get(range.clone()) {
+        Some(s) => s.find(text).map_or(range.start, |i| range.start + i),
+        None => range.start,
+    }
+}
+
+/// Path-shaped words of `text` (starting at byte `at` of the source).
+fn words(text: &str, at: usize, table: &LineTable, form: LinkForm, out: &mut Vec<RawLink>) {
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        let part_of_word = !c.is_whitespace()
+            && !matches!(
+                c,
+                '`' | '"' | '\'' | '(' | ')' | '<' | '>' | '[' | ']' | ',' | ';' | '|' | '*'
+            );
+        match (part_of_word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                let word = text[s..i].trim_end_matches(['.', ':', '!', '?']);
+                if keeps(word) && out.len() < MAX_LINKS {
+                    let line = table.line_of(at + s) as u32 + 1;
+                    push(out, line, form, word);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A path-shaped word is kept only when it can name an indexed file: its extension is
+/// one docfuse indexes (`guide/setup.md`, `notes.txt`); "e.g.", `Cargo.toml` and
+/// `src/lib.rs` are not documents.
+fn keeps(word: &str) -> bool {
+    is_path_shaped(word)
+        && word
+            .rsplit('/')
+            .next()
+            .and_then(|name| name.rsplit_once('.'))
+            .is_some_and(|(_, ext)| SourceKind::of_extension(ext).is_some())
+}
+
+/// A word that may name a file: no spaces or scheme, at least one `/` or a file
+/// extension of 1–5 ASCII alphanumerics after a non-empty stem (`src/lib.rs`,
+/// `config.md`, `docs/`), and not a number (`1.5`) or a Rust path (`std::fs`).
+pub(crate) fn is_path_shaped(word: &str) -> bool {
+    if word.is_empty() || word.len() > MAX_TARGET || word.contains("://") || word.contains("::") {
+        return false;
+    }
+    if word.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    let name = word.rsplit('/').next().unwrap_or(word);
+    let has_ext = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    let slash = word.trim_matches('/').contains('/');
+    has_ext || slash
+}
+
+/// `href` values of `<a …>` tags in an HTML fragment, with their byte offsets.
+fn hrefs(html: &str) -> Vec<(usize, &str)> {
+    let lower = html.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("<a") {
+        let tag_start = from + i;
+        let tag_end = lower[tag_start..]
+            .find('>')
+            .map_or(lower.len(), |j| tag_start + j);
+        let after = lower.as_bytes().get(tag_start + 2).copied();
+        if matches!(after, Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            if let Some(v) = attribute(html, &lower, tag_start..tag_end, "href") {
+                out.push(v);
+            }
+        }
+        from = tag_end.max(tag_start + 2);
+        if from >= lower.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// The quoted value of attribute `name` inside `tag` (a range of `html`).
+fn attribute<'h>(
+    html: &'h str,
+    lower: &str,
+    tag: std::ops::Range<usize>,
+    name: &str,
+) -> Option<(usize, &'h str)> {
+    let inside = lower.get(tag.clone())?;
+    let mut search = 0;
+    while let Some(i) = inside[search..].find(name) {
+        let at = search + i;
+        let before_ok = inside[..at].ends_with(|c: char| c.is_whitespace());
+        let rest = inside[at + name.len()..].trim_start();
+        if before_ok && rest.starts_with('=') {
+            let value = rest[1..].trim_start();
+            let quote = value.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let value_start = tag.start + (inside.len() - value.len()) + 1;
+                let len = value[1..].find(quote)?;
+                return Some((
+                    value_start - tag.start,
+                    html.get(value_start..value_start + len)?,
+                ));
+            }
+        }
+        search = at + name.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(text: &str) -> Vec<(u32, LinkForm, String)> {
+        let doc = SourceDoc {
+            rel_path: "guide/a.md".into(),
+            text: text.into(),
+            kind: SourceKind::Markdown,
+            title_hint: None,
+        };
+        doc_links(&doc)
+            .into_iter()
+            .map(|l| (l.line, l.form, l.target))
+            .collect()
+    }
+
+    #[test]
+    fn inline_reference_auto_and_html_links_with_lines() {
+        let got = md("# A\n\nSee [b](b.md#install) and [ref][r].\n\n<https://example.com/x>\n\n<p>go <a class=\"x\" href='../c.md'>c</a></p>\n\n[r]: sub/d.md\n");
+        assert_eq!(
+            got,
+            vec![
+                (3, LinkForm::Link, "b.md#install".to_string()),
+                (3, LinkForm::Link, "sub/d.md".to_string()),
+                (5, LinkForm::Link, "https://example.com/x".to_string()),
+                (7, LinkForm::Link, "../c.md".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn path_words_in_code_prose_and_fences() {
+        let got = md("# A\n\nEdit `src/config.md` or docs/setup.md, not `src/lib.rs`.\n\n```sh\ncat notes/todo.txt docs/\n```\n");
+        assert_eq!(
+            got,
+            vec![
+                (3, LinkForm::Code, "src/config.md".to_string()),
+                (3, LinkForm::Text, "docs/setup.md".to_string()),
+                (6, LinkForm::Fence, "notes/todo.txt".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn front_matter_email_and_non_paths_are_not_links() {
+        let got = md("---\ntitle: see x/y.md\n---\n# A\n\nMail <me@example.com>, e.g. Cargo.toml, version 1.5, `std::fs`, `--jobs`.\n");
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn path_shapes() {
+        for yes in ["src/lib.rs", "config.md", "docs/a/", "a/b", "index.mdx"] {
+            assert!(is_path_shaped(yes), "{yes}");
+        }
+        for no in [
+            "1.5",
+            "std::fs",
+            "http://x.org/a",
+            "a b",
+            ".md",
+            "/",
+            "docs/",
+            "x.toolongext",
+        ] {
+            assert!(!is_path_shaped(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! `docfuse graph`: the documentation graph — pages by PageRank, or one page's
+//! relations with their evidence.
+
+use super::args::GraphArgs;
+use super::output::{print_json, print_line};
+use crate::engine::{graph_summary, page_relations, DocIndex, GraphPage, RelationView};
+
+pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
+    let index = DocIndex::open(&a.index)?;
+    if let Some(path) = &a.path {
+        let p = page_relations(&index, path)?;
+        if a.json {
+            print_json(&p)?;
+            return Ok(super::EXIT_OK);
+        }
+        print_line(&page_line(&p.page))?;
+        for r in &p.outgoing {
+            print_line(&format!("  → {}", relation_line(r, &r.to)))?;
+        }
+        for r in &p.incoming {
+            print_line(&format!("  ← {}", relation_line(r, &r.from)))?;
+        }
+        if p.outgoing.is_empty() && p.incoming.is_empty() {
+            print_line("  no relations")?;
+        }
+        return Ok(super::EXIT_OK);
+    }
+    let s = graph_summary(&index, a.top)?;
+    if a.json {
+        print_json(&s)?;
+        return Ok(super::EXIT_OK);
+    }
+    print_line(&format!(
+        "{} documents, {} relations ({} links_to, {} covers, {} mentions; {} in code blocks, never ranked); {} external and {} unresolved links",
+        s.documents, s.relations, s.links_to, s.covers, s.mentions, s.in_code_blocks, s.external_links, s.unresolved_links
+    ))?;
+    print_line(&format!(
+        "pages by PageRank (damping {}, graph version {}):",
+        s.damping, s.graph_metrics_version
+    ))?;
+    for p in &s.pages {
+        print_line(&format!("  {}", page_line(p)))?;
+    }
+    Ok(super::EXIT_OK)
+}
+
+fn page_line(p: &GraphPage) -> String {
+    format!(
+        "{:>3}. {}  PageRank {:.4}, canonicality {:.2}, {} in, {} out",
+        p.rank,
+        super::output::printable(&p.path),
+        p.pagerank,
+        p.canonicality,
+        p.inbound,
+        p.outbound
+    )
+}
+
+fn relation_line(r: &RelationView, other: &str) -> String {
+    let kind = match r.kind {
+        crate::graph::RelationKind::LinksTo => "links_to",
+        crate::graph::RelationKind::Mentions => "mentions",
+        crate::graph::RelationKind::Covers => "covers",
+    };
+    let target = match &r.section {
+        Some(s) => s.clone(),
+        None => other.to_string(),
+    };
+    let mut line = format!("{kind} {}", super::output::printable(&target));
+    if r.line > 0 {
+        line.push_str(&format!(" (line {})", r.line));
+    }
+    if r.confidence == crate::graph::Confidence::Fuzzy {
+        line.push_str(" [fuzzy]");
+    }
+    if r.in_code_block {
+        line.push_str(" [in a code block]");
+    }
+    line
+}

@@ -1,0 +1,724 @@
+//! Handoffs: what an assistant about to work on a document or a folder should read first,
+//! where it may edit and which checks apply — answered from the documentation graph,
+//! the agent documents (`AGENTS.md`, `CLAUDE.md`, `CONTRIBUTING.md`) and front matter.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::graph_view::GraphContext;
+use super::open::DocIndex;
+use crate::chunk::{front_matter, printable, SourceDoc, SourceKind};
+use crate::error::{Error, Result};
+use crate::graph::{is_index_page, Confidence, RelationKind};
+
+/// Most entries in `start_here`.
+pub const MAX_START_HERE: usize = 10;
+/// Most entries the covers and mentions tiers of `start_here` contribute each.
+const MAX_PER_TIER: usize = 5;
+/// Most entries of the link-hop tier (one link away is weaker evidence).
+const MAX_HOPS: usize = 3;
+/// Most checks listed.
+const MAX_CHECKS: usize = 20;
+
+/// What the handoff is about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandoffTarget {
+    /// `document`, `area` (a folder) or `section`.
+    pub kind: &'static str,
+    pub root: usize,
+    /// The document's path, or the folder (`""` for a root), relative to the root.
+    pub path: String,
+    /// The section id, for a section target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// What was asked for, as given.
+    pub asked: String,
+    /// How the request was matched: `path`, `folder`, `section id` or `title or alias`.
+    pub matched_by: &'static str,
+}
+
+/// Why a page is in a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The area's agent documentation (`AGENTS.md`/`CLAUDE.md` in the folder or above).
+    AgentDoc,
+    /// An index page that covers the target.
+    Covers,
+    /// A page that links to or mentions the target.
+    Mentions,
+    /// One link away from a covering or mentioning page.
+    LinkHop,
+    /// The root's index page.
+    RootIndex,
+    /// Contribution rules (`CONTRIBUTING.md` in the folder or above).
+    Contributing,
+}
+
+/// One page to read, with the relation that put it there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandoffEntry {
+    pub path: String,
+    pub tier: Tier,
+    /// The relation and its evidence, e.g. `links_to guide/x.md at SUMMARY.md:4`.
+    pub why: String,
+    /// `path:line` where the relation is written (empty for folder layout).
+    pub evidence: String,
+    /// The page's canonicality in `[0, 1]` (order within a tier).
+    pub canonicality: f32,
+    pub confidence: Confidence,
+    /// sha256 of the file as indexed.
+    pub sha256: String,
+}
+
+/// A command that checks work on the target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub command: String,
+    /// `path:line` it was read from.
+    pub source: String,
+    /// `front_matter` (the target's `checks:`) or `agent_doc` (a shell block under a
+    /// test/check heading of an agent document).
+    pub from: &'static str,
+}
+
+/// The target's own file as indexed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandoffEvidence {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// What only `--caveats` adds: what may make the answer incomplete.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Caveats {
+    /// The index is stale (files changed since the last refresh), with the reasons.
+    pub stale: Vec<String>,
+    /// Chunks still waiting for their vectors.
+    pub pending_embeddings: u64,
+    /// Files skipped at the last walk, by reason.
+    pub skipped_files: std::collections::BTreeMap<String, u64>,
+    /// No `AGENTS.md`/`CLAUDE.md` applies to the target.
+    pub no_agent_doc: bool,
+}
+
+/// A handoff: where to start, what to read before editing, where to edit, which checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Handoff {
+    pub target: HandoffTarget,
+    pub edit_roots: Vec<String>,
+    pub start_here: Vec<HandoffEntry>,
+    pub read_before_editing: Vec<HandoffEntry>,
+    pub checks: Vec<Check>,
+    /// How each field was derived.
+    pub explain: std::collections::BTreeMap<&'static str, String>,
+    /// The target's files as indexed (a folder lists its documents, at most 20).
+    pub evidence: Vec<HandoffEvidence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveats: Option<Caveats>,
+}
+
+/// The handoff for `target`: a document path, a folder, a section id (`path#slugs`) or a
+/// document's title or alias; `caveats` adds what may make it incomplete.
+///
+/// # Errors
+/// [`Error::NotFound`] naming the closest indexed paths for an unknown target; an index
+/// without a graph (see [`super::graph_summary`]); a file that cannot be read.
+pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Result<Handoff> {
+    let ctx = GraphContext::load(index)?;
+    let t = resolve_target(index, &ctx, target)?;
+    let docs = target_docs(&ctx, &t);
+    let folder = match t.kind {
+        "area" => t.path.clone(),
+        _ => parent_folder(&t.path).to_string(),
+    };
+    let agent_docs = applicable(&ctx, t.root, &folder, &["agents.md", "claude.md"]);
+    let contributing = applicable(&ctx, t.root, &folder, &["contributing.md"]);
+    let start_here = start_here(&ctx, &t, &docs, &agent_docs);
+    let mut read_before: Vec<HandoffEntry> = start_here
+        .iter()
+        .filter(|e| e.tier != Tier::AgentDoc)
+        .take(2)
+        .cloned()
+        .collect();
+    for &d in agent_docs.iter().chain(&contributing) {
+        let tier = if contributing.contains(&d) {
+            Tier::Contributing
+        } else {
+            Tier::AgentDoc
+        };
+        if !read_before
+            .iter()
+            .any(|e| e.path == ctx.snapshot.files[d].rel_path)
+        {
+            read_before.push(entry(
+                &ctx,
+                d,
+                tier,
+                "applies to the folder and below".into(),
+                String::new(),
+            ));
+        }
+    }
+    let checks = checks(index, &ctx, &t, &agent_docs)?;
+    let mut explain = std::collections::BTreeMap::new();
+    explain.insert(
+        "edit_roots",
+        match t.kind {
+            "area" => "the folder itself".to_string(),
+            _ => "the document's own path".to_string(),
+        },
+    );
+    explain.insert(
+        "start_here",
+        "the agent document of the folder or above, then the index pages that cover the target, then the pages that link to or mention it, then one link away from those, then the root's index page; the more canonical page (PageRank) first within a tier".to_string(),
+    );
+    explain.insert(
+        "read_before_editing",
+        "the first two pages to start from that are not agent documents, and every AGENTS.md, CLAUDE.md and CONTRIBUTING.md in the folder or above".to_string(),
+    );
+    explain.insert(
+        "checks",
+        "the target's front matter `checks:`, then the commands of shell blocks under a heading about tests or checks in the applicable agent documents".to_string(),
+    );
+    let evidence = docs
+        .iter()
+        .take(20)
+        .map(|&d| HandoffEvidence {
+            path: ctx.snapshot.files[d].rel_path.clone(),
+            sha256: ctx.snapshot.files[d].sha256.clone(),
+        })
+        .collect();
+    let caveats = if caveats {
+        Some(caveats_of(index, agent_docs.is_empty())?)
+    } else {
+        None
+    };
+    Ok(Handoff {
+        edit_roots: vec![match t.kind {
+            "area" if t.path.is_empty() => ".".to_string(),
+            "area" => format!("{}/", t.path),
+            _ => t.path.clone(),
+        }],
+        target: t,
+        start_here,
+        read_before_editing: read_before,
+        checks,
+        explain,
+        evidence,
+        caveats,
+    })
+}
+
+/// Finds what `asked` names.
+fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<HandoffTarget> {
+    let clean = asked.trim().trim_start_matches("./");
+    let make = |kind, root, path: &str, section: Option<String>, matched_by| HandoffTarget {
+        kind,
+        root,
+        path: path.to_string(),
+        section,
+        asked: asked.to_string(),
+        matched_by,
+    };
+    if let Some(d) = ctx.find(clean) {
+        let f = &ctx.snapshot.files[d];
+        return Ok(make("document", f.root, &f.rel_path, None, "path"));
+    }
+    if let Some((path, _)) = clean.split_once('#') {
+        if let Some(d) = ctx.find(path) {
+            let f = &ctx.snapshot.files[d];
+            let chunks =
+                super::generation::previous_chunks(&index.generation_dir()).unwrap_or_default();
+            let known = chunks
+                .iter()
+                .any(|(id, _)| crate::chunk::section_id(id) == clean);
+            if known {
+                return Ok(make(
+                    "section",
+                    f.root,
+                    &f.rel_path,
+                    Some(clean.to_string()),
+                    "section id",
+                ));
+            }
+        }
+    }
+    let folder = clean.trim_end_matches('/');
+    let in_folder = |p: &str| folder.is_empty() || p.starts_with(&format!("{folder}/"));
+    if let Some(f) = ctx.snapshot.files.iter().find(|f| in_folder(&f.rel_path)) {
+        return Ok(make("area", f.root, folder, None, "folder"));
+    }
+    if let Some(d) = by_title_or_alias(index, clean)? {
+        let f = &ctx.snapshot.files[d_index(ctx, &d).unwrap_or(0)];
+        return Ok(make(
+            "document",
+            f.root,
+            &f.rel_path,
+            None,
+            "title or alias",
+        ));
+    }
+    let close = ctx.closest(clean);
+    let hint = if close.is_empty() {
+        String::new()
+    } else {
+        format!("; closest: {}", close.join(", "))
+    };
+    Err(Error::NotFound(format!(
+        "`{asked}` names no indexed document, folder, section or alias{hint}"
+    )))
+}
+
+fn d_index(ctx: &GraphContext, path: &(usize, String)) -> Option<usize> {
+    ctx.snapshot
+        .files
+        .iter()
+        .position(|f| f.root == path.0 && f.rel_path == path.1)
+}
+
+/// The document whose title, id or alias the text names exactly (the lexical exact-id
+/// part, as `search` uses it).
+fn by_title_or_alias(index: &DocIndex, text: &str) -> Result<Option<(usize, String)>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let opts = super::open::SearchOptions {
+        mode: super::hit::Mode::Lexical,
+        limit: 5,
+        explain: true,
+        ..super::open::SearchOptions::default()
+    };
+    let hits = index.search(text, &opts)?.hits;
+    let named = hits.into_iter().find(|h| {
+        let exact_id = h.explain.as_ref().is_some_and(|e| e.lexical.exact_id > 0.0);
+        exact_id || h.chunk.title.eq_ignore_ascii_case(text)
+    });
+    Ok(named.map(|h| (h.chunk.root, h.chunk.path)))
+}
+
+/// The documents the target covers: itself, or every document of the folder.
+fn target_docs(ctx: &GraphContext, t: &HandoffTarget) -> Vec<usize> {
+    ctx.snapshot
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.root == t.root)
+        .filter(|(_, f)| match t.kind {
+            "area" => t.path.is_empty() || f.rel_path.starts_with(&format!("{}/", t.path)),
+            _ => f.rel_path == t.path,
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn parent_folder(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(f, _)| f)
+}
+
+/// Documents named one of `names` (lower-case) in `folder` or a folder above it, nearest
+/// first.
+fn applicable(ctx: &GraphContext, root: usize, folder: &str, names: &[&str]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut dir = Some(folder.to_string());
+    while let Some(d) = dir {
+        for (i, f) in ctx.snapshot.files.iter().enumerate() {
+            let name = f
+                .rel_path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&f.rel_path)
+                .to_lowercase();
+            if f.root == root && parent_folder(&f.rel_path) == d && names.contains(&name.as_str()) {
+                out.push(i);
+            }
+        }
+        dir = if d.is_empty() {
+            None
+        } else {
+            Some(parent_folder(&d).to_string())
+        };
+    }
+    out
+}
+
+fn entry(ctx: &GraphContext, d: usize, tier: Tier, why: String, evidence: String) -> HandoffEntry {
+    let f = &ctx.snapshot.files[d];
+    HandoffEntry {
+        path: f.rel_path.clone(),
+        tier,
+        why,
+        evidence,
+        canonicality: ctx.canonicality_of(d),
+        confidence: Confidence::Observed,
+        sha256: f.sha256.clone(),
+    }
+}
+
+/// The ranked tiers of pages to start from.
+fn start_here(
+    ctx: &GraphContext,
+    t: &HandoffTarget,
+    docs: &[usize],
+    agent_docs: &[usize],
+) -> Vec<HandoffEntry> {
+    let inside: BTreeSet<usize> = docs.iter().copied().collect();
+    let mut seen: BTreeSet<usize> = inside.clone();
+    let mut out: Vec<HandoffEntry> = Vec::new();
+    let path = |d: u32| ctx.snapshot.files[d as usize].rel_path.clone();
+    // 1. the agent document
+    if let Some(&a) = agent_docs.first() {
+        // an area's own agent document is listed too; a document is not its own start
+        let own = t.kind != "area" && inside.contains(&a);
+        if !own {
+            seen.insert(a);
+            out.push(entry(
+                ctx,
+                a,
+                Tier::AgentDoc,
+                "the agent document of the folder".into(),
+                String::new(),
+            ));
+        }
+    }
+    // 2. covering index pages; 3. pages linking to or mentioning the target
+    let tier = |kinds: &[RelationKind],
+                tier: Tier,
+                out: &mut Vec<HandoffEntry>,
+                seen: &mut BTreeSet<usize>| {
+        let mut found: Vec<HandoffEntry> = Vec::new();
+        for r in &ctx.graph.relations {
+            let from = r.from as usize;
+            if !kinds.contains(&r.kind)
+                || !inside.contains(&(r.to as usize))
+                || inside.contains(&from)
+            {
+                continue;
+            }
+            if found
+                .iter()
+                .any(|e| e.path == ctx.snapshot.files[from].rel_path)
+                || seen.contains(&from)
+            {
+                continue;
+            }
+            let kind = serde_json::to_value(r.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let evidence = if r.line > 0 {
+                format!("{}:{}", path(r.from), r.line)
+            } else {
+                String::new()
+            };
+            let mut why = format!("{kind} {}", r.section.clone().unwrap_or_else(|| path(r.to)));
+            if r.in_code_block {
+                why.push_str(" (in a code block)");
+            }
+            let mut e = entry(ctx, from, tier, why, evidence);
+            e.confidence = r.confidence;
+            found.push(e);
+        }
+        take_ranked(ctx, found, MAX_PER_TIER, out, seen);
+    };
+    tier(&[RelationKind::Covers], Tier::Covers, &mut out, &mut seen);
+    tier(
+        &[RelationKind::LinksTo, RelationKind::Mentions],
+        Tier::Mentions,
+        &mut out,
+        &mut seen,
+    );
+    // 4. one links_to hop from those
+    let anchors: Vec<usize> = out
+        .iter()
+        .filter(|e| matches!(e.tier, Tier::Covers | Tier::Mentions))
+        .filter_map(|e| ctx.find(&e.path))
+        .collect();
+    let mut hops: Vec<HandoffEntry> = Vec::new();
+    for r in &ctx.graph.relations {
+        let (from, to) = (r.from as usize, r.to as usize);
+        if r.kind != RelationKind::LinksTo
+            || !r.ranks()
+            || !anchors.contains(&from)
+            || seen.contains(&to)
+        {
+            continue;
+        }
+        if hops
+            .iter()
+            .any(|e| e.path == ctx.snapshot.files[to].rel_path)
+        {
+            continue;
+        }
+        let why = format!("linked from {}", path(r.from));
+        hops.push(entry(
+            ctx,
+            to,
+            Tier::LinkHop,
+            why,
+            format!("{}:{}", path(r.from), r.line),
+        ));
+    }
+    take_ranked(ctx, hops, MAX_HOPS, &mut out, &mut seen);
+    // 5. the root's index page
+    let root_index = ctx
+        .snapshot
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.root == t.root && !f.rel_path.contains('/') && is_index_page(&f.rel_path)
+        })
+        .map(|(i, _)| i)
+        .max_by(|&a, &b| {
+            ctx.canonicality_of(a)
+                .total_cmp(&ctx.canonicality_of(b))
+                .then(b.cmp(&a))
+        });
+    // the root's index page always has a place
+    out.truncate(MAX_START_HERE - 1);
+    if let Some(i) = root_index {
+        if seen.insert(i) {
+            out.push(entry(
+                ctx,
+                i,
+                Tier::RootIndex,
+                "the root's index page".into(),
+                String::new(),
+            ));
+        }
+    }
+    out
+}
+
+/// Appends the `limit` most canonical of `found` (ties by path) to `out`, marking them
+/// seen.
+fn take_ranked(
+    ctx: &GraphContext,
+    mut found: Vec<HandoffEntry>,
+    limit: usize,
+    out: &mut Vec<HandoffEntry>,
+    seen: &mut BTreeSet<usize>,
+) {
+    found.sort_by(|a, b| {
+        b.canonicality
+            .total_cmp(&a.canonicality)
+            .then(a.path.cmp(&b.path))
+    });
+    for e in found.into_iter().take(limit) {
+        if let Some(i) = ctx.find(&e.path) {
+            seen.insert(i);
+        }
+        out.push(e);
+    }
+}
+
+/// The checks that apply: the target's front matter `checks:`, then shell commands
+/// under a test/check heading of the agent documents.
+fn checks(
+    index: &DocIndex,
+    ctx: &GraphContext,
+    t: &HandoffTarget,
+    agent_docs: &[usize],
+) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    if t.kind != "area" {
+        if let Some(text) = index.indexed_text(t.root, &t.path)? {
+            let fm = front_matter(&SourceDoc {
+                rel_path: t.path.clone(),
+                text,
+                kind: kind_of(&t.path),
+                title_hint: None,
+            });
+            for c in fm.checks {
+                out.push(Check {
+                    command: c,
+                    source: format!("{}:1", t.path),
+                    from: "front_matter",
+                });
+            }
+        }
+    }
+    for &d in agent_docs {
+        let f = &ctx.snapshot.files[d];
+        let Some(text) = index.indexed_text(f.root, &f.rel_path)? else {
+            continue;
+        };
+        for (line, command) in shell_checks(&text) {
+            out.push(Check {
+                command,
+                source: format!("{}:{line}", f.rel_path),
+                from: "agent_doc",
+            });
+        }
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|c| seen.insert(c.command.clone()));
+    out.truncate(MAX_CHECKS);
+    Ok(out)
+}
+
+fn kind_of(path: &str) -> SourceKind {
+    path.rsplit_once('.')
+        .and_then(|(_, e)| SourceKind::of_extension(e))
+        .unwrap_or(SourceKind::Markdown)
+}
+
+/// Commands of fenced `sh`/`bash`/`shell`/`console` blocks under a heading that mentions
+/// tests or checks, with their 1-based lines (`$ ` prompts dropped, comments skipped).
+pub(crate) fn shell_checks(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut under_checks = false;
+    let mut fence: Option<(String, bool)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some((marker, shell)) = &fence {
+            if trimmed.starts_with(marker.as_str())
+                && trimmed
+                    .trim_start_matches(marker.chars().next().unwrap_or('`'))
+                    .is_empty()
+            {
+                fence = None;
+                continue;
+            }
+            if *shell && under_checks {
+                let cmd = trimmed.strip_prefix("$ ").unwrap_or(trimmed).trim();
+                if !cmd.is_empty() && !cmd.starts_with('#') {
+                    out.push((i + 1, cmd.to_string()));
+                }
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            let ch = trimmed.chars().next().unwrap_or('`');
+            let run: String = trimmed.chars().take_while(|&c| c == ch).collect();
+            let info = trimmed[run.len()..].trim().to_lowercase();
+            let lang = info
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+                .next()
+                .unwrap_or("");
+            let shell = matches!(lang, "sh" | "bash" | "shell" | "console" | "zsh");
+            fence = Some((run, shell));
+            continue;
+        }
+        if trimmed.starts_with('#') {
+            let heading = trimmed.trim_start_matches('#').trim().to_lowercase();
+            under_checks = heading.split(|c: char| !c.is_alphanumeric()).any(|word| {
+                word == "ci"
+                    || ["test", "check", "lint", "verif"]
+                        .iter()
+                        .any(|w| word.starts_with(w))
+            });
+        }
+    }
+    out
+}
+
+fn caveats_of(index: &DocIndex, no_agent_doc: bool) -> Result<Caveats> {
+    let s = super::status::status(index)?;
+    Ok(Caveats {
+        stale: if s.fresh {
+            Vec::new()
+        } else {
+            s.reasons.clone()
+        },
+        pending_embeddings: s.pending,
+        skipped_files: s.skipped.clone(),
+        no_agent_doc,
+    })
+}
+
+impl Handoff {
+    /// The handoff as lines for a person (`docfuse handoff`, the MCP tool's text).
+    pub fn text_lines(&self) -> Vec<String> {
+        let h = self;
+        let t = &h.target;
+        let mut out = vec![format!(
+            "handoff for {} `{}` (matched by {})",
+            t.kind,
+            printable(t.section.as_deref().unwrap_or(&t.path)),
+            t.matched_by
+        )];
+        out.push(format!("edit: {}", h.edit_roots.join(", ")));
+        out.push("start here:".into());
+        out.extend(
+            h.start_here
+                .iter()
+                .enumerate()
+                .map(|(i, e)| entry_line(i, e)),
+        );
+        if h.start_here.is_empty() {
+            out.push("  (nothing links to, covers or mentions it)".into());
+        }
+        out.push("read before editing:".into());
+        out.extend(
+            h.read_before_editing
+                .iter()
+                .enumerate()
+                .map(|(i, e)| entry_line(i, e)),
+        );
+        out.push("checks:".into());
+        out.extend(
+            h.checks
+                .iter()
+                .map(|c| format!("  {}   ({})", printable(&c.command), printable(&c.source))),
+        );
+        if h.checks.is_empty() {
+            out.push(
+                "  none declared (front matter `checks:` or a test section in AGENTS.md)".into(),
+            );
+        }
+        if let Some(c) = &h.caveats {
+            out.push("caveats:".into());
+            for r in &c.stale {
+                out.push(format!("  stale: {}", printable(r)));
+            }
+            if c.pending_embeddings > 0 {
+                out.push(format!(
+                    "  {} chunks wait for their vectors",
+                    c.pending_embeddings
+                ));
+            }
+            for (why, n) in &c.skipped_files {
+                out.push(format!("  {n} files skipped ({})", why.replace('_', " ")));
+            }
+            if c.no_agent_doc {
+                out.push("  no AGENTS.md or CLAUDE.md applies".into());
+            }
+        }
+        out
+    }
+}
+
+fn entry_line(i: usize, e: &HandoffEntry) -> String {
+    let tier = serde_json::to_value(e.tier)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut line = format!(
+        "  {}. {}  [{tier}] {}",
+        i + 1,
+        printable(&e.path),
+        printable(&e.why)
+    );
+    if !e.evidence.is_empty() {
+        line.push_str(&format!(" at {}", printable(&e.evidence)));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shell_blocks_under_test_headings_are_checks() {
+        let text = "# Agents\n\n## Testing\n\n```sh\n$ cargo test\n# a comment\ncargo clippy\n```\n\n```rust\nfn x() {}\n```\n\n## Style\n\n```sh\nrustfmt\n```\n";
+        assert_eq!(
+            super::shell_checks(text),
+            vec![
+                (6, "cargo test".to_string()),
+                (8, "cargo clippy".to_string())
+            ]
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! The documentation graph of a generation: every document's links as written
+//! (`links.json`, in snapshot order; a refresh carries the entries of documents it does
+//! not read again) and the resolved graph with PageRank (`graph.json`).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::source::Loaded;
+use crate::error::{Error, Result};
+use crate::graph::{DocLinks, Graph, GraphDoc, GRAPH_FILE, GRAPH_METRICS_VERSION};
+use crate::store::write_atomic;
+
+/// Every document's links as written, in the generation folder.
+pub(super) const LINKS_FILE: &str = "links.json";
+
+#[derive(Serialize, Deserialize)]
+struct LinksFile {
+    /// The link extraction rules' version (the graph's).
+    graph_metrics_version: u32,
+    /// Per document in snapshot order.
+    documents: Vec<DocLinks>,
+}
+
+/// The links of a generation's documents in snapshot order; `None` when the file is
+/// missing, unreadable or of another version (the caller extracts them again).
+pub(super) fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
+    let bytes = std::fs::read(gen_dir.join(LINKS_FILE)).ok()?;
+    let file: LinksFile = serde_json::from_slice(&bytes).ok()?;
+    (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)
+}
+
+/// Writes `links.json` and `graph.json` for `docs` (snapshot order, chunk counts set),
+/// whose chunk ids are `chunks` in ordinal order. Returns the graph.
+///
+/// # Errors
+/// [`Error::Io`] when a file cannot be written.
+pub(super) fn write_graph(
+    gen_dir: &Path,
+    docs: &[Loaded],
+    links: Vec<DocLinks>,
+    chunks: &[(String, String)],
+) -> Result<Graph> {
+    let mut first = 0usize;
+    let mut nodes = Vec::with_capacity(docs.len());
+    for (d, l) in docs.iter().zip(&links) {
+        let n = d.entry.chunks as usize;
+        let ids = chunks.get(first..first + n).unwrap_or(&[]);
+        first += n;
+        let mut sections: Vec<String> = ids
+            .iter()
+            .map(|(id, _)| crate::chunk::section_id(id).to_string())
+            .collect();
+        sections.dedup();
+        nodes.push(GraphDoc {
+            root: d.entry.root,
+            path: &d.entry.rel_path,
+            sections,
+            links: l,
+        });
+    }
+    let graph = Graph::build(&nodes);
+    drop(nodes);
+    let file = LinksFile {
+        graph_metrics_version: GRAPH_METRICS_VERSION,
+        documents: links,
+    };
+    let json = serde_json::to_vec(&file).map_err(|e| Error::Config(format!("links: {e}")))?;
+    write_atomic(&gen_dir.join(LINKS_FILE), &json)?;
+    let json = serde_json::to_vec(&graph).map_err(|e| Error::Config(format!("graph: {e}")))?;
+    write_atomic(&gen_dir.join(GRAPH_FILE), &json)?;
+    let ranks = PageRanks {
+        graph_metrics_version: GRAPH_METRICS_VERSION,
+        pagerank: graph.pagerank.clone(),
+        chunks: docs.iter().map(|d| d.entry.chunks).collect(),
+    };
+    let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
+    write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
+    Ok(graph)
+}
+
+/// PageRank per document and each document's chunk count, in snapshot order: all a
+/// search needs for canonicality, without the relations.
+#[derive(Serialize, Deserialize)]
+struct PageRanks {
+    graph_metrics_version: u32,
+    pagerank: Vec<f64>,
+    chunks: Vec<u32>,
+}
+
+/// The small file a search reads for canonicality.
+pub(super) const PAGERANK_FILE: &str = "pagerank.json";
+
+/// The canonicality of each chunk's page by ordinal (`[chunks]` in `[0, 1]`); `None`
+/// when the generation has no PageRank of this version or its shape does not match.
+pub(super) fn chunk_canonicality(gen_dir: &Path, chunks: u64) -> Option<Vec<f32>> {
+    let bytes = std::fs::read(gen_dir.join(PAGERANK_FILE)).ok()?;
+    let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
+    if r.graph_metrics_version != GRAPH_METRICS_VERSION || r.pagerank.len() != r.chunks.len() {
+        return None;
+    }
+    let per_doc = crate::graph::pagerank::canonicality(&r.pagerank);
+    let mut out = Vec::with_capacity(chunks as usize);
+    for (c, n) in per_doc.iter().zip(&r.chunks) {
+        out.extend(std::iter::repeat_n(*c, *n as usize));
+    }
+    (out.len() as u64 == chunks).then_some(out)
+}
+
+/// The graph of a generation; `None` when missing, unreadable or of another version.
+pub(super) fn load_graph(gen_dir: &Path) -> Option<Graph> {
+    let bytes = std::fs::read(gen_dir.join(GRAPH_FILE)).ok()?;
+    let g: Graph = serde_json::from_slice(&bytes).ok()?;
+    (g.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(g)
+}

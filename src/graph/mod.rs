@@ -1,0 +1,306 @@
+//! The documentation graph of one generation: what each document links to, mentions or
+//! covers, resolved to indexed documents (and to a section when a link names an
+//! anchor), and PageRank over `links_to` and `covers`.
+//!
+//! Owns: resolution of raw targets (`resolve.rs`), PageRank and canonicality
+//! (`pagerank.rs`), the stored shape (`graph.json`).
+//! Must not import: `lexical`, `embed`, `vector`, `engine`, `cli`, `server` (it sits beside
+//! the indexes; `engine` composes it).
+
+pub mod pagerank;
+mod resolve;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::{LinkForm, RawLink};
+use resolve::{folder, is_external, split_target, Lookup, Match};
+
+/// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
+/// in `graph.json`. A reader treats a graph of another version as absent.
+pub const GRAPH_METRICS_VERSION: u32 = 1;
+
+/// The graph of a generation, in the generation folder.
+pub const GRAPH_FILE: &str = "graph.json";
+
+/// What a relation says about its two documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelationKind {
+    /// A Markdown or HTML link (mdBook's `SUMMARY.md` is links).
+    LinksTo,
+    /// The path of an indexed file written in prose or code.
+    Mentions,
+    /// An index page (`README.md`, `index.md(x)`, `_index.md`, `SUMMARY.md`) and a document
+    /// of its folder (or below it, up to the next index page).
+    Covers,
+}
+
+/// How sure a relation (or a result) is.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// An explicit link, an exact path, or the folder layout.
+    #[default]
+    Observed,
+    /// A path that matched the end of exactly one indexed path.
+    Fuzzy,
+}
+
+/// One relation between two documents (indices in snapshot order).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Relation {
+    pub from: u32,
+    pub to: u32,
+    pub kind: RelationKind,
+    pub confidence: Confidence,
+    /// 1-based line of `from` where the relation is written (0 for `covers`: the folder
+    /// layout is its evidence).
+    pub line: u32,
+    /// The section of `to` that the link's anchor names, by section id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// Written inside a code block: kept for handoffs, never a ranking signal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_code_block: bool,
+}
+
+impl Relation {
+    /// Whether PageRank and the ranking parts may use this relation.
+    pub fn ranks(&self) -> bool {
+        !self.in_code_block && self.from != self.to
+    }
+}
+
+/// A document's links as kept with a generation: the targets inside the collection's
+/// reach as written, and how many links leave it (their URLs are not kept: they are
+/// never ranked).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocLinks {
+    pub links: Vec<RawLink>,
+    #[serde(default)]
+    pub external: u32,
+}
+
+impl DocLinks {
+    /// Splits `raw` into the links kept and the count of external ones (links to an
+    /// anchor of the same page are dropped).
+    pub fn of(raw: Vec<RawLink>) -> DocLinks {
+        let total = raw.len();
+        let links: Vec<RawLink> = raw
+            .into_iter()
+            .filter(|l| !(l.form == LinkForm::Link && is_external(&l.target)))
+            .collect();
+        let external = u32::try_from(total - links.len()).unwrap_or(u32::MAX);
+        // a link to an anchor of the same page relates the page to itself: nothing
+        let links = links
+            .into_iter()
+            .filter(|l| !(l.form == LinkForm::Link && l.target.starts_with('#')))
+            .collect();
+        DocLinks { links, external }
+    }
+}
+
+/// One document as the graph sees it.
+#[derive(Debug, Clone)]
+pub struct GraphDoc<'a> {
+    pub root: usize,
+    /// Relative to its root, `/`-separated.
+    pub path: &'a str,
+    /// Section ids of the document's chunks (a cut section's pieces share one).
+    pub sections: Vec<String>,
+    pub links: &'a DocLinks,
+}
+
+/// The documentation graph of a generation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Graph {
+    pub graph_metrics_version: u32,
+    /// PageRank damping factor.
+    pub damping: f64,
+    /// PageRank's stopping tolerance per document (L1).
+    pub tolerance: f64,
+    /// PageRank per document in snapshot order (`[documents]`, sums to 1).
+    pub pagerank: Vec<f64>,
+    /// Relations sorted by `from`, `to`, kind, line.
+    pub relations: Vec<Relation>,
+    /// Links that leave the collection (recorded as a count, never ranked).
+    pub external_links: u64,
+    /// Links that name no indexed document.
+    pub unresolved_links: u64,
+}
+
+impl Graph {
+    /// Resolves every document's raw links and computes PageRank over the `links_to`
+    /// relations outside code blocks and the `covers` relations, taken from the covered
+    /// page up to its index page.
+    pub fn build(docs: &[GraphDoc<'_>]) -> Graph {
+        let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path)));
+        let mut g = Graph {
+            graph_metrics_version: GRAPH_METRICS_VERSION,
+            damping: pagerank::DAMPING,
+            tolerance: pagerank::TOLERANCE,
+            ..Graph::default()
+        };
+        for (from, doc) in docs.iter().enumerate() {
+            g.external_links += u64::from(doc.links.external);
+            for link in &doc.links.links {
+                g.resolve(&lookup, docs, from as u32, link);
+            }
+        }
+        g.relations.extend(covers(docs));
+        g.relations.retain(|r| r.from != r.to);
+        g.relations.sort();
+        g.relations.dedup();
+        let edges: Vec<(u32, u32)> = g
+            .relations
+            .iter()
+            .filter(|r| r.ranks())
+            .filter_map(|r| match r.kind {
+                RelationKind::LinksTo => Some((r.from, r.to)),
+                // a page points up at the index page that covers it (the breadcrumb
+                // every documentation site draws): the index page is the canonical one
+                RelationKind::Covers => Some((r.to, r.from)),
+                RelationKind::Mentions => None,
+            })
+            .collect();
+        g.pagerank = pagerank::pagerank(docs.len(), &edges);
+        g
+    }
+
+    fn resolve(&mut self, lookup: &Lookup, docs: &[GraphDoc<'_>], from: u32, link: &RawLink) {
+        let doc = &docs[from as usize];
+        let relation = |to: u32, kind, confidence, section| Relation {
+            from,
+            to,
+            kind,
+            confidence,
+            line: link.line,
+            section,
+            in_code_block: link.form == LinkForm::Fence,
+        };
+        if link.form == LinkForm::Link {
+            if is_external(&link.target) {
+                self.external_links += 1;
+                return;
+            }
+            let (path, fragment) = split_target(&link.target);
+            let to = if path.is_empty() {
+                Some(from)
+            } else {
+                lookup.link(doc.root, doc.path, &path)
+            };
+            match to {
+                Some(to) => {
+                    let section = fragment.and_then(|f| section_of(&docs[to as usize], &f));
+                    self.relations.push(relation(
+                        to,
+                        RelationKind::LinksTo,
+                        Confidence::Observed,
+                        section,
+                    ));
+                }
+                None => self.unresolved_links += 1,
+            }
+            return;
+        }
+        if let Some((to, how)) = lookup.mention(doc.root, doc.path, &link.target) {
+            let confidence = match how {
+                Match::Exact => Confidence::Observed,
+                Match::Suffix => Confidence::Fuzzy,
+            };
+            self.relations
+                .push(relation(to, RelationKind::Mentions, confidence, None));
+        }
+    }
+
+    /// Canonicality per document in `[0, 1]` ([`pagerank::canonicality`]).
+    pub fn canonicality(&self) -> Vec<f32> {
+        pagerank::canonicality(&self.pagerank)
+    }
+
+    /// Document indices by PageRank, highest first (ties by index).
+    pub fn by_pagerank(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.pagerank.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.pagerank[b]
+                .total_cmp(&self.pagerank[a])
+                .then(a.cmp(&b))
+        });
+        order
+    }
+}
+
+/// The section of `doc` an anchor names: the section whose own slug (the last part of
+/// its id) is the anchor, compared without case.
+fn section_of(doc: &GraphDoc<'_>, anchor: &str) -> Option<String> {
+    let anchor = anchor.to_lowercase();
+    doc.sections
+        .iter()
+        .find(|id| {
+            let slugs = id.rsplit_once('#').map_or(id.as_str(), |(_, s)| s);
+            slugs.rsplit('/').next() == Some(anchor.as_str())
+        })
+        .cloned()
+}
+
+/// Whether a file name is an index page of its folder.
+pub fn is_index_page(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "readme.md" | "index.md" | "index.mdx" | "_index.md" | "summary.md"
+    )
+}
+
+/// `covers` relations: each document is covered by the index pages of the nearest folder
+/// at or above its own that has one (an index page looks from its parent folder up).
+fn covers(docs: &[GraphDoc<'_>]) -> Vec<Relation> {
+    let mut index_pages: HashMap<(usize, &str), Vec<u32>> = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        if is_index_page(d.path) {
+            index_pages
+                .entry((d.root, folder(d.path)))
+                .or_default()
+                .push(i as u32);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let mut dir = Some(folder(d.path));
+        if is_index_page(d.path) {
+            dir = parent(folder(d.path));
+        }
+        while let Some(f) = dir {
+            if let Some(pages) = index_pages.get(&(d.root, f)) {
+                out.extend(pages.iter().map(|&p| Relation {
+                    from: p,
+                    to: i as u32,
+                    kind: RelationKind::Covers,
+                    confidence: Confidence::Observed,
+                    line: 0,
+                    section: None,
+                    in_code_block: false,
+                }));
+                break;
+            }
+            dir = parent(f);
+        }
+    }
+    out
+}
+
+/// The folder above `f` (`None` above the root).
+fn parent(f: &str) -> Option<&str> {
+    if f.is_empty() {
+        None
+    } else {
+        Some(folder(f))
+    }
+}
+
+#[cfg(test)]
+mod tests;

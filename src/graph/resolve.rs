@@ -1,0 +1,217 @@
+//! Resolving what a document points at to indexed documents and sections.
+
+use std::collections::HashMap;
+
+/// A link destination that leaves the collection (`https:`, `mailto:`, `//host`).
+pub(super) fn is_external(target: &str) -> bool {
+    if target.starts_with("//") {
+        return true;
+    }
+    match target.split_once(':') {
+        Some((scheme, _)) => {
+            !scheme.is_empty()
+                && !scheme.contains('/')
+                && scheme.len() > 1 // `C:` is a Windows drive, not a scheme
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
+}
+
+/// `target` split into its path (percent-decoded, no query) and its fragment.
+pub(super) fn split_target(target: &str) -> (String, Option<String>) {
+    let (rest, fragment) = match target.split_once('#') {
+        Some((p, f)) => (p, Some(percent_decode(f)).filter(|f| !f.is_empty())),
+        None => (target, None),
+    };
+    let path = rest.split_once('?').map_or(rest, |(p, _)| p);
+    (percent_decode(path), fragment)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// `path` joined to folder `base` (both `/`-separated, relative to the root), with `.`
+/// and `..` applied; `None` when it climbs above the root. A leading `/` means the root.
+pub(super) fn join(base: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if path.starts_with('/') {
+        Vec::new()
+    } else {
+        base.split('/').filter(|p| !p.is_empty()).collect()
+    };
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The folder of a root-relative path (`""` at the root).
+pub(super) fn folder(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(f, _)| f)
+}
+
+/// Indexed documents of the collection by root and path, and by file name for mentions.
+pub(super) struct Lookup {
+    paths: Vec<String>,
+    by_path: HashMap<(usize, String), u32>,
+    by_name: HashMap<(usize, String), Vec<u32>>,
+}
+
+/// How a target matched a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Match {
+    /// The exact path (relative to the file or to the root), or a link.
+    Exact,
+    /// The only indexed file whose path ends with the words written.
+    Suffix,
+}
+
+impl Lookup {
+    pub fn new<'a>(docs: impl Iterator<Item = (usize, &'a str)>) -> Lookup {
+        let mut by_path = HashMap::new();
+        let mut paths = Vec::new();
+        let mut by_name: HashMap<(usize, String), Vec<u32>> = HashMap::new();
+        for (i, (root, path)) in docs.enumerate() {
+            by_path.insert((root, path.to_string()), i as u32);
+            paths.push(path.to_string());
+            let name = path.rsplit('/').next().unwrap_or(path).to_string();
+            by_name.entry((root, name)).or_default().push(i as u32);
+        }
+        Lookup {
+            paths,
+            by_path,
+            by_name,
+        }
+    }
+
+    fn get(&self, root: usize, path: &str) -> Option<u32> {
+        self.by_path.get(&(root, path.to_string())).copied()
+    }
+
+    /// The document a link's path names, trying what documentation sites do: the path
+    /// itself, `.md`/`.mdx` for an extension-less or `.html` link, a folder's index page.
+    pub fn link(&self, root: usize, from: &str, path: &str) -> Option<u32> {
+        let joined = join(folder(from), path)?;
+        let stem = joined
+            .strip_suffix(".html")
+            .or_else(|| joined.strip_suffix(".htm"))
+            .unwrap_or(&joined);
+        let dir = joined.trim_end_matches('/');
+        let sep = if dir.is_empty() { "" } else { "/" };
+        let candidates = [
+            joined.clone(),
+            format!("{stem}.md"),
+            format!("{stem}.mdx"),
+            format!("{dir}{sep}index.md"),
+            format!("{dir}{sep}index.mdx"),
+            format!("{dir}{sep}README.md"),
+            format!("{dir}{sep}_index.md"),
+        ];
+        candidates.iter().find_map(|c| self.get(root, c))
+    }
+
+    /// The document a path-shaped word names: relative to the file or to the root
+    /// (exact), else the only file whose path ends with it on a `/` boundary.
+    pub fn mention(&self, root: usize, from: &str, word: &str) -> Option<(u32, Match)> {
+        let word = word.trim_start_matches("./");
+        let exact = join(folder(from), word)
+            .and_then(|p| self.get(root, &p))
+            .or_else(|| join("", word).and_then(|p| self.get(root, &p)));
+        if let Some(d) = exact {
+            return Some((d, Match::Exact));
+        }
+        let clean = join("", word)?;
+        let name = clean.rsplit('/').next()?;
+        let found = self.by_name.get(&(root, name.to_string()))?;
+        let suffix = format!("/{clean}");
+        let mut hits = found
+            .iter()
+            .filter(|&&d| self.path_of(d).is_some_and(|p| p.ends_with(&suffix)));
+        match (hits.next(), hits.next()) {
+            (Some(&d), None) if clean.contains('/') => Some((d, Match::Suffix)),
+            _ => None,
+        }
+    }
+
+    fn path_of(&self, doc: u32) -> Option<&str> {
+        self.paths.get(doc as usize).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_targets() {
+        for t in ["https://x.org", "mailto:a@b", "//cdn/x.js", "tel:123"] {
+            assert!(is_external(t), "{t}");
+        }
+        for t in ["a.md", "../b.md#x", "/guide/", "C:/x.md", "#anchor"] {
+            assert!(!is_external(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn joins_and_splits() {
+        assert_eq!(join("guide/sub", "../a.md").as_deref(), Some("guide/a.md"));
+        assert_eq!(join("guide", "/ref/b.md").as_deref(), Some("ref/b.md"));
+        assert_eq!(join("", "../x.md"), None);
+        assert_eq!(
+            split_target("My%20Page.md?v=1#Sec%202"),
+            ("My Page.md".to_string(), Some("Sec 2".to_string()))
+        );
+    }
+
+    #[test]
+    fn links_and_mentions_resolve_like_doc_sites() {
+        let docs = [
+            "index.md",
+            "guide/index.md",
+            "guide/install.md",
+            "ref/config.md",
+            "ref/cli.mdx",
+        ];
+        let l = Lookup::new(docs.iter().map(|p| (0, *p)));
+        assert_eq!(l.link(0, "guide/install.md", "../ref/config.md"), Some(3));
+        assert_eq!(l.link(0, "guide/install.md", "../ref/config.html"), Some(3));
+        assert_eq!(l.link(0, "guide/install.md", "../ref/cli"), Some(4));
+        assert_eq!(l.link(0, "index.md", "guide/"), Some(1));
+        assert_eq!(l.link(0, "index.md", "nope.md"), None);
+        assert_eq!(l.link(1, "index.md", "guide/"), None);
+        assert_eq!(
+            l.mention(0, "index.md", "ref/config.md"),
+            Some((3, Match::Exact))
+        );
+        assert_eq!(l.mention(0, "x/y.md", "config.md"), None);
+        assert_eq!(l.mention(0, "x/y.md", "docs/ref/config.md"), None);
+        assert_eq!(
+            l.mention(0, "x/y.md", "./guide/install.md"),
+            Some((2, Match::Exact))
+        );
+    }
+}

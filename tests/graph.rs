@@ -1,0 +1,239 @@
+//! The documentation graph of an index: relations of every kind with their evidence,
+//! PageRank, the graph after a refresh equal to a full rebuild's, `docfuse graph`, and
+//! the canonicality part in explain.
+
+mod common;
+use common::*;
+use docfuse::engine::{
+    build, graph_summary, page_relations, BuildOptions, DocIndex, Mode, SearchOptions, Source,
+};
+use std::fs;
+use std::path::Path;
+
+const SITE: &[(&str, &str)] = &[
+    (
+        "SUMMARY.md",
+        "# Summary\n\n- [Intro](intro.md)\n- [Install](guide/install.md)\n- [Config][c]\n\n[c]: ref/config.md\n",
+    ),
+    (
+        "intro.md",
+        "# Intro\n\nStart by [installing from source](guide/install.md#from-source).\n\nThe settings live in <a href=\"ref/config.md\">the configuration page</a>.\n",
+    ),
+    (
+        "guide/index.md",
+        "# Guide\n\nThe guide: [install](install.md).\n",
+    ),
+    (
+        "guide/install.md",
+        "# Install\n\n## From source\n\nRead `ref/config.md` before building; [home](../SUMMARY.md), [web](https://example.org).\n\n```sh\ncat intro.md\n```\n",
+    ),
+    (
+        "ref/config.md",
+        "# Configuration\n\nEvery setting of the tool, with its default. See [install](../guide/install.md#from-source) and [nothing](missing.md).\n",
+    ),
+];
+
+fn write_site(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = dir.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+}
+
+fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64) {
+    let opts = BuildOptions {
+        bucket_chunks: Some(bucket_chunks),
+        ..BuildOptions::default()
+    };
+    build(
+        idx,
+        &Source::Roots(vec![docs.to_path_buf()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("build: {e}"));
+}
+
+#[test]
+fn relations_with_evidence_and_pagerank() {
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    write_site(&docs, SITE);
+    build_at(&idx, &docs, 512);
+    let index = DocIndex::open(&idx).unwrap();
+    let s = graph_summary(&index, 3).unwrap();
+    assert_eq!(s.documents, 5);
+    assert_eq!(s.external_links, 1);
+    assert_eq!(s.unresolved_links, 1, "missing.md");
+    assert_eq!(s.pages[0].path, "SUMMARY.md", "{:?}", s.pages);
+
+    let install = page_relations(&index, "guide/install.md").unwrap();
+    let incoming: Vec<(&str, String, u32, Option<&str>)> = install
+        .incoming
+        .iter()
+        .map(|r| {
+            let kind = serde_json::to_value(r.kind).unwrap();
+            (
+                r.from.as_str(),
+                kind.as_str().unwrap().to_string(),
+                r.line,
+                r.section.as_deref(),
+            )
+        })
+        .collect();
+    assert!(
+        incoming.contains(&("SUMMARY.md", "links_to".into(), 4, None)),
+        "{incoming:?}"
+    );
+    assert!(incoming.contains(&(
+        "intro.md",
+        "links_to".into(),
+        3,
+        Some("guide/install.md#install/from-source")
+    )));
+    assert!(incoming.contains(&("guide/index.md", "covers".into(), 0, None)));
+    let out = &install.outgoing;
+    let mention = out
+        .iter()
+        .find(|r| r.to == "ref/config.md")
+        .expect("inline-code mention");
+    assert_eq!((mention.line, mention.in_code_block), (5, false));
+    let fence = out
+        .iter()
+        .find(|r| r.to == "intro.md")
+        .expect("fence citation kept");
+    assert_eq!((fence.line, fence.in_code_block), (8, true));
+
+    let config = page_relations(&index, "ref/config.md").unwrap();
+    assert!(
+        config
+            .incoming
+            .iter()
+            .any(|r| r.from == "intro.md" && r.line == 5),
+        "HTML <a href>: {:?}",
+        config.incoming
+    );
+}
+
+#[test]
+fn a_refreshed_graph_equals_a_full_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    write_site(&docs, SITE);
+    // one document per bucket: most buckets are kept by each refresh
+    build_at(&idx, &docs, 1);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::write(
+        docs.join("guide/index.md"),
+        "# Guide\n\nThe guide: [install](install.md), [config](../ref/config.md).\n",
+    )
+    .unwrap();
+    fs::write(
+        docs.join("ref/cli.md"),
+        "# CLI\n\nSee [config](config.md).\n",
+    )
+    .unwrap();
+    fs::remove_file(docs.join("intro.md")).unwrap();
+    build_at(&idx, &docs, 1);
+    let fresh = dir.path().join("fresh");
+    build_at(&fresh, &docs, 1);
+    let graph = |p: &Path| {
+        let index = DocIndex::open(p).unwrap();
+        let s = serde_json::to_value(graph_summary(&index, 100).unwrap()).unwrap();
+        let pages: Vec<String> = [
+            "guide/index.md",
+            "ref/config.md",
+            "ref/cli.md",
+            "SUMMARY.md",
+        ]
+        .iter()
+        .map(|d| serde_json::to_string(&page_relations(&index, d).unwrap()).unwrap())
+        .collect();
+        (s, pages)
+    };
+    assert_eq!(graph(&idx), graph(&fresh));
+    let index = DocIndex::open(&idx).unwrap();
+    let config = page_relations(&index, "ref/config.md").unwrap();
+    assert!(config
+        .incoming
+        .iter()
+        .any(|r| r.from == "guide/index.md" && r.line == 3));
+    assert!(config.incoming.iter().any(|r| r.from == "ref/cli.md"));
+    assert!(!config.incoming.iter().any(|r| r.from == "intro.md"));
+}
+
+#[test]
+fn graph_command_lists_pages_and_names_the_closest_on_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    write_site(&docs, SITE);
+    let o = docfuse(dir.path(), &["index", "--no-embeddings", "docs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = docfuse(dir.path(), &["graph", "--top", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("5 documents"), "{text}");
+    assert!(
+        text.lines().nth(2).unwrap().contains("1. SUMMARY.md"),
+        "{text}"
+    );
+    let o = docfuse(dir.path(), &["graph", "--json", "guide/install.md"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["page"]["path"], "guide/install.md");
+    assert!(v["incoming"].as_array().unwrap().len() >= 3);
+    let o = docfuse(dir.path(), &["graph", "instal.md"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("closest: guide/install.md"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn explain_shows_canonicality_and_it_only_breaks_ties() {
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    write_site(&docs, SITE);
+    build_at(&idx, &docs, 512);
+    let index = DocIndex::open(&idx).unwrap();
+    let mut opts = SearchOptions {
+        mode: Mode::Lexical,
+        explain: true,
+        ..SearchOptions::default()
+    };
+    let hits = index.search("install", &opts).unwrap().hits;
+    let e = hits[0].explain.as_ref().unwrap();
+    assert_eq!(e.lexical.canonicality, 0.0, "weight 0 by default");
+    let summary_hit = hits
+        .iter()
+        .find(|h| h.chunk.path == "SUMMARY.md")
+        .expect("SUMMARY matches");
+    assert_eq!(
+        summary_hit
+            .explain
+            .as_ref()
+            .unwrap()
+            .lexical
+            .page_canonicality,
+        1.0
+    );
+    opts.params.canon_gain = 0.1;
+    let gained = index.search("install", &opts).unwrap().hits;
+    for h in &gained {
+        let l = &h.explain.as_ref().unwrap().lexical;
+        assert!((l.canonicality - 0.1 * l.page_canonicality * best(&hits)).abs() < 1e-4);
+    }
+    // a query with no lexical evidence gets no canonicality: no result at all
+    assert!(index.search("qzvxkj", &opts).unwrap().hits.is_empty());
+}
+
+fn best(hits: &[docfuse::engine::Hit]) -> f32 {
+    hits.iter()
+        .map(|h| {
+            let l = &h.explain.as_ref().unwrap().lexical;
+            l.lexical * l.aboutness
+        })
+        .fold(0.0, f32::max)
+}
