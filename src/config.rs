@@ -134,6 +134,29 @@ pub struct QueryParams {
     /// where `best` is the best lexical score among the candidates. 0 turns it off.
     #[serde(default)]
     pub canon_gain: f32,
+    /// Favour documentation written for agents (`search --agent`): the lexical score of
+    /// such a chunk is multiplied by `audience_fit`.
+    #[serde(default)]
+    pub agent: bool,
+    /// The audience-fit multiplier for agent documentation under `agent` (≥ 1).
+    #[serde(default = "audience_fit")]
+    pub audience_fit: f32,
+    /// Query-shape prior: a path-shaped query (`guide/install.md`) multiplies the lexical
+    /// score of the chunks whose file it names by this (1: off; default 1.2).
+    #[serde(default = "path_prior")]
+    pub path_prior: f32,
+    /// Query-shape prior: a symbol-shaped query (`Foo::bar`, `foo_bar()`) multiplies the
+    /// lexical score of the chunks holding that symbol by this (1: off).
+    #[serde(default = "one")]
+    pub symbol_prior: f32,
+}
+
+fn audience_fit() -> f32 {
+    1.5
+}
+
+fn path_prior() -> f32 {
+    1.2
 }
 
 impl Default for QueryParams {
@@ -151,6 +174,10 @@ impl Default for QueryParams {
             stop_about: false,
             stem_weight: 0.0,
             canon_gain: 0.0,
+            agent: false,
+            audience_fit: audience_fit(),
+            path_prior: 1.2,
+            symbol_prior: 1.0,
         }
     }
 }

@@ -237,3 +237,49 @@ fn best(hits: &[docfuse::engine::Hit]) -> f32 {
         })
         .fold(0.0, f32::max)
 }
+
+#[test]
+fn agent_documentation_is_favoured_only_when_asked_and_only_with_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    write_site(
+        &docs,
+        &[
+            ("a.md", "# Deploy\n\nDeploy the service with the release script.\n"),
+            (
+                "b.md",
+                "---\naudience: agent\n---\n# Deploy\n\nDeploy the service with the release script.\n",
+            ),
+            ("sub/AGENTS.md", "# Notes for agents\n\nNothing about that.\n"),
+        ],
+    );
+    let o = docfuse(dir.path(), &["index", "--no-embeddings", "docs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let paths = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["search", "--json", "--explain", "deploy the service"];
+        args.extend_from_slice(extra);
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&docfuse(dir.path(), &args))).unwrap();
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["path"].as_str().unwrap(),
+                    r["explain"]["audience_fit"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        paths(&[]),
+        vec!["a.md 1.0", "b.md 1.0"],
+        "equal text: the ordinal decides"
+    );
+    assert_eq!(paths(&["--agent"]), vec!["b.md 1.5", "a.md 1.0"]);
+    // AGENTS.md matches nothing of the query: --agent does not bring it in
+    let o = docfuse(dir.path(), &["search", "--json", "--agent", "qzvxkj"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}

@@ -101,7 +101,7 @@ fn a_document_handoff_has_ranked_tiers_reads_and_checks() {
     assert_eq!(
         checks,
         vec![
-            ("make install-test", "guide/install.md:1", "front_matter"),
+            ("make install-test", "guide/install.md:3", "front_matter"),
             ("make docs-check", "guide/AGENTS.md:8", "agent_doc"),
             ("make test", "AGENTS.md:8", "agent_doc"),
         ]
@@ -173,7 +173,7 @@ fn cli_prints_and_exits_2_on_an_unknown_target() {
         "{text}"
     );
     assert!(
-        text.contains("make install-test   (guide/install.md:1)"),
+        text.contains("make install-test   (guide/install.md:3)"),
         "{text}"
     );
     let o = docfuse(dir.path(), &["handoff", "--json", "--caveats", "guide"]);

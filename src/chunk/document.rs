@@ -18,21 +18,44 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
     }
 }
 
-/// [`chunk_document`] and [`super::doc_links`] from one parse: the chunks and the
-/// document's links as written.
-pub fn chunk_document_with_links(
-    doc: &SourceDoc,
-    cfg: &ChunkerConfig,
-) -> (Vec<Chunk>, Vec<RawLink>) {
+/// What one parse of a document gives: its chunks, its links as written and whether it
+/// is written for agents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunked {
+    pub chunks: Vec<Chunk>,
+    pub links: Vec<RawLink>,
+    /// Front matter `audience: agent`, or a file named `AGENTS.md` / `CLAUDE.md`.
+    pub for_agents: bool,
+}
+
+/// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
+pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunked {
     let prep = Prepared::new(doc);
-    match doc.kind {
+    let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
+    let (chunks, links) = match doc.kind {
         SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep)),
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
             let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));
             (chunks, links.finish())
         }
+    };
+    Chunked {
+        chunks,
+        links,
+        for_agents,
     }
+}
+
+/// Whether a document is agent documentation: front matter `audience: agent`, or a file
+/// named `AGENTS.md` or `CLAUDE.md` (any case).
+pub fn is_agent_doc(rel_path: &str, audience: Option<&str>) -> bool {
+    let name = rel_path
+        .rsplit('/')
+        .next()
+        .unwrap_or(rel_path)
+        .to_ascii_lowercase();
+    audience == Some("agent") || name == "agents.md" || name == "claude.md"
 }
 
 /// A section before budget cutting: 0-based inclusive line range.

@@ -2,7 +2,7 @@
 //! autolinks, HTML `<a href>`), and path-shaped words in inline code, prose and fenced
 //! code. Nothing here knows which files are indexed: `graph` resolves the targets.
 
-use pulldown_cmark::{Event, LinkType, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 
 use super::lines::LineTable;
@@ -13,8 +13,9 @@ use super::{SourceDoc, SourceKind};
 /// Longest target kept, in bytes (longer ones are data, not references).
 const MAX_TARGET: usize = 512;
 
-/// At most this many raw links per document (a generated page of links stays bounded).
-const MAX_LINKS: usize = 4096;
+/// At most this many raw links per document (a generated page of links stays bounded;
+/// the build warns about a page that reaches it).
+pub const MAX_LINKS: usize = 20_000;
 
 /// How a target was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,7 +42,7 @@ pub struct RawLink {
     pub target: String,
 }
 
-/// The targets of `doc` in source order (at most 4,096). Plain-text documents have no
+/// The targets of `doc` in source order (at most [`MAX_LINKS`]). Plain-text documents have no
 /// links; their path-shaped words count as prose.
 pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     let prepared = Prepared::new(doc);
@@ -69,6 +70,13 @@ pub(crate) struct LinkCollector<'a> {
     parse: &'a str,
     table: &'a LineTable,
     code_block: bool,
+    /// The text of an indented code block so far, and its first line (0-based): mkdocs
+    /// admonitions and content tabs (`!!! note` + an indented body) are Markdown that
+    /// CommonMark reads as indented code, so its links are read again as Markdown.
+    indented: Option<(usize, String)>,
+    /// Consecutive text events joined (pulldown-cmark splits "docs/_index.md" at an
+    /// unmatched `_`): start offset, end offset, text, form.
+    prose: Option<(usize, usize, String, LinkForm)>,
     out: Vec<RawLink>,
 }
 
@@ -78,6 +86,8 @@ impl<'a> LinkCollector<'a> {
             parse,
             table,
             code_block: false,
+            indented: None,
+            prose: None,
             out: Vec::new(),
         }
     }
@@ -87,6 +97,26 @@ impl<'a> LinkCollector<'a> {
         if self.out.len() >= MAX_LINKS {
             return;
         }
+        if let (Event::Text(text), None) = (event, &self.indented) {
+            let form = if self.code_block {
+                LinkForm::Fence
+            } else {
+                LinkForm::Text
+            };
+            match self.prose.as_mut() {
+                Some((_, end, so_far, f)) if *end == range.start && *f == form => {
+                    so_far.push_str(text);
+                    *end = range.end;
+                }
+                _ => {
+                    self.flush_prose();
+                    let at = text_offset(self.parse, range, text);
+                    self.prose = Some((at, range.end, text.to_string(), form));
+                }
+            }
+            return;
+        }
+        self.flush_prose();
         let line = |at: usize| self.table.line_of(at) as u32 + 1;
         match event {
             Event::Start(Tag::Link {
@@ -96,17 +126,21 @@ impl<'a> LinkCollector<'a> {
             }) if *link_type != LinkType::Email => {
                 push(&mut self.out, line(range.start), LinkForm::Link, dest_url);
             }
-            Event::Start(Tag::CodeBlock(_)) => self.code_block = true,
-            Event::End(TagEnd::CodeBlock) => self.code_block = false,
-            Event::Text(text) => {
-                let form = if self.code_block {
-                    LinkForm::Fence
-                } else {
-                    LinkForm::Text
-                };
-                if may_name_a_document(text) {
-                    let at = text_offset(self.parse, range, text);
-                    words(text, at, self.table, form, &mut self.out);
+            Event::Start(Tag::CodeBlock(kind)) => {
+                self.code_block = true;
+                if matches!(kind, CodeBlockKind::Indented) {
+                    self.indented = Some((self.table.line_of(range.start), String::new()));
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                self.code_block = false;
+                if let Some((first, text)) = self.indented.take() {
+                    self.indented_links(first, &text);
+                }
+            }
+            Event::Text(text) if self.indented.is_some() => {
+                if let Some((_, body)) = self.indented.as_mut() {
+                    body.push_str(text);
                 }
             }
             Event::Code(code) => {
@@ -124,7 +158,33 @@ impl<'a> LinkCollector<'a> {
         }
     }
 
+    /// The links of an indented block's text read as Markdown (its lines start at 0-based
+    /// line `first` of the document).
+    fn indented_links(&mut self, first: usize, text: &str) {
+        let table = LineTable::new(text);
+        let mut nested = LinkCollector::new(text, &table);
+        for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+            nested.event(&event, &range);
+        }
+        for mut l in nested.finish() {
+            l.line += first as u32;
+            if self.out.len() < MAX_LINKS {
+                self.out.push(l);
+            }
+        }
+    }
+
+    /// Scans the joined text events for path-shaped words.
+    fn flush_prose(&mut self) {
+        if let Some((at, _, text, form)) = self.prose.take() {
+            if may_name_a_document(&text) {
+                words(&text, at, self.table, form, &mut self.out);
+            }
+        }
+    }
+
     pub fn finish(mut self) -> Vec<RawLink> {
+        self.flush_prose();
         self.out.truncate(MAX_LINKS);
         self.out
     }
@@ -224,28 +284,44 @@ pub(crate) fn is_path_shaped(word: &str) -> bool {
     has_ext || slash
 }
 
-/// `href` values of `<a …>` tags in an HTML fragment, with their byte offsets.
+/// Link targets in an HTML (or MDX) fragment, with their byte offsets: `href` of `<a …>`,
+/// and `to` (or `href`) of a JSX `<Link …>` (Docusaurus, Next.js).
 fn hrefs(html: &str) -> Vec<(usize, &str)> {
     let lower = html.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("<a") {
+    while let Some(i) = lower[from..].find('<') {
         let tag_start = from + i;
         let tag_end = lower[tag_start..]
             .find('>')
             .map_or(lower.len(), |j| tag_start + j);
-        let after = lower.as_bytes().get(tag_start + 2).copied();
-        if matches!(after, Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            if let Some(v) = attribute(html, &lower, tag_start..tag_end, "href") {
-                out.push(v);
-            }
+        let rest = &lower[tag_start + 1..];
+        let names: &[&str] = if tag_opens(rest, "a") {
+            &["href"]
+        } else if tag_opens(rest, "link") {
+            &["to", "href"]
+        } else {
+            &[]
+        };
+        if let Some(v) = names
+            .iter()
+            .find_map(|n| attribute(html, &lower, tag_start..tag_end, n))
+        {
+            out.push(v);
         }
-        from = tag_end.max(tag_start + 2);
+        from = tag_end.max(tag_start + 1);
         if from >= lower.len() {
             break;
         }
     }
     out
+}
+
+/// Whether `rest` (what follows a `<`, lower-cased) starts the tag `name` with attributes.
+fn tag_opens(rest: &str, name: &str) -> bool {
+    rest.strip_prefix(name)
+        .and_then(|r| r.bytes().next())
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// The quoted value of attribute `name` inside `tag` (a range of `html`).
@@ -297,7 +373,7 @@ mod tests {
 
     #[test]
     fn inline_reference_auto_and_html_links_with_lines() {
-        let got = md("# A\n\nSee [b](b.md#install) and [ref][r].\n\n<https://example.com/x>\n\n<p>go <a class=\"x\" href='../c.md'>c</a></p>\n\n[r]: sub/d.md\n");
+        let got = md("# A\n\nSee [b](b.md#install) and [ref][r].\n\n<https://example.com/x>\n\n<p>go <a class=\"x\" href='../c.md'>c</a> <Link to=\"/e\">e</Link></p>\n\n[r]: sub/d.md\n");
         assert_eq!(
             got,
             vec![
@@ -305,6 +381,7 @@ mod tests {
                 (3, LinkForm::Link, "sub/d.md".to_string()),
                 (5, LinkForm::Link, "https://example.com/x".to_string()),
                 (7, LinkForm::Link, "../c.md".to_string()),
+                (7, LinkForm::Link, "/e".to_string()),
             ]
         );
     }
@@ -326,6 +403,31 @@ mod tests {
     fn front_matter_email_and_non_paths_are_not_links() {
         let got = md("---\ntitle: see x/y.md\n---\n# A\n\nMail <me@example.com>, e.g. Cargo.toml, version 1.5, `std::fs`, `--jobs`.\n");
         assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn links_in_mkdocs_admonitions_and_tabs_are_links() {
+        let got = md("# A\n\n!!! note \"Read\"\n\n    See [b](b.md) and\n    [c](sub/c.md#x).\n\n=== \"Tab\"\n\n    ```sh\n    cat d.md\n    ```\n");
+        assert_eq!(
+            got,
+            vec![
+                (5, LinkForm::Link, "b.md".to_string()),
+                (6, LinkForm::Link, "sub/c.md#x".to_string()),
+                (11, LinkForm::Fence, "d.md".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_with_an_underscore_is_one_word() {
+        let got = md("# A\n\nEdit docs/_index.md and ~x/notes.md next.\n");
+        assert_eq!(
+            got,
+            vec![
+                (3, LinkForm::Text, "docs/_index.md".to_string()),
+                (3, LinkForm::Text, "~x/notes.md".to_string()),
+            ]
+        );
     }
 
     #[test]

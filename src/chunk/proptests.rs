@@ -252,9 +252,9 @@ proptest! {
         for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
             let d = doc(&text, kind);
             let cfg = ChunkerConfig { max_tokens };
-            let (chunks, links) = crate::chunk::chunk_document_with_links(&d, &cfg);
-            prop_assert_eq!(chunks, chunk_document(&d, &cfg));
-            prop_assert_eq!(links, crate::chunk::doc_links(&d));
+            let one = crate::chunk::chunk_document_with_links(&d, &cfg);
+            prop_assert_eq!(one.chunks, chunk_document(&d, &cfg));
+            prop_assert_eq!(one.links, crate::chunk::doc_links(&d));
         }
     }
 

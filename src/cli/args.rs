@@ -245,6 +245,10 @@ pub struct SearchArgs {
     /// Raw chunks instead of one result per section.
     #[arg(long)]
     pub chunks: bool,
+    /// Favour documentation written for agents (AGENTS.md, CLAUDE.md, front matter
+    /// `audience: agent`): its lexical score is multiplied by the audience fit (1.5).
+    #[arg(long)]
+    pub agent: bool,
     /// Print one JSON object: {"query", "results": [...]}.
     #[arg(long)]
     pub json: bool,

@@ -14,11 +14,16 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
             return Ok(super::EXIT_OK);
         }
         print_line(&page_line(&p.page))?;
-        for r in &p.outgoing {
-            print_line(&format!("  → {}", relation_line(r, &r.to)))?;
-        }
-        for r in &p.incoming {
-            print_line(&format!("  ← {}", relation_line(r, &r.from)))?;
+        for (arrow, list, outgoing) in [("→", &p.outgoing, true), ("←", &p.incoming, false)] {
+            for r in list.iter().take(LIST_CAP) {
+                print_line(&format!("  {arrow} {}", relation_line(r, outgoing)))?;
+            }
+            if list.len() > LIST_CAP {
+                print_line(&format!(
+                    "  {arrow} … and {} more (all of them with --json)",
+                    list.len() - LIST_CAP
+                ))?;
+            }
         }
         if p.outgoing.is_empty() && p.incoming.is_empty() {
             print_line("  no relations")?;
@@ -56,25 +61,37 @@ fn page_line(p: &GraphPage) -> String {
     )
 }
 
-fn relation_line(r: &RelationView, other: &str) -> String {
+/// Relations listed per direction in text (JSON lists all).
+const LIST_CAP: usize = 50;
+
+/// One relation seen from the page: the other end's path, the section an anchor names,
+/// the line it is written on (in the source page).
+fn relation_line(r: &RelationView, outgoing: bool) -> String {
     let kind = match r.kind {
         crate::graph::RelationKind::LinksTo => "links_to",
         crate::graph::RelationKind::Mentions => "mentions",
         crate::graph::RelationKind::Covers => "covers",
     };
-    let target = match &r.section {
-        Some(s) => s.clone(),
-        None => other.to_string(),
+    let mut line = if outgoing {
+        format!("{kind} {}", super::output::printable(&r.to))
+    } else {
+        format!("{} {kind} it", super::output::printable(&r.from))
     };
-    let mut line = format!("{kind} {}", super::output::printable(&target));
+    if let Some(section) = &r.section {
+        line.push_str(&format!(" (section {})", super::output::printable(section)));
+    }
     if r.line > 0 {
-        line.push_str(&format!(" (line {})", r.line));
+        line.push_str(&format!(
+            " at {}:{}",
+            super::output::printable(&r.from),
+            r.line
+        ));
     }
     if r.confidence == crate::graph::Confidence::Fuzzy {
         line.push_str(" [fuzzy]");
     }
     if r.in_code_block {
-        line.push_str(" [in a code block]");
+        line.push_str(" [in a code block: kept for handoffs, never ranked]");
     }
     line
 }

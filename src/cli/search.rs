@@ -25,6 +25,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
         floor: a.floor,
         explain: a.explain,
         group: !a.chunks,
+        agent: a.agent,
     };
     let r = retriever.search_blocking(&query, &options)?;
     // A lexical-only index (built with --no-embeddings) answers lexically by choice: no note.

@@ -13,7 +13,7 @@ use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
 use super::relations::{previous_links, write_graph};
 use super::source::{sources_name, write_sources, SOURCES_DIR};
-use crate::chunk::{chunk_document_with_links, doc_links, SourceDoc};
+use crate::chunk::{chunk_document_with_links, doc_links, front_matter, is_agent_doc, SourceDoc};
 use crate::error::{Error, Result};
 use crate::graph::DocLinks;
 use crate::lexical::{LexicalWriter, Prepared};
@@ -363,10 +363,15 @@ fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Resu
         return Ok(links.clone());
     }
     let text = carried_text(plan, d, Some(c.previous), opts)?;
-    Ok(DocLinks::of(doc_links(&SourceDoc {
+    let doc = SourceDoc {
         text,
         ..d.doc.clone()
-    })))
+    };
+    let audience = front_matter(&doc).audience;
+    Ok(DocLinks {
+        for_agents: is_agent_doc(&doc.rel_path, audience.as_deref()),
+        ..DocLinks::of(doc_links(&doc))
+    })
 }
 
 /// The text of a carried document: its record in the previous generation, or — when
@@ -435,9 +440,21 @@ fn prepare_doc(
         }),
         None => std::borrow::Cow::Borrowed(&d.doc),
     };
-    let (chunks, links) = chunk_document_with_links(&doc, &opts.config.chunker);
+    let chunked = chunk_document_with_links(&doc, &opts.config.chunker);
+    if chunked.links.len() >= crate::chunk::MAX_LINKS {
+        tracing::warn!(
+            "`{}` has more than {} links: the documentation graph keeps the first {}",
+            d.entry.rel_path,
+            crate::chunk::MAX_LINKS,
+            crate::chunk::MAX_LINKS
+        );
+    }
+    let chunks = chunked.chunks;
     let mut work = DocWork {
-        links: DocLinks::of(links),
+        links: DocLinks {
+            for_agents: chunked.for_agents,
+            ..DocLinks::of(chunked.links)
+        },
         text,
         prepared: Vec::with_capacity(chunks.len()),
         ids: Vec::with_capacity(chunks.len()),

@@ -71,6 +71,12 @@ pub(super) struct GraphContext {
     pub snapshot: Snapshot,
     order: Vec<usize>,
     canonicality: Vec<f32>,
+    /// Per document: place by PageRank (1-based), relations PageRank follows in, links out.
+    rank: Vec<usize>,
+    inbound: Vec<usize>,
+    outbound: Vec<usize>,
+    /// Several roots: paths are shown as `root:path`.
+    multi_root: bool,
 }
 
 impl GraphContext {
@@ -81,7 +87,9 @@ impl GraphContext {
     /// an older docfuse: `docfuse refresh` rebuilds it); [`Error::Corrupt`] when the
     /// snapshot cannot be read or does not match the graph.
     pub fn load(index: &DocIndex) -> Result<GraphContext> {
-        let graph = super::relations::load_graph(&index.generation_dir()).ok_or_else(|| {
+        let graph = super::relations::load_graph(&index.generation_dir())
+            .map_err(|why| Error::corrupt(index.dir(), why))?
+            .ok_or_else(|| {
             Error::NotFound(format!(
                 "the index at `{}` has no documentation graph of this version\nhint: rebuild it with `docfuse refresh --index {}`",
                 index.dir().display(),
@@ -97,18 +105,39 @@ impl GraphContext {
         }
         let order = graph.by_pagerank();
         let canonicality = graph.canonicality();
+        let n = snapshot.files.len();
+        let mut rank = vec![0; n];
+        for (place, &d) in order.iter().enumerate() {
+            rank[d] = place + 1;
+        }
+        let (mut inbound, mut outbound) = (vec![0; n], vec![0; n]);
+        for r in graph.relations.iter().filter(|r| r.ranks()) {
+            match r.kind {
+                RelationKind::Covers => inbound[r.from as usize] += 1,
+                RelationKind::LinksTo => {
+                    inbound[r.to as usize] += 1;
+                    outbound[r.from as usize] += 1;
+                }
+                RelationKind::Mentions => {}
+            }
+        }
+        let multi_root = snapshot.files.iter().any(|f| f.root != 0);
         Ok(GraphContext {
             graph,
             snapshot,
             order,
             canonicality,
+            rank,
+            inbound,
+            outbound,
+            multi_root,
         })
     }
 
-    fn path(&self, doc: u32) -> String {
-        let multi = self.snapshot.files.iter().any(|f| f.root != 0);
+    /// The document's path (`root:path` when the index has several roots).
+    pub fn path(&self, doc: u32) -> String {
         match self.snapshot.files.get(doc as usize) {
-            Some(f) if multi => format!("{}:{}", f.root, f.rel_path),
+            Some(f) if self.multi_root => format!("{}:{}", f.root, f.rel_path),
             Some(f) => f.rel_path.clone(),
             None => String::new(),
         }
@@ -121,37 +150,15 @@ impl GraphContext {
 
     /// The page `doc` with its place and counts.
     pub fn page(&self, doc: usize) -> GraphPage {
-        let rank = self
-            .order
-            .iter()
-            .position(|&d| d == doc)
-            .map_or(0, |p| p + 1);
-        let ranked = |r: &&Relation| r.ranks() && r.kind != RelationKind::Mentions;
-        let inbound = self
-            .graph
-            .relations
-            .iter()
-            .filter(ranked)
-            .filter(|r| match r.kind {
-                RelationKind::Covers => r.from as usize == doc,
-                _ => r.to as usize == doc,
-            })
-            .count();
-        let outbound = self
-            .graph
-            .relations
-            .iter()
-            .filter(|r| r.kind == RelationKind::LinksTo && r.ranks() && r.from as usize == doc)
-            .count();
         let f = &self.snapshot.files[doc];
         GraphPage {
-            rank,
+            rank: self.rank[doc],
             root: f.root,
             path: f.rel_path.clone(),
             pagerank: self.graph.pagerank[doc],
             canonicality: self.canonicality[doc],
-            inbound,
-            outbound,
+            inbound: self.inbound[doc],
+            outbound: self.outbound[doc],
         }
     }
 
@@ -185,24 +192,35 @@ impl GraphContext {
             })
     }
 
-    /// Indexed paths closest to `path` (same file name first, then shared words), at
-    /// most 5, for an error message.
+    /// Indexed paths closest to `path`, at most 5, for an error message: by string
+    /// similarity (normalised Levenshtein, `strsim`) of the whole path and of the file
+    /// name, so a typo, a missing folder or an absolute path all find the file.
     pub fn closest(&self, path: &str) -> Vec<String> {
-        let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
-        let stem = name.split('.').next().unwrap_or(&name).to_string();
-        let mut scored: Vec<(usize, &str)> = self
+        let asked = path
+            .trim_start_matches("./")
+            .trim_end_matches('/')
+            .to_lowercase();
+        let asked_name = asked.rsplit('/').next().unwrap_or(&asked).to_string();
+        let mut scored: Vec<(f64, &str)> = self
             .snapshot
             .files
             .iter()
             .map(|f| {
                 let p = f.rel_path.to_lowercase();
-                let s = usize::from(p.ends_with(&name)) * 4
-                    + usize::from(!stem.is_empty() && p.contains(&stem)) * 2;
-                (s, f.rel_path.as_str())
+                let name = p.rsplit('/').next().unwrap_or(&p);
+                let whole = strsim::normalized_levenshtein(&asked, &p);
+                let by_name = strsim::normalized_levenshtein(&asked_name, name);
+                // an asked path that ends with the indexed one (an absolute path)
+                let suffix = if asked.ends_with(&format!("/{p}")) {
+                    1.0
+                } else {
+                    0.0
+                };
+                (whole.max(by_name * 0.9).max(suffix), f.rel_path.as_str())
             })
-            .filter(|(s, _)| *s > 0)
+            .filter(|(s, _)| *s >= 0.5)
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         scored
             .into_iter()
             .take(5)
@@ -253,13 +271,11 @@ pub fn page_relations(index: &DocIndex, path: &str) -> Result<PageRelations> {
         )));
     };
     let rels = &ctx.graph.relations;
+    let mut outgoing: Vec<&Relation> = rels.iter().filter(|r| r.from as usize == doc).collect();
+    outgoing.sort_by_key(|r| (r.line, r.to));
     Ok(PageRelations {
         page: ctx.page(doc),
-        outgoing: rels
-            .iter()
-            .filter(|r| r.from as usize == doc)
-            .map(|r| ctx.view(r))
-            .collect(),
+        outgoing: outgoing.into_iter().map(|r| ctx.view(r)).collect(),
         incoming: rels
             .iter()
             .filter(|r| r.to as usize == doc)

@@ -20,6 +20,8 @@ const MAX_PER_TIER: usize = 5;
 const MAX_HOPS: usize = 3;
 /// Most checks listed.
 const MAX_CHECKS: usize = 20;
+/// Longest handoff target accepted, in bytes (as a search query).
+pub const MAX_TARGET_BYTES: usize = 4096;
 
 /// What the handoff is about.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,6 +72,9 @@ pub struct HandoffEntry {
     pub confidence: Confidence,
     /// sha256 of the file as indexed.
     pub sha256: String,
+    /// The document's place in the snapshot (several roots can hold the same path).
+    #[serde(skip)]
+    doc: usize,
 }
 
 /// A command that checks work on the target.
@@ -78,8 +83,9 @@ pub struct Check {
     pub command: String,
     /// `path:line` it was read from.
     pub source: String,
-    /// `front_matter` (the target's `checks:`) or `agent_doc` (a shell block under a
-    /// test/check heading of an agent document).
+    /// `front_matter` (the target's `checks:`), `agent_doc` or `contributing` (the
+    /// front matter `checks:` or a shell block under a test/check heading of an
+    /// `AGENTS.md`/`CLAUDE.md` or `CONTRIBUTING.md` that applies).
     pub from: &'static str,
 }
 
@@ -133,8 +139,8 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         "area" => t.path.clone(),
         _ => parent_folder(&t.path).to_string(),
     };
-    let agent_docs = applicable(&ctx, t.root, &folder, &["agents.md", "claude.md"]);
-    let contributing = applicable(&ctx, t.root, &folder, &["contributing.md"]);
+    let agent_docs = applicable(&ctx, t.root, &folder, &["AGENTS.md", "CLAUDE.md"]);
+    let contributing = applicable(&ctx, t.root, &folder, &["CONTRIBUTING.md"]);
     let start_here = start_here(&ctx, &t, &docs, &agent_docs);
     let mut read_before: Vec<HandoffEntry> = start_here
         .iter()
@@ -148,10 +154,7 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         } else {
             Tier::AgentDoc
         };
-        if !read_before
-            .iter()
-            .any(|e| e.path == ctx.snapshot.files[d].rel_path)
-        {
+        if !read_before.iter().any(|e| e.doc == d) {
             read_before.push(entry(
                 &ctx,
                 d,
@@ -161,7 +164,12 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
             ));
         }
     }
-    let checks = checks(index, &ctx, &t, &agent_docs)?;
+    let sources: Vec<(usize, &'static str)> = agent_docs
+        .iter()
+        .map(|&d| (d, "agent_doc"))
+        .chain(contributing.iter().map(|&d| (d, "contributing")))
+        .collect();
+    let checks = checks(index, &ctx, &t, &sources)?;
     let mut explain = std::collections::BTreeMap::new();
     explain.insert(
         "edit_roots",
@@ -213,7 +221,20 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
 
 /// Finds what `asked` names.
 fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<HandoffTarget> {
+    if asked.len() > MAX_TARGET_BYTES {
+        return Err(Error::NotFound(format!(
+            "a handoff target of {} bytes: give a path, folder, section id, title or alias of at most {} bytes",
+            asked.len(),
+            MAX_TARGET_BYTES
+        )));
+    }
     let clean = asked.trim().trim_start_matches("./");
+    if clean.is_empty() {
+        return Err(Error::NotFound(
+            "an empty handoff target: give a document path, a folder (`.` for the whole root), a section id, or a title or alias".into(),
+        ));
+    }
+    let clean = if clean == "." { "" } else { clean };
     let make = |kind, root, path: &str, section: Option<String>, matched_by| HandoffTarget {
         kind,
         root,
@@ -231,17 +252,8 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
             let f = &ctx.snapshot.files[d];
             let chunks =
                 super::generation::previous_chunks(&index.generation_dir()).unwrap_or_default();
-            let known = chunks
-                .iter()
-                .any(|(id, _)| crate::chunk::section_id(id) == clean);
-            if known {
-                return Ok(make(
-                    "section",
-                    f.root,
-                    &f.rel_path,
-                    Some(clean.to_string()),
-                    "section id",
-                ));
+            if let Some((id, how)) = section_named(&chunks, &f.rel_path, clean) {
+                return Ok(make("section", f.root, &f.rel_path, Some(id), how));
             }
         }
     }
@@ -269,6 +281,29 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     Err(Error::NotFound(format!(
         "`{asked}` names no indexed document, folder, section or alias{hint}"
     )))
+}
+
+/// The section of document `path` that `asked` (`path#…`) names: its full section id, or
+/// an anchor equal to the last slug of a section (as links write it, any case).
+fn section_named(
+    chunks: &[(String, String)],
+    path: &str,
+    asked: &str,
+) -> Option<(String, &'static str)> {
+    let anchor = asked.split_once('#').map(|(_, a)| a.to_lowercase())?;
+    let prefix = format!("{path}#");
+    let sections: Vec<&str> = chunks
+        .iter()
+        .map(|(id, _)| crate::chunk::section_id(id))
+        .filter(|id| id.starts_with(&prefix))
+        .collect();
+    if let Some(id) = sections.iter().find(|id| **id == asked) {
+        return Some((id.to_string(), "section id"));
+    }
+    sections
+        .iter()
+        .find(|id| id.rsplit(['#', '/']).next() == Some(anchor.as_str()))
+        .map(|id| (id.to_string(), "anchor"))
 }
 
 fn d_index(ctx: &GraphContext, path: &(usize, String)) -> Option<usize> {
@@ -317,20 +352,15 @@ fn parent_folder(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(f, _)| f)
 }
 
-/// Documents named one of `names` (lower-case) in `folder` or a folder above it, nearest
-/// first.
+/// Documents named one of `names` (exactly: `AGENTS.md`, not a public page `agents.md`)
+/// in `folder` or a folder above it, nearest first.
 fn applicable(ctx: &GraphContext, root: usize, folder: &str, names: &[&str]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut dir = Some(folder.to_string());
     while let Some(d) = dir {
         for (i, f) in ctx.snapshot.files.iter().enumerate() {
-            let name = f
-                .rel_path
-                .rsplit('/')
-                .next()
-                .unwrap_or(&f.rel_path)
-                .to_lowercase();
-            if f.root == root && parent_folder(&f.rel_path) == d && names.contains(&name.as_str()) {
+            let name = f.rel_path.rsplit('/').next().unwrap_or(&f.rel_path);
+            if f.root == root && parent_folder(&f.rel_path) == d && names.contains(&name) {
                 out.push(i);
             }
         }
@@ -346,7 +376,8 @@ fn applicable(ctx: &GraphContext, root: usize, folder: &str, names: &[&str]) -> 
 fn entry(ctx: &GraphContext, d: usize, tier: Tier, why: String, evidence: String) -> HandoffEntry {
     let f = &ctx.snapshot.files[d];
     HandoffEntry {
-        path: f.rel_path.clone(),
+        path: ctx.path(d as u32),
+        doc: d,
         tier,
         why,
         evidence,
@@ -366,21 +397,17 @@ fn start_here(
     let inside: BTreeSet<usize> = docs.iter().copied().collect();
     let mut seen: BTreeSet<usize> = inside.clone();
     let mut out: Vec<HandoffEntry> = Vec::new();
-    let path = |d: u32| ctx.snapshot.files[d as usize].rel_path.clone();
+    let path = |d: u32| ctx.path(d);
     // 1. the agent document
-    if let Some(&a) = agent_docs.first() {
-        // an area's own agent document is listed too; a document is not its own start
-        let own = t.kind != "area" && inside.contains(&a);
-        if !own {
-            seen.insert(a);
-            out.push(entry(
-                ctx,
-                a,
-                Tier::AgentDoc,
-                "the agent document of the folder".into(),
-                String::new(),
-            ));
-        }
+    // an area's own agent document is listed too; a document is not its own start
+    let agent = agent_docs
+        .iter()
+        .copied()
+        .find(|a| t.kind == "area" || !inside.contains(a));
+    if let Some(a) = agent {
+        seen.insert(a);
+        let why = "the agent document of the folder".to_string();
+        out.push(entry(ctx, a, Tier::AgentDoc, why, String::new()));
     }
     // 2. covering index pages; 3. pages linking to or mentioning the target
     let tier = |kinds: &[RelationKind],
@@ -396,11 +423,7 @@ fn start_here(
             {
                 continue;
             }
-            if found
-                .iter()
-                .any(|e| e.path == ctx.snapshot.files[from].rel_path)
-                || seen.contains(&from)
-            {
+            if found.iter().any(|e| e.doc == from) || seen.contains(&from) {
                 continue;
             }
             let kind = serde_json::to_value(r.kind)
@@ -420,8 +443,20 @@ fn start_here(
             e.confidence = r.confidence;
             found.push(e);
         }
-        take_ranked(ctx, found, MAX_PER_TIER, out, seen);
+        take_ranked(found, MAX_PER_TIER, out, seen);
     };
+    if t.kind == "area" {
+        // a folder's own index pages cover it
+        for (i, f) in ctx.snapshot.files.iter().enumerate() {
+            if f.root == t.root
+                && parent_folder(&f.rel_path) == t.path
+                && is_index_page(&f.rel_path)
+            {
+                let why = "the folder's index page".to_string();
+                out.push(entry(ctx, i, Tier::Covers, why, String::new()));
+            }
+        }
+    }
     tier(&[RelationKind::Covers], Tier::Covers, &mut out, &mut seen);
     tier(
         &[RelationKind::LinksTo, RelationKind::Mentions],
@@ -433,7 +468,7 @@ fn start_here(
     let anchors: Vec<usize> = out
         .iter()
         .filter(|e| matches!(e.tier, Tier::Covers | Tier::Mentions))
-        .filter_map(|e| ctx.find(&e.path))
+        .map(|e| e.doc)
         .collect();
     let mut hops: Vec<HandoffEntry> = Vec::new();
     for r in &ctx.graph.relations {
@@ -445,10 +480,7 @@ fn start_here(
         {
             continue;
         }
-        if hops
-            .iter()
-            .any(|e| e.path == ctx.snapshot.files[to].rel_path)
-        {
+        if hops.iter().any(|e| e.doc == to) {
             continue;
         }
         let why = format!("linked from {}", path(r.from));
@@ -460,7 +492,7 @@ fn start_here(
             format!("{}:{}", path(r.from), r.line),
         ));
     }
-    take_ranked(ctx, hops, MAX_HOPS, &mut out, &mut seen);
+    take_ranked(hops, MAX_HOPS, &mut out, &mut seen);
     // 5. the root's index page
     let root_index = ctx
         .snapshot
@@ -479,7 +511,7 @@ fn start_here(
     // the root's index page always has a place
     out.truncate(MAX_START_HERE - 1);
     if let Some(i) = root_index {
-        if seen.insert(i) {
+        if !out.iter().any(|e| e.doc == i) && !inside.contains(&i) {
             out.push(entry(
                 ctx,
                 i,
@@ -495,7 +527,6 @@ fn start_here(
 /// Appends the `limit` most canonical of `found` (ties by path) to `out`, marking them
 /// seen.
 fn take_ranked(
-    ctx: &GraphContext,
     mut found: Vec<HandoffEntry>,
     limit: usize,
     out: &mut Vec<HandoffEntry>,
@@ -507,49 +538,37 @@ fn take_ranked(
             .then(a.path.cmp(&b.path))
     });
     for e in found.into_iter().take(limit) {
-        if let Some(i) = ctx.find(&e.path) {
-            seen.insert(i);
-        }
+        seen.insert(e.doc);
         out.push(e);
     }
 }
 
-/// The checks that apply: the target's front matter `checks:`, then shell commands
-/// under a test/check heading of the agent documents.
+/// The checks that apply: the target's front matter `checks:`, then those of the agent
+/// and contributing documents that apply (their front matter `checks:`, then the commands
+/// of shell blocks under a test/check heading).
 fn checks(
     index: &DocIndex,
     ctx: &GraphContext,
     t: &HandoffTarget,
-    agent_docs: &[usize],
+    sources: &[(usize, &'static str)],
 ) -> Result<Vec<Check>> {
     let mut out = Vec::new();
     if t.kind != "area" {
         if let Some(text) = index.indexed_text(t.root, &t.path)? {
-            let fm = front_matter(&SourceDoc {
-                rel_path: t.path.clone(),
-                text,
-                kind: kind_of(&t.path),
-                title_hint: None,
-            });
-            for c in fm.checks {
-                out.push(Check {
-                    command: c,
-                    source: format!("{}:1", t.path),
-                    from: "front_matter",
-                });
-            }
+            out.extend(front_matter_checks(&t.path, &text, "front_matter"));
         }
     }
-    for &d in agent_docs {
+    for &(d, from) in sources {
         let f = &ctx.snapshot.files[d];
         let Some(text) = index.indexed_text(f.root, &f.rel_path)? else {
             continue;
         };
+        out.extend(front_matter_checks(&f.rel_path, &text, from));
         for (line, command) in shell_checks(&text) {
             out.push(Check {
                 command,
                 source: format!("{}:{line}", f.rel_path),
-                from: "agent_doc",
+                from,
             });
         }
     }
@@ -559,34 +578,85 @@ fn checks(
     Ok(out)
 }
 
+/// The front matter `checks:` of a document, each cited at the line that holds it.
+fn front_matter_checks(path: &str, text: &str, from: &'static str) -> Vec<Check> {
+    let fm = front_matter(&SourceDoc {
+        rel_path: path.to_string(),
+        text: text.to_string(),
+        kind: kind_of(path),
+        title_hint: None,
+    });
+    fm.checks
+        .into_iter()
+        .map(|command| {
+            let line = text
+                .lines()
+                .position(|l| l.contains(command.as_str()))
+                .map_or(1, |i| i + 1);
+            Check {
+                source: format!("{path}:{line}"),
+                command,
+                from,
+            }
+        })
+        .collect()
+}
+
 fn kind_of(path: &str) -> SourceKind {
     path.rsplit_once('.')
         .and_then(|(_, e)| SourceKind::of_extension(e))
         .unwrap_or(SourceKind::Markdown)
 }
 
-/// Commands of fenced `sh`/`bash`/`shell`/`console` blocks under a heading that mentions
-/// tests or checks, with their 1-based lines (`$ ` prompts dropped, comments skipped).
+/// Commands of fenced `sh`/`bash`/`shell`/`zsh`/`console` blocks under a heading that
+/// mentions tests or checks (and its sub-headings), with their 1-based lines: `$ `
+/// prompts dropped (in a `console` block only prompted lines are commands, the rest is
+/// output), comments skipped, `\` continuations joined, front matter skipped.
 pub(crate) fn shell_checks(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut under_checks = false;
-    let mut fence: Option<(String, bool)> = None;
-    for (i, line) in text.lines().enumerate() {
+    // the level of the test/check heading whose section we are in
+    let mut checks_level: Option<usize> = None;
+    let mut fence: Option<(String, Option<bool>)> = None;
+    let mut pending: Option<(usize, String)> = None;
+    let skip = front_matter_lines(text);
+    for (i, line) in text.lines().enumerate().skip(skip) {
         let trimmed = line.trim();
         if let Some((marker, shell)) = &fence {
-            if trimmed.starts_with(marker.as_str())
+            let closes = trimmed.starts_with(marker.as_str())
                 && trimmed
-                    .trim_start_matches(marker.chars().next().unwrap_or('`'))
-                    .is_empty()
-            {
+                    .trim_start_matches(marker.as_str())
+                    .trim()
+                    .is_empty();
+            if closes {
                 fence = None;
+                out.extend(pending.take());
                 continue;
             }
-            if *shell && under_checks {
-                let cmd = trimmed.strip_prefix("$ ").unwrap_or(trimmed).trim();
-                if !cmd.is_empty() && !cmd.starts_with('#') {
-                    out.push((i + 1, cmd.to_string()));
+            let Some(console) = *shell else { continue };
+            if checks_level.is_none() {
+                continue;
+            }
+            let prompted = trimmed.strip_prefix("$ ");
+            let cmd = match (console, prompted, pending.is_some()) {
+                (_, _, true) => trimmed,
+                (true, Some(c), false) => c,
+                (true, None, false) => continue,
+                (false, p, false) => p.unwrap_or(trimmed),
+            }
+            .trim();
+            let part = cmd.trim_end_matches('\\').trim_end();
+            match pending.as_mut() {
+                Some((_, so_far)) => {
+                    so_far.push(' ');
+                    so_far.push_str(part);
                 }
+                None if !cmd.is_empty() && !cmd.starts_with('#') => {
+                    pending = Some((i + 1, part.to_string()));
+                }
+                None => {}
+            }
+            if !cmd.ends_with('\\') {
+                out.extend(pending.take());
             }
             continue;
         }
@@ -598,21 +668,43 @@ pub(crate) fn shell_checks(text: &str) -> Vec<(usize, String)> {
                 .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
                 .next()
                 .unwrap_or("");
-            let shell = matches!(lang, "sh" | "bash" | "shell" | "console" | "zsh");
+            let shell = match lang {
+                "sh" | "bash" | "shell" | "zsh" => Some(false),
+                "console" | "shell-session" => Some(true),
+                _ => None,
+            };
             fence = Some((run, shell));
             continue;
         }
-        if trimmed.starts_with('#') {
-            let heading = trimmed.trim_start_matches('#').trim().to_lowercase();
-            under_checks = heading.split(|c: char| !c.is_alphanumeric()).any(|word| {
+        let level = trimmed.chars().take_while(|&c| c == '#').count();
+        if (1..=6).contains(&level) && trimmed[level..].starts_with([' ', '\t']) {
+            let heading = trimmed[level..].trim().to_lowercase();
+            let about_checks = heading.split(|c: char| !c.is_alphanumeric()).any(|word| {
                 word == "ci"
                     || ["test", "check", "lint", "verif"]
                         .iter()
                         .any(|w| word.starts_with(w))
             });
+            checks_level = match checks_level {
+                Some(l) if level > l => Some(l),
+                _ if about_checks => Some(level),
+                _ => None,
+            };
         }
     }
     out
+}
+
+/// Lines of a YAML (`---`) or TOML (`+++`) front matter block at the start of `text`.
+fn front_matter_lines(text: &str) -> usize {
+    let mut lines = text.lines();
+    let marker = match lines.next().map(str::trim_end) {
+        Some(m @ ("---" | "+++")) => m,
+        _ => return 0,
+    };
+    lines
+        .position(|l| l.trim_end() == marker || (marker == "---" && l.trim_end() == "..."))
+        .map_or(0, |p| p + 2)
 }
 
 fn caveats_of(index: &DocIndex, no_agent_doc: bool) -> Result<Caveats> {
@@ -710,6 +802,15 @@ fn entry_line(i: usize, e: &HandoffEntry) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn console_output_subheadings_and_front_matter() {
+        let text = "---\n# not a heading: testing\n---\n# Agents\n\n## Testing\n\n### Before you push\n\n```console\n$ make test\nok: 3 passed\n```\n\n## Style\n\n```sh\nvale .\n```\n";
+        assert_eq!(
+            super::shell_checks(text),
+            vec![(11, "make test".to_string())]
+        );
+    }
+
     #[test]
     fn shell_blocks_under_test_headings_are_checks() {
         let text = "# Agents\n\n## Testing\n\n```sh\n$ cargo test\n# a comment\ncargo clippy\n```\n\n```rust\nfn x() {}\n```\n\n## Style\n\n```sh\nrustfmt\n```\n";

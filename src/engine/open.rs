@@ -115,8 +115,8 @@ impl DocIndex {
             Error::Corrupt { reason, .. } => Error::corrupt(dir, reason),
             other => other,
         })?;
-        if let Some(c) = super::relations::chunk_canonicality(&gen, manifest.collection.chunks) {
-            lexical.set_canonicality(c);
+        if let Some(p) = super::relations::chunk_priors(&gen, manifest.collection.chunks) {
+            lexical.set_priors(p);
         }
         Ok(DocIndex {
             dir: dir.to_path_buf(),

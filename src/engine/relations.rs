@@ -73,6 +73,7 @@ pub(super) fn write_graph(
         graph_metrics_version: GRAPH_METRICS_VERSION,
         pagerank: graph.pagerank.clone(),
         chunks: docs.iter().map(|d| d.entry.chunks).collect(),
+        for_agents: file.documents.iter().map(|l| l.for_agents).collect(),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
@@ -86,30 +87,48 @@ struct PageRanks {
     graph_metrics_version: u32,
     pagerank: Vec<f64>,
     chunks: Vec<u32>,
+    /// Per document: written for agents.
+    #[serde(default)]
+    for_agents: Vec<bool>,
 }
 
 /// The small file a search reads for canonicality.
 pub(super) const PAGERANK_FILE: &str = "pagerank.json";
 
-/// The canonicality of each chunk's page by ordinal (`[chunks]` in `[0, 1]`); `None`
-/// when the generation has no PageRank of this version or its shape does not match.
-pub(super) fn chunk_canonicality(gen_dir: &Path, chunks: u64) -> Option<Vec<f32>> {
+/// The canonicality of each chunk's page (`[0, 1]`) and whether it is written for agents,
+/// by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
+/// version or its shape does not match.
+pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
     let bytes = std::fs::read(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
-    if r.graph_metrics_version != GRAPH_METRICS_VERSION || r.pagerank.len() != r.chunks.len() {
+    if r.graph_metrics_version != GRAPH_METRICS_VERSION
+        || r.pagerank.len() != r.chunks.len()
+        || r.for_agents.len() != r.chunks.len()
+    {
         return None;
     }
     let per_doc = crate::graph::pagerank::canonicality(&r.pagerank);
-    let mut out = Vec::with_capacity(chunks as usize);
-    for (c, n) in per_doc.iter().zip(&r.chunks) {
-        out.extend(std::iter::repeat_n(*c, *n as usize));
+    let mut out = crate::lexical::PagePriors::default();
+    for ((c, n), agent) in per_doc.iter().zip(&r.chunks).zip(&r.for_agents) {
+        out.canonicality
+            .extend(std::iter::repeat_n(*c, *n as usize));
+        out.for_agents
+            .extend(std::iter::repeat_n(*agent, *n as usize));
     }
-    (out.len() as u64 == chunks).then_some(out)
+    (out.canonicality.len() as u64 == chunks).then_some(out)
 }
 
-/// The graph of a generation; `None` when missing, unreadable or of another version.
-pub(super) fn load_graph(gen_dir: &Path) -> Option<Graph> {
-    let bytes = std::fs::read(gen_dir.join(GRAPH_FILE)).ok()?;
-    let g: Graph = serde_json::from_slice(&bytes).ok()?;
-    (g.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(g)
+/// The graph of a generation: `Ok(None)` when the generation has none of this version
+/// (written by an older docfuse), `Err` naming the problem when `graph.json` is there but
+/// unreadable.
+pub(super) fn load_graph(gen_dir: &Path) -> std::result::Result<Option<Graph>, String> {
+    let path = gen_dir.join(GRAPH_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+    };
+    let g: Graph = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("`{}` does not parse: {e}", path.display()))?;
+    Ok((g.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(g))
 }

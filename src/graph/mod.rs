@@ -83,6 +83,10 @@ pub struct DocLinks {
     pub links: Vec<RawLink>,
     #[serde(default)]
     pub external: u32,
+    /// The document is written for agents (front matter `audience: agent`, `AGENTS.md`,
+    /// `CLAUDE.md`): kept here with the links so a refresh carries it too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub for_agents: bool,
 }
 
 impl DocLinks {
@@ -100,7 +104,11 @@ impl DocLinks {
             .into_iter()
             .filter(|l| !(l.form == LinkForm::Link && l.target.starts_with('#')))
             .collect();
-        DocLinks { links, external }
+        DocLinks {
+            links,
+            external,
+            for_agents: false,
+        }
     }
 }
 
@@ -242,7 +250,10 @@ fn section_of(doc: &GraphDoc<'_>, anchor: &str) -> Option<String> {
         .iter()
         .find(|id| {
             let slugs = id.rsplit_once('#').map_or(id.as_str(), |(_, s)| s);
-            slugs.rsplit('/').next() == Some(anchor.as_str())
+            slugs
+                .rsplit('/')
+                .next()
+                .is_some_and(|s| s.to_lowercase() == anchor)
         })
         .cloned()
 }

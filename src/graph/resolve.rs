@@ -77,6 +77,8 @@ pub(super) fn folder(path: &str) -> &str {
 /// Indexed documents of the collection by root and path, and by file name for mentions.
 pub(super) struct Lookup {
     paths: Vec<String>,
+    /// Lower-cased paths, for index pages named in any case (`readme.md`).
+    by_lower: HashMap<(usize, String), u32>,
     by_path: HashMap<(usize, String), u32>,
     by_name: HashMap<(usize, String), Vec<u32>>,
 }
@@ -93,16 +95,21 @@ pub(super) enum Match {
 impl Lookup {
     pub fn new<'a>(docs: impl Iterator<Item = (usize, &'a str)>) -> Lookup {
         let mut by_path = HashMap::new();
+        let mut by_lower = HashMap::new();
         let mut paths = Vec::new();
         let mut by_name: HashMap<(usize, String), Vec<u32>> = HashMap::new();
         for (i, (root, path)) in docs.enumerate() {
             by_path.insert((root, path.to_string()), i as u32);
+            by_lower
+                .entry((root, path.to_lowercase()))
+                .or_insert(i as u32);
             paths.push(path.to_string());
             let name = path.rsplit('/').next().unwrap_or(path).to_string();
             by_name.entry((root, name)).or_default().push(i as u32);
         }
         Lookup {
             paths,
+            by_lower,
             by_path,
             by_name,
         }
@@ -113,25 +120,35 @@ impl Lookup {
     }
 
     /// The document a link's path names, trying what documentation sites do: the path
-    /// itself, `.md`/`.mdx` for an extension-less or `.html` link, a folder's index page.
+    /// itself, `.md`/`.mdx` for an extension-less or `.html` link, a folder's index page
+    /// (`index.md(x)`, `README.md`, `_index.md`, any case; only these for a link ending
+    /// in `/`, and `README.md` for `index.html`).
     pub fn link(&self, root: usize, from: &str, path: &str) -> Option<u32> {
         let joined = join(folder(from), path)?;
+        let folder_only = path.ends_with('/');
         let stem = joined
             .strip_suffix(".html")
             .or_else(|| joined.strip_suffix(".htm"))
             .unwrap_or(&joined);
-        let dir = joined.trim_end_matches('/');
+        if !folder_only {
+            let exact = [joined.clone(), format!("{stem}.md"), format!("{stem}.mdx")];
+            if let Some(d) = exact.iter().find_map(|c| self.get(root, c)) {
+                return Some(d);
+            }
+        }
+        // a folder's index page; `…/index.html` is its folder's index page too
+        let dir = match stem.rsplit_once('/') {
+            Some((d, "index")) => d,
+            None if stem == "index" => "",
+            _ => joined.as_str(),
+        };
         let sep = if dir.is_empty() { "" } else { "/" };
-        let candidates = [
-            joined.clone(),
-            format!("{stem}.md"),
-            format!("{stem}.mdx"),
-            format!("{dir}{sep}index.md"),
-            format!("{dir}{sep}index.mdx"),
-            format!("{dir}{sep}README.md"),
-            format!("{dir}{sep}_index.md"),
-        ];
-        candidates.iter().find_map(|c| self.get(root, c))
+        ["index.md", "index.mdx", "readme.md", "_index.md"]
+            .iter()
+            .find_map(|name| {
+                let key = (root, format!("{dir}{sep}{name}").to_lowercase());
+                self.by_lower.get(&key).copied()
+            })
     }
 
     /// The document a path-shaped word names: relative to the file or to the root
@@ -201,6 +218,8 @@ mod tests {
         assert_eq!(l.link(0, "guide/install.md", "../ref/config.html"), Some(3));
         assert_eq!(l.link(0, "guide/install.md", "../ref/cli"), Some(4));
         assert_eq!(l.link(0, "index.md", "guide/"), Some(1));
+        assert_eq!(l.link(0, "ref/config.md", "../guide/index.html"), Some(1));
+        assert_eq!(l.link(0, "index.md", "ref/"), None, "no index page in ref/");
         assert_eq!(l.link(0, "index.md", "nope.md"), None);
         assert_eq!(l.link(1, "index.md", "guide/"), None);
         assert_eq!(

@@ -3,7 +3,8 @@
 use serde::Serialize;
 
 /// Why a chunk scored what it did:
-/// `score = lexical × aboutness + exact_id + exact_path + exact_symbol + canonicality`.
+/// `score = lexical × prior × aboutness × audience_fit + exact_id + exact_path +
+/// exact_symbol + canonicality`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     pub score: f32,
@@ -24,6 +25,11 @@ pub struct Explain {
     /// The page's log-scaled PageRank above the corpus floor, in `[0, 1]` (0 without a
     /// graph).
     pub page_canonicality: f32,
+    /// Query-shape prior: `path_prior` for a path-shaped query naming this chunk's file,
+    /// `symbol_prior` for a symbol-shaped one naming its symbol, else 1.
+    pub prior: f32,
+    /// `audience_fit` for agent documentation under `agent`, else 1.
+    pub audience_fit: f32,
     pub k1: f32,
     pub b: f32,
     /// Chunks in the collection (BM25F N).

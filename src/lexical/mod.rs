@@ -18,6 +18,6 @@ mod writer;
 pub use bm25f::{idf, length_norm, saturate};
 pub use buckets::{read_buckets, Bucket, BUCKETS_FILE};
 pub use explain::{Explain, FieldExplain, TermExplain};
-pub use reader::LexicalIndex;
+pub use reader::{LexicalIndex, PagePriors};
 pub use search::{Hit, LexicalQuery, LexicalRun, Scored};
 pub use writer::{BuildStats, LexicalWriter, Prepared};

@@ -22,8 +22,17 @@ pub struct LexicalIndex {
     first_ord: HashMap<u64, u64>,
     /// Document address of each chunk ordinal, read from the fast fields on first use.
     addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
-    /// Canonicality of each chunk's page in `[0, 1]`, by ordinal (empty: no graph).
-    canonicality: Vec<f32>,
+    /// Page-level priors by ordinal (empty: no graph).
+    priors: PagePriors,
+}
+
+/// What the documentation graph says about each chunk's page, by chunk ordinal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PagePriors {
+    /// Log-scaled PageRank of the page, in `[0, 1]` (`[chunks]`).
+    pub canonicality: Vec<f32>,
+    /// The page is written for agents (`[chunks]`).
+    pub for_agents: Vec<bool>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -48,19 +57,29 @@ impl SegmentOrds<'_> {
 }
 
 impl LexicalIndex {
-    /// Sets the canonicality of each chunk's page (`[chunks]` in `[0, 1]`, by ordinal),
-    /// the input of the canonicality part (`QueryParams::canon_gain`).
-    pub fn set_canonicality(&mut self, per_ordinal: Vec<f32>) {
-        self.canonicality = per_ordinal;
+    /// Sets the page-level priors of every chunk (by ordinal): the inputs of the
+    /// canonicality part (`QueryParams::canon_gain`) and of the audience fit
+    /// (`QueryParams::agent`).
+    pub fn set_priors(&mut self, priors: PagePriors) {
+        self.priors = priors;
     }
 
     /// The canonicality of the page of chunk `ord` (0 without a graph).
     pub(crate) fn canonicality_of(&self, ord: u64) -> f32 {
         usize::try_from(ord)
             .ok()
-            .and_then(|o| self.canonicality.get(o))
+            .and_then(|o| self.priors.canonicality.get(o))
             .copied()
             .unwrap_or(0.0)
+    }
+
+    /// Whether the page of chunk `ord` is written for agents.
+    pub(crate) fn for_agents(&self, ord: u64) -> bool {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.priors.for_agents.get(o))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Opens the tantivy index in `dir`; `avg_field_len` and `n` come from the manifest.
@@ -94,7 +113,7 @@ impl LexicalIndex {
             n,
             first_ord,
             addrs: std::sync::OnceLock::new(),
-            canonicality: Vec::new(),
+            priors: PagePriors::default(),
         })
     }
 

@@ -119,7 +119,7 @@ impl LexicalRun {
         self.ranked
             .iter()
             .map(|r| {
-                let base = r.parts.lexical * r.parts.aboutness;
+                let base = r.parts.base();
                 let exact: f32 = r.parts.exact.iter().sum();
                 Scored {
                     ord: self.accs[&r.addr].ord,
@@ -192,7 +192,7 @@ impl LexicalIndex {
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
-            self.rank(&qterms, &accs, params)
+            self.rank(&qterms, &accs, params, QueryShape::of(text))
         };
         let rank_of = ranked
             .iter()
@@ -538,7 +538,54 @@ struct Parts {
     /// The page's canonicality in `[0, 1]` and the part it adds.
     canon_raw: f32,
     canon: f32,
+    /// Query-shape prior and audience fit: multipliers on the lexical score (1 when
+    /// they do not apply).
+    prior: f32,
+    audience: f32,
     score: f32,
+}
+
+impl Parts {
+    /// `lexical × prior × aboutness × audience_fit`: the score before the additive parts.
+    fn base(&self) -> f32 {
+        self.lexical * self.prior * self.aboutness * self.audience
+    }
+}
+
+/// What a query looks like, for the query-shape priors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QueryShape {
+    /// One or two tokens, one of them a file path (`guide/install.md`, `docs/`).
+    Path,
+    /// One or two tokens, one of them code (`Foo::bar`, `foo_bar()`, `HashMap`).
+    Symbol,
+    Words,
+}
+
+impl QueryShape {
+    fn of(query: &str) -> QueryShape {
+        let tokens: Vec<&str> = query.split_whitespace().collect();
+        if tokens.is_empty() || tokens.len() > 2 {
+            return QueryShape::Words;
+        }
+        let pathy = |t: &str| {
+            let t = t.trim_matches(|c: char| "\"'`(),;?!".contains(c));
+            t.trim_matches('/').contains('/')
+                || t.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty() && crate::chunk::SourceKind::of_extension(ext).is_some()
+                })
+        };
+        if tokens.iter().any(|t| pathy(t)) {
+            QueryShape::Path
+        } else if tokens.iter().any(|t| {
+            let t = t.trim_matches('`');
+            t.chars().any(char::is_alphabetic) && looks_like_identifier(t)
+        }) {
+            QueryShape::Symbol
+        } else {
+            QueryShape::Words
+        }
+    }
 }
 
 struct Ranked {
@@ -554,6 +601,8 @@ impl Ranked {
             addr: DocAddress::new(0, 0),
             parts: Parts {
                 aboutness: 1.0,
+                prior: 1.0,
+                audience: 1.0,
                 ..Parts::default()
             },
             idf: std::sync::Arc::new(Vec::new()),
@@ -567,6 +616,7 @@ impl LexicalIndex {
         qterms: &[QTerm],
         accs: &HashMap<DocAddress, Acc>,
         p: &QueryParams,
+        shape: QueryShape,
     ) -> Vec<Ranked> {
         let mut df = vec![0u64; qterms.len()];
         for acc in accs.values() {
@@ -584,14 +634,11 @@ impl LexicalIndex {
             .iter()
             .map(|(addr, acc)| Ranked {
                 addr: *addr,
-                parts: self.base_parts(acc, &idfs, &qw, mass, p),
+                parts: self.with_priors(self.base_parts(acc, &idfs, &qw, mass, p), acc, p, shape),
                 idf: idfs.clone(),
             })
             .collect();
-        let best = ranked
-            .iter()
-            .map(|r| r.parts.lexical * r.parts.aboutness)
-            .fold(0.0f32, f32::max);
+        let best = ranked.iter().map(|r| r.parts.base()).fold(0.0f32, f32::max);
         let gains = [p.exact_id_gain, p.exact_path_gain, p.exact_symbol_gain];
         for r in &mut ranked {
             let acc = &accs[&r.addr];
@@ -604,9 +651,7 @@ impl LexicalIndex {
             } else {
                 0.0
             };
-            r.parts.score = r.parts.lexical * r.parts.aboutness
-                + r.parts.exact.iter().sum::<f32>()
-                + r.parts.canon;
+            r.parts.score = r.parts.base() + r.parts.exact.iter().sum::<f32>() + r.parts.canon;
         }
         ranked.retain(|r| r.parts.score > 0.0);
         ranked.sort_by(|a, b| {
@@ -616,6 +661,29 @@ impl LexicalIndex {
                 .then_with(|| accs[&a.addr].ord.cmp(&accs[&b.addr].ord))
         });
         ranked
+    }
+
+    /// `parts` with the query-shape prior and the audience fit applied: multipliers that
+    /// only amplify a chunk with lexical evidence.
+    fn with_priors(
+        &self,
+        mut parts: Parts,
+        acc: &Acc,
+        p: &QueryParams,
+        shape: QueryShape,
+    ) -> Parts {
+        if parts.lexical <= 0.0 {
+            return parts;
+        }
+        parts.prior = match shape {
+            QueryShape::Path if acc.exact[1] => p.path_prior,
+            QueryShape::Symbol if acc.exact[2] => p.symbol_prior,
+            _ => 1.0,
+        };
+        if p.agent && self.for_agents(acc.ord) {
+            parts.audience = p.audience_fit;
+        }
+        parts
     }
 
     fn base_parts(
@@ -648,6 +716,8 @@ impl LexicalIndex {
             lexical,
             aboutness: 1.0 + p.about_gain * share,
             share,
+            prior: 1.0,
+            audience: 1.0,
             ..Parts::default()
         }
     }
@@ -707,6 +777,8 @@ impl LexicalIndex {
             exact_symbol: p.exact[2],
             canonicality: p.canon,
             page_canonicality: p.canon_raw,
+            prior: p.prior,
+            audience_fit: p.audience,
             k1: prm.k1,
             b: prm.b,
             n: self.n,
@@ -729,6 +801,19 @@ mod tests {
         assert_eq!(k.ids, ["how to use a hashmap"]);
         let k = exact_keys("`Vec::new()`");
         assert_eq!(k.symbols, ["vec::new"]);
+    }
+
+    #[test]
+    fn query_shapes() {
+        assert_eq!(QueryShape::of("guide/install.md"), QueryShape::Path);
+        assert_eq!(QueryShape::of("read config.md"), QueryShape::Path);
+        assert_eq!(QueryShape::of("Rc::strong_count"), QueryShape::Symbol);
+        assert_eq!(QueryShape::of("`or_insert()`"), QueryShape::Symbol);
+        assert_eq!(
+            QueryShape::of("how do I read a config file"),
+            QueryShape::Words
+        );
+        assert_eq!(QueryShape::of("version 1.5"), QueryShape::Words);
     }
 
     #[test]

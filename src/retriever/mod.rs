@@ -86,7 +86,9 @@ pub use request::{
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 
 /// Engine types that are part of this API (front ends need no other `engine` import).
-pub use crate::engine::{Handoff, HitExplain, Mode};
+pub use crate::engine::{
+    Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, HitExplain, Mode, Tier,
+};
 
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -166,6 +168,9 @@ pub struct RetrieveOptions {
     /// One result per section (its best chunk stands for it, with the section's line
     /// span and how many of its chunks matched); false gives raw chunks. Default true.
     pub group: bool,
+    /// Favour documentation written for agents (front matter `audience: agent`,
+    /// `AGENTS.md`, `CLAUDE.md`): its lexical score is multiplied by the audience fit.
+    pub agent: bool,
 }
 
 impl Default for RetrieveOptions {
@@ -177,6 +182,7 @@ impl Default for RetrieveOptions {
             floor: None,
             explain: false,
             group: true,
+            agent: false,
         }
     }
 }
@@ -310,7 +316,9 @@ pub struct Evidence {
     pub path: String,
     pub start_line: u32,
     pub end_line: u32,
-    /// The chunk's content hash (kind, path, title, heading path, text, aliases).
+    /// sha256 of the passage text as indexed: the file's lines `start_line..=end_line`
+    /// as `read_passage` returns them (for a file with `\n` line endings, those lines
+    /// joined with `\n`, no final newline), so a citation can be checked against it.
     pub chunk_sha256: String,
     /// The file's sha256 when it was indexed.
     pub file_sha256: String,

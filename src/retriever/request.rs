@@ -301,6 +301,7 @@ pub fn search_args(
         floor: floor.map(|f| f as f32),
         explain: a.boolean("explain")?.unwrap_or(false),
         group: a.boolean("group")?.unwrap_or(true),
+        agent: a.boolean("agent")?.unwrap_or(false),
     };
     validate_search(&query, &options)?;
     Ok(SearchArgs {

@@ -40,6 +40,7 @@ pub(super) fn search(
         ..SearchOptions::default()
     };
     opts.params.floor = floor;
+    opts.params.agent = options.agent;
     let generation = index.manifest().generation;
     let stale = index.stale();
     let resp = if filter.is_empty() && !options.group {
@@ -230,7 +231,7 @@ pub(super) fn document(
                 path: c.path,
                 start_line: c.start_line,
                 end_line: c.end_line,
-                chunk_sha256: c.hash,
+                chunk_sha256: crate::hashing::sha256_hex(c.text.as_bytes()),
                 file_sha256: String::new(),
             },
             provenance: super::Provenance::Observed,

@@ -123,10 +123,17 @@ fn docfuse_documents_carry_content_source_and_metadata() {
         (m.kind.as_str(), m.path.as_str(), m.start_line, m.end_line),
         ("section", "guide/parallel.md", 5, 8)
     );
-    assert_eq!(m.evidence.chunk_sha256.len(), 64, "sha256 content hash");
+    let file = std::fs::read_to_string(sample_docs().join("guide/parallel.md")).unwrap();
+    let lines: Vec<&str> = file.lines().collect();
+    let passage = lines[m.start_line as usize - 1..m.end_line as usize].join("\n");
     assert_eq!(
-        m.evidence.file_sha256.len(),
-        64,
+        m.evidence.chunk_sha256,
+        crate::hashing::sha256_hex(passage.as_bytes()),
+        "sha256 of the passage's lines"
+    );
+    assert_eq!(
+        m.evidence.file_sha256,
+        crate::hashing::sha256_hex(file.as_bytes()),
         "the file's sha256 at index time"
     );
     assert_eq!(

@@ -72,6 +72,7 @@ pub const SEARCH_FIELDS: &[&str] = &[
     "floor",
     "include_content",
     "group",
+    "agent",
 ];
 
 /// Default `limit` of `POST /v1/search`.

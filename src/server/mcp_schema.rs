@@ -18,6 +18,7 @@ pub const SEARCH_FIELDS: &[&str] = &[
     "exclude",
     "floor",
     "group",
+    "agent",
 ];
 
 /// Default `limit` of `search_docs`.
@@ -75,6 +76,11 @@ pub fn search_docs() -> Arc<Map<String, Value>> {
                 "minimum": 0,
                 "maximum": 1,
                 "description": "Drop passages scoring under this share of the best score (default 0: keep every result up to the limit)."
+            },
+            "agent": {
+                "type": "boolean",
+                "default": false,
+                "description": "Favour documentation written for agents (AGENTS.md, CLAUDE.md, front matter audience: agent) among the passages that match."
             },
             "group": {
                 "type": "boolean",
