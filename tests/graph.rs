@@ -41,6 +41,17 @@ fn write_site(dir: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// The sample site written and indexed with `bucket_chunks`: (dir, docs, index).
+fn built_site(bucket_chunks: u64) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    write_site(&docs, SITE);
+    build_at(&idx, &docs, bucket_chunks);
+    // later edits must not be "racily clean" (mtime within 2 s of the build)
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    (dir, docs, idx)
+}
+
 fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64) {
     let opts = BuildOptions {
         bucket_chunks: Some(bucket_chunks),
@@ -118,12 +129,8 @@ fn relations_with_evidence_and_pagerank() {
 
 #[test]
 fn a_refreshed_graph_equals_a_full_rebuild() {
-    let dir = tempfile::tempdir().unwrap();
-    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
-    write_site(&docs, SITE);
     // one document per bucket: most buckets are kept by each refresh
-    build_at(&idx, &docs, 1);
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (dir, docs, idx) = built_site(1);
     fs::write(
         docs.join("guide/index.md"),
         "# Guide\n\nThe guide: [install](install.md), [config](../ref/config.md).\n",
@@ -282,4 +289,38 @@ fn agent_documentation_is_favoured_only_when_asked_and_only_with_evidence() {
     // AGENTS.md matches nothing of the query: --agent does not bring it in
     let o = docfuse(dir.path(), &["search", "--json", "--agent", "qzvxkj"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+#[test]
+fn a_refresh_that_changes_no_link_links_the_graph_files() {
+    use std::os::unix::fs::MetadataExt;
+    let (dir, docs, idx) = built_site(1);
+    // a word more in a paragraph: same links, same sections
+    fs::write(
+        docs.join("ref/config.md"),
+        "# Configuration\n\nEvery setting of the tool, with its default value. See [install](../guide/install.md#from-source) and [nothing](missing.md).\n",
+    )
+    .unwrap();
+    build_at(&idx, &docs, 1);
+    let index = DocIndex::open(&idx).unwrap();
+    let gen = index.generation_dir();
+    for f in ["graph.json", "links.json", "pagerank.json"] {
+        assert_eq!(
+            fs::metadata(gen.join(f)).unwrap().nlink(),
+            2,
+            "{f} is linked"
+        );
+    }
+    let o = docfuse(dir.path(), &["verify", "--index", "idx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // and a new link makes a new graph
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::write(
+        docs.join("intro.md"),
+        "# Intro\n\nSee [config](ref/config.md).\n",
+    )
+    .unwrap();
+    build_at(&idx, &docs, 1);
+    let gen = DocIndex::open(&idx).unwrap().generation_dir();
+    assert_eq!(fs::metadata(gen.join("graph.json")).unwrap().nlink(), 1);
 }

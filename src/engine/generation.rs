@@ -11,7 +11,7 @@ use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
-use super::relations::{previous_links, write_graph};
+use super::relations::{graph_unchanged, link_graph, previous_links, write_graph};
 use super::source::{sources_name, write_sources, SOURCES_DIR};
 use crate::chunk::{chunk_document_with_links, doc_links, front_matter, is_agent_doc, SourceDoc};
 use crate::error::{Error, Result};
@@ -222,10 +222,20 @@ pub(super) fn write_generation(
         stats.buckets_kept,
         stats.buckets_written
     );
-    let known = carry
+    let mut known = carry
         .as_ref()
         .map(|c| linked_files(&c.previous.manifest, &kept))
         .unwrap_or_default();
+    let same_graph = carry.as_ref().is_some_and(|c| {
+        graph_unchanged(
+            c.previous,
+            c.links.as_deref(),
+            c.chunks,
+            &plan.docs,
+            &links,
+            &out.chunks,
+        )
+    });
     drop(carry);
     pause_point("lexical");
     write_sources(
@@ -234,7 +244,16 @@ pub(super) fn write_generation(
         &kept,
         previous.map(|p| p.gen_dir.as_path()),
     )?;
-    write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
+    match previous.filter(|_| same_graph) {
+        Some(prev) => {
+            for f in link_graph(prev, &gen.dir)? {
+                known.insert(f.path.clone(), f);
+            }
+        }
+        None => {
+            write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
+        }
+    }
     pause_point("graph");
     let chunks_json = serde_json::to_vec(&out.chunks).unwrap_or_default();
     write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;

@@ -118,6 +118,59 @@ pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical
     (out.canonicality.len() as u64 == chunks).then_some(out)
 }
 
+/// The graph files of a generation (all three are kept together).
+const GRAPH_FILES: [&str; 3] = [LINKS_FILE, GRAPH_FILE, PAGERANK_FILE];
+
+/// Whether a new generation's graph files would equal the previous generation's: the same
+/// documents in the same order with the same links (and audience), and the same chunk ids
+/// (so the same sections for anchors and the same chunk counts). Then a refresh links
+/// them instead of resolving, ranking and writing them again.
+pub(super) fn graph_unchanged(
+    previous: &super::previous::Previous,
+    previous_links: Option<&[DocLinks]>,
+    previous_chunks: &[(String, String)],
+    docs: &[Loaded],
+    links: &[DocLinks],
+    chunks: &[(String, String)],
+) -> bool {
+    let has_files = GRAPH_FILES
+        .iter()
+        .all(|f| previous.manifest.contents.iter().any(|c| c.path == *f));
+    let same_docs = previous.snapshot.files.len() == docs.len()
+        && previous
+            .snapshot
+            .files
+            .iter()
+            .zip(docs)
+            .all(|(o, d)| o.root == d.entry.root && o.rel_path == d.entry.rel_path);
+    has_files
+        && same_docs
+        && previous_links == Some(links)
+        && previous_chunks.len() == chunks.len()
+        && previous_chunks.iter().zip(chunks).all(|(a, b)| a.0 == b.0)
+}
+
+/// Links the previous generation's graph files into `gen_dir`, returning their manifest
+/// records (their recorded sha256 holds for the links).
+pub(super) fn link_graph(
+    previous: &super::previous::Previous,
+    gen_dir: &Path,
+) -> Result<Vec<crate::store::GenerationFile>> {
+    let mut out = Vec::new();
+    for name in GRAPH_FILES {
+        crate::store::link_or_copy(&previous.gen_dir.join(name), &gen_dir.join(name))?;
+        out.extend(
+            previous
+                .manifest
+                .contents
+                .iter()
+                .find(|c| c.path == name)
+                .cloned(),
+        );
+    }
+    Ok(out)
+}
+
 /// The graph of a generation: `Ok(None)` when the generation has none of this version
 /// (written by an older docfuse), `Err` naming the problem when `graph.json` is there but
 /// unreadable.
