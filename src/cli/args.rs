@@ -37,9 +37,9 @@ pub enum Command {
     Chunks(ChunksArgs),
     /// Check every file of the index against the sha256 its manifest recorded.
     Verify(VerifyArgs),
-    /// Serve the HTTP API (search, passages, status) on a loopback address.
+    /// Serve the HTTP API (search, passages, handoffs, status) on a loopback address.
     Serve(ServeArgs),
-    /// Serve the MCP tools (search_docs, read_passage, index_status) on stdin/stdout.
+    /// Serve the MCP tools (search_docs, read_passage, handoff, index_status) on stdin/stdout.
     Mcp(McpArgs),
 }
 
