@@ -117,6 +117,17 @@ fn relations_with_evidence_and_pagerank() {
     assert_eq!((fence.line, fence.in_code_block), (8, true));
 
     let config = page_relations(&index, "ref/config.md").unwrap();
+    let broken: Vec<(u32, &str, String)> = config
+        .broken
+        .iter()
+        .map(|b| {
+            let why = serde_json::to_value(b.why).unwrap();
+            (b.line, b.target.as_str(), why.as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(broken, vec![(3, "missing.md", "no_document".to_string())]);
+    let intro = page_relations(&index, "intro.md").unwrap();
+    assert!(intro.broken.is_empty(), "{:?}", intro.broken);
     assert!(
         config
             .incoming

@@ -25,6 +25,17 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
                 ))?;
             }
         }
+        for b in p.broken.iter().take(LIST_CAP) {
+            let why = match b.why {
+                crate::graph::Broken::NoDocument => "names no indexed document",
+                crate::graph::Broken::NoSection => "names no section of its page",
+            };
+            print_line(&format!(
+                "  ✗ {} at line {}: {why}",
+                super::output::printable(&b.target),
+                b.line
+            ))?;
+        }
         if p.outgoing.is_empty() && p.incoming.is_empty() {
             print_line("  no relations")?;
         }

@@ -63,6 +63,16 @@ pub struct PageRelations {
     pub page: GraphPage,
     pub outgoing: Vec<RelationView>,
     pub incoming: Vec<RelationView>,
+    /// Links of this page that name no indexed document, or a section its target lacks.
+    pub broken: Vec<BrokenView>,
+}
+
+/// A broken link of a page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BrokenView {
+    pub line: u32,
+    pub target: String,
+    pub why: crate::graph::Broken,
 }
 
 /// The open generation's graph.
@@ -280,6 +290,17 @@ pub fn page_relations(index: &DocIndex, path: &str) -> Result<PageRelations> {
             .iter()
             .filter(|r| r.to as usize == doc)
             .map(|r| ctx.view(r))
+            .collect(),
+        broken: ctx
+            .graph
+            .broken
+            .iter()
+            .filter(|b| b.from as usize == doc)
+            .map(|b| BrokenView {
+                line: b.line,
+                target: b.target.clone(),
+                why: b.why,
+            })
             .collect(),
     })
 }

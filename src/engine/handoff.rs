@@ -290,7 +290,7 @@ fn section_named(
     path: &str,
     asked: &str,
 ) -> Option<(String, &'static str)> {
-    let anchor = asked.split_once('#').map(|(_, a)| a.to_lowercase())?;
+    let (_, anchor) = asked.split_once('#')?;
     let prefix = format!("{path}#");
     let sections: Vec<&str> = chunks
         .iter()
@@ -300,9 +300,7 @@ fn section_named(
     if let Some(id) = sections.iter().find(|id| **id == asked) {
         return Some((id.to_string(), "section id"));
     }
-    sections
-        .iter()
-        .find(|id| id.rsplit(['#', '/']).next() == Some(anchor.as_str()))
+    crate::graph::section_for_anchor(sections.iter().copied(), anchor)
         .map(|id| (id.to_string(), "anchor"))
 }
 

@@ -39,7 +39,7 @@ pub use build::build;
 pub use embedding::EmbedLimits;
 pub use freshness::{FileState, Freshness};
 pub use graph_view::{
-    graph_summary, page_relations, GraphPage, GraphSummary, PageRelations, RelationView,
+    graph_summary, page_relations, BrokenView, GraphPage, GraphSummary, PageRelations, RelationView,
 };
 pub use handoff::{
     handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,

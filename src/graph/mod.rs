@@ -139,6 +139,32 @@ pub struct Graph {
     pub external_links: u64,
     /// Links that name no indexed document.
     pub unresolved_links: u64,
+    /// Those links and the links whose `#anchor` names no section of their page, with
+    /// their evidence, sorted by page and line.
+    #[serde(default)]
+    pub broken: Vec<BrokenLink>,
+}
+
+/// A link that names no indexed document, or an anchor that names no section of its page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokenLink {
+    /// The document it is written in (snapshot order).
+    pub from: u32,
+    /// 1-based line.
+    pub line: u32,
+    /// The target as written.
+    pub target: String,
+    pub why: Broken,
+}
+
+/// Why a link is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Broken {
+    /// The path names no indexed document.
+    NoDocument,
+    /// The document exists; its `#anchor` names none of its sections.
+    NoSection,
 }
 
 impl Graph {
@@ -201,9 +227,20 @@ impl Graph {
             } else {
                 lookup.link(doc.root, doc.path, &path)
             };
+            let broken = |why| BrokenLink {
+                from,
+                line: link.line,
+                target: link.target.clone(),
+                why,
+            };
             match to {
                 Some(to) => {
-                    let section = fragment.and_then(|f| section_of(&docs[to as usize], &f));
+                    let section = fragment
+                        .as_deref()
+                        .and_then(|f| section_of(&docs[to as usize], f));
+                    if fragment.is_some() && section.is_none() {
+                        self.broken.push(broken(Broken::NoSection));
+                    }
                     self.relations.push(relation(
                         to,
                         RelationKind::LinksTo,
@@ -211,7 +248,10 @@ impl Graph {
                         section,
                     ));
                 }
-                None => self.unresolved_links += 1,
+                None => {
+                    self.unresolved_links += 1;
+                    self.broken.push(broken(Broken::NoDocument));
+                }
             }
             return;
         }
@@ -245,17 +285,29 @@ impl Graph {
 /// The section of `doc` an anchor names: the section whose own slug (the last part of
 /// its id) is the anchor, compared without case.
 fn section_of(doc: &GraphDoc<'_>, anchor: &str) -> Option<String> {
+    section_for_anchor(doc.sections.iter().map(String::as_str), anchor).map(str::to_string)
+}
+
+/// The section (of one document's section ids `path#slug/slug`, in order) that a link's
+/// `#anchor` names, compared without case: the section whose own slug it is, else the first
+/// section under a heading with that slug (a heading with no text of its own is merged into
+/// its first sub-section, so it has no section id of its own).
+pub fn section_for_anchor<'a>(
+    sections: impl Iterator<Item = &'a str> + Clone,
+    anchor: &str,
+) -> Option<&'a str> {
     let anchor = anchor.to_lowercase();
-    doc.sections
-        .iter()
-        .find(|id| {
-            let slugs = id.rsplit_once('#').map_or(id.as_str(), |(_, s)| s);
-            slugs
-                .rsplit('/')
-                .next()
-                .is_some_and(|s| s.to_lowercase() == anchor)
-        })
-        .cloned()
+    let slugs = |id: &'a str| id.rsplit_once('#').map_or(id, |(_, s)| s).split('/');
+    let own = |id: &&'a str| {
+        slugs(id)
+            .next_back()
+            .is_some_and(|s| s.to_lowercase() == anchor)
+    };
+    let under = |id: &&'a str| slugs(id).any(|s| s.to_lowercase() == anchor);
+    sections
+        .clone()
+        .find(own)
+        .or_else(|| sections.clone().find(under))
 }
 
 /// Whether a file name is an index page of its folder.

@@ -138,3 +138,35 @@ fn pagerank_puts_the_hub_first_and_is_deterministic() {
     no_fence[2].1 = "# Install\n\n## From source\n\nRead `ref/config.md` first, then docs: guide/index.md.\n\n\n\n\n\n[Home](../SUMMARY.md) and [web](https://example.org).\n";
     assert_eq!(graph(&no_fence).pagerank, g.pagerank);
 }
+
+#[test]
+fn broken_links_and_anchors_are_listed_with_their_line() {
+    let g = graph(&[
+        (
+            "a.md",
+            "# A\n\nSee [b](b.md#nope), [b2](b.md#b) and\n[gone](gone.md), [c](b.md#Merged).\n",
+            &["a"],
+        ),
+        ("b.md", "# B\n\nText.\n", &["b", "b/merged/first"]),
+    ]);
+    assert!(
+        g.relations
+            .iter()
+            .any(|r| r.section.as_deref() == Some("b.md#b/merged/first")),
+        "a heading merged into its first sub-section: {:?}",
+        g.relations
+    );
+    let got: Vec<(u32, u32, &str, Broken)> = g
+        .broken
+        .iter()
+        .map(|b| (b.from, b.line, b.target.as_str(), b.why))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, 3, "b.md#nope", Broken::NoSection),
+            (0, 4, "gone.md", Broken::NoDocument)
+        ]
+    );
+    assert_eq!(g.unresolved_links, 1);
+}
