@@ -4,9 +4,7 @@
 
 mod common;
 use common::*;
-use docfuse::engine::{
-    build, graph_summary, page_relations, BuildOptions, DocIndex, Mode, SearchOptions, Source,
-};
+use docfuse::engine::{graph_summary, page_relations, DocIndex, Mode, SearchOptions};
 use std::fs;
 use std::path::Path;
 
@@ -53,17 +51,7 @@ fn built_site(bucket_chunks: u64) -> (tempfile::TempDir, std::path::PathBuf, std
 }
 
 fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64) {
-    let opts = BuildOptions {
-        bucket_chunks: Some(bucket_chunks),
-        ..BuildOptions::default()
-    };
-    build(
-        idx,
-        &Source::Roots(vec![docs.to_path_buf()]),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap_or_else(|e| panic!("build: {e}"));
+    build_in_buckets(idx, docs, bucket_chunks, false);
 }
 
 #[test]

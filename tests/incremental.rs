@@ -11,18 +11,7 @@ use std::fs;
 use std::path::Path;
 
 fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64, force: bool) -> BuildReport {
-    let opts = BuildOptions {
-        bucket_chunks: Some(bucket_chunks),
-        force,
-        ..BuildOptions::default()
-    };
-    build(
-        idx,
-        &Source::Roots(vec![docs.to_path_buf()]),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap_or_else(|e| panic!("build: {e}"))
+    build_in_buckets(idx, docs, bucket_chunks, force)
 }
 
 fn questions() -> Vec<String> {

@@ -47,15 +47,14 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
     }
 }
 
+/// File names of agent documentation, exactly (a public page `agents.md` is not one).
+pub const AGENT_DOC_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
 /// Whether a document is agent documentation: front matter `audience: agent`, or a file
-/// named `AGENTS.md` or `CLAUDE.md` (any case).
+/// named one of [`AGENT_DOC_NAMES`].
 pub fn is_agent_doc(rel_path: &str, audience: Option<&str>) -> bool {
-    let name = rel_path
-        .rsplit('/')
-        .next()
-        .unwrap_or(rel_path)
-        .to_ascii_lowercase();
-    audience == Some("agent") || name == "agents.md" || name == "claude.md"
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    audience == Some("agent") || AGENT_DOC_NAMES.contains(&name)
 }
 
 /// A section before budget cutting: 0-based inclusive line range.

@@ -130,7 +130,9 @@ mod source;
 mod split;
 
 pub use display::{display_line, is_attribute_block, printable, visible_lines};
-pub use document::{chunk_document, chunk_document_with_links, is_agent_doc, Chunked};
+pub use document::{
+    chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
+};
 pub use ids::section_id;
 pub use links::{doc_links, LinkForm, RawLink, MAX_LINKS};
 

@@ -139,7 +139,7 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         "area" => t.path.clone(),
         _ => parent_folder(&t.path).to_string(),
     };
-    let agent_docs = applicable(&ctx, t.root, &folder, &["AGENTS.md", "CLAUDE.md"]);
+    let agent_docs = applicable(&ctx, t.root, &folder, &crate::chunk::AGENT_DOC_NAMES);
     let contributing = applicable(&ctx, t.root, &folder, &["CONTRIBUTING.md"]);
     let start_here = start_here(&ctx, &t, &docs, &agent_docs);
     let mut read_before: Vec<HandoffEntry> = start_here
@@ -262,8 +262,8 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     if let Some(f) = ctx.snapshot.files.iter().find(|f| in_folder(&f.rel_path)) {
         return Ok(make("area", f.root, folder, None, "folder"));
     }
-    if let Some(d) = by_title_or_alias(index, clean)? {
-        let f = &ctx.snapshot.files[d_index(ctx, &d).unwrap_or(0)];
+    if let Some(f) = by_title_or_alias(index, clean)?.and_then(|d| d_index(ctx, &d)) {
+        let f = &ctx.snapshot.files[f];
         return Ok(make(
             "document",
             f.root,

@@ -372,3 +372,21 @@ pub fn write_with_mtime(path: &Path, text: &str, mtime: std::time::SystemTime) {
         .set_modified(mtime)
         .unwrap();
 }
+
+/// Builds (or refreshes) the index `idx` of root `docs` through the library, with lexical
+/// buckets of `bucket_chunks` chunks.
+pub fn build_in_buckets(
+    idx: &Path,
+    docs: &Path,
+    bucket_chunks: u64,
+    force: bool,
+) -> docfuse::engine::BuildReport {
+    let opts = docfuse::engine::BuildOptions {
+        bucket_chunks: Some(bucket_chunks),
+        force,
+        ..docfuse::engine::BuildOptions::default()
+    };
+    let source = docfuse::engine::Source::Roots(vec![docs.to_path_buf()]);
+    docfuse::engine::build(idx, &source, &opts, &mut |_| {})
+        .unwrap_or_else(|e| panic!("build: {e}"))
+}
