@@ -134,6 +134,13 @@ pub struct QueryParams {
     /// where `best` is the best lexical score among the candidates. 0 turns it off.
     #[serde(default)]
     pub canon_gain: f32,
+    /// Graph-proximity gain: a chunk whose page lies within two relations of one of the
+    /// ten strongest lexical hits gains `prox_gain × best × proximity`
+    /// (`graph::proximity`, in `[0, 1]`), where `best` is the best score of the mode; a
+    /// page reached only through the graph is surfaced with that part alone. 0 turns it
+    /// off (the part is still computed for `--explain`).
+    #[serde(default)]
+    pub prox_gain: f32,
     /// Favour documentation written for agents (`search --agent`): the lexical score of
     /// such a chunk is multiplied by `audience_fit`.
     #[serde(default)]
@@ -174,6 +181,7 @@ impl Default for QueryParams {
             stop_about: false,
             stem_weight: 0.0,
             canon_gain: 0.0,
+            prox_gain: 0.0,
             agent: false,
             audience_fit: audience_fit(),
             path_prior: 1.2,

@@ -50,6 +50,20 @@ fn built_site(bucket_chunks: u64) -> (tempfile::TempDir, std::path::PathBuf, std
     (dir, docs, idx)
 }
 
+/// `files` indexed in a temporary folder and opened, with lexical explain options.
+fn opened(files: &[(&str, &str)]) -> (tempfile::TempDir, DocIndex, SearchOptions) {
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    write_site(&docs, files);
+    build_at(&idx, &docs, 512);
+    let opts = SearchOptions {
+        mode: Mode::Lexical,
+        explain: true,
+        ..SearchOptions::default()
+    };
+    (dir, DocIndex::open(&idx).unwrap(), opts)
+}
+
 fn build_at(idx: &Path, docs: &Path, bucket_chunks: u64) {
     build_in_buckets(idx, docs, bucket_chunks, false);
 }
@@ -199,16 +213,7 @@ fn graph_command_lists_pages_and_names_the_closest_on_a_miss() {
 
 #[test]
 fn explain_shows_canonicality_and_it_only_breaks_ties() {
-    let dir = tempfile::tempdir().unwrap();
-    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
-    write_site(&docs, SITE);
-    build_at(&idx, &docs, 512);
-    let index = DocIndex::open(&idx).unwrap();
-    let mut opts = SearchOptions {
-        mode: Mode::Lexical,
-        explain: true,
-        ..SearchOptions::default()
-    };
+    let (_dir, index, mut opts) = opened(SITE);
     let hits = index.search("install", &opts).unwrap().hits;
     let e = hits[0].explain.as_ref().unwrap();
     assert_eq!(e.lexical.canonicality, 0.0, "weight 0 by default");
@@ -322,4 +327,91 @@ fn a_refresh_that_changes_no_link_links_the_graph_files() {
     build_at(&idx, &docs, 1);
     let gen = DocIndex::open(&idx).unwrap().generation_dir();
     assert_eq!(fs::metadata(gen.join("graph.json")).unwrap().nlink(), 1);
+}
+
+/// `a.md` matches the query and links to a section of `b.md`, which names
+/// `x/deep/leaf.md` by its end only (a fuzzy mention); `a.md` cites `d.md` in a code
+/// block only; `c.md` is unrelated.
+const NEAR: &[(&str, &str)] = &[
+    (
+        "a.md",
+        "# Alpha\n\nThe zebra crossing rules. See [Beta](b.md#setup).\n\n```sh\ncat d.md\n```\n",
+    ),
+    (
+        "b.md",
+        "# Beta\n\nIntro words.\n\n## Setup\n\nInstall the thing; read `deep/leaf.md` too.\n",
+    ),
+    ("c.md", "# Other\n\nUnrelated words.\n"),
+    ("d.md", "# Delta\n\nCited in a code block only.\n"),
+    ("x/deep/leaf.md", "# Leaf\n\nLeaf text.\n"),
+];
+
+#[test]
+fn proximity_surfaces_related_pages_with_the_weaker_confidence_and_explains_its_anchor() {
+    use docfuse::graph::{Confidence, RelationKind};
+    let (_dir, index, mut opts) = opened(NEAR);
+    // weight 0 (the default): the part is in explain, at 0, and nothing is surfaced
+    let hits = index.search("zebra", &opts).unwrap().hits;
+    assert_eq!(hits.len(), 1);
+    let p = hits[0]
+        .explain
+        .as_ref()
+        .unwrap()
+        .proximity
+        .as_ref()
+        .unwrap();
+    assert_eq!((p.proximity, p.reach, p.graph_only), (0.0, 0.0, false));
+
+    opts.params.prox_gain = 0.5;
+    let hits = index.search("zebra", &opts).unwrap().hits;
+    let paths: Vec<&str> = hits.iter().map(|h| h.chunk.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["a.md", "b.md", "x/deep/leaf.md"],
+        "no c.md, no code-block d.md"
+    );
+    let best = hits[0].score;
+    // b: one link from the anchor; degrees a 1 (b), b 2 (a, leaf)
+    let b = &hits[1];
+    assert_eq!(
+        b.chunk.heading_path,
+        ["Beta", "Setup"],
+        "the section the link names"
+    );
+    assert_eq!(b.confidence, Confidence::Observed);
+    let pb = b.explain.as_ref().unwrap().proximity.as_ref().unwrap();
+    let reach_b = 1.0 / 2f32.sqrt();
+    assert!((pb.reach - reach_b).abs() < 1e-5, "{pb:?}");
+    assert!((b.score - 0.5 * best * reach_b).abs() < 1e-5);
+    assert!(pb.graph_only);
+    assert_eq!(pb.anchor.as_deref(), Some("a.md"));
+    assert_eq!(pb.via.len(), 1);
+    assert_eq!(pb.via[0].kind, RelationKind::LinksTo);
+    assert_eq!((pb.via[0].from.as_str(), pb.via[0].line), ("a.md", 3));
+    assert_eq!(pb.via[0].section.as_deref(), Some("b.md#beta/setup"));
+    assert_eq!(
+        b.explain.as_ref().unwrap().lexical.score,
+        0.0,
+        "no evidence of its own"
+    );
+    // leaf: two relations, the second a fuzzy mention: the result is fuzzy
+    let leaf = &hits[2];
+    assert_eq!(leaf.confidence, Confidence::Fuzzy);
+    let pl = leaf.explain.as_ref().unwrap().proximity.as_ref().unwrap();
+    assert!((pl.reach - reach_b / 2f32.sqrt()).abs() < 1e-5, "{pl:?}");
+    assert_eq!(pl.via[1].kind, RelationKind::Mentions);
+    assert_eq!(pl.via[1].confidence, Confidence::Fuzzy);
+    // without explain the ranking is the same
+    opts.explain = false;
+    let plain: Vec<(String, f32)> = index
+        .search("zebra", &opts)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| (h.chunk.path, h.score))
+        .collect();
+    let explained: Vec<(String, f32)> = hits.into_iter().map(|h| (h.chunk.path, h.score)).collect();
+    assert_eq!(plain, explained);
+    // a query with no lexical evidence has no anchor: nothing
+    assert!(index.search("qzvxkj", &opts).unwrap().hits.is_empty());
 }

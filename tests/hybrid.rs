@@ -435,3 +435,62 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn hybrid_adds_the_proximity_part_to_a_page_linked_from_the_strongest_hit() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("docs");
+    for (path, text) in [
+        (
+            "a.md",
+            "# Alpha\n\nThe zebra crossing rules. See [Beta](b.md#setup).\n",
+        ),
+        (
+            "b.md",
+            "# Beta\n\nIntro words.\n\n## Setup\n\nInstall the thing.\n",
+        ),
+        ("c.md", "# Other\n\nUnrelated words.\n"),
+    ] {
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    let idx = d.path().join("idx");
+    index_with(&idx, &root, minilm().as_ref());
+    let index = open(&idx, minilm());
+    let mut o = opts(Mode::Hybrid);
+    o.explain = true;
+    let find = |hits: &[docfuse::engine::Hit], path: &str| {
+        hits.iter()
+            .find(|h| h.chunk.path == path && h.chunk.heading_path.last() != Some(&"Beta".into()))
+            .cloned()
+    };
+    let before = index.search("zebra", &o).unwrap().hits;
+    let a = find(&before, "a.md").expect("the lexical hit");
+    let pa = a.explain.unwrap().proximity.unwrap();
+    assert_eq!((pa.proximity, pa.reach), (0.0, 0.0), "no other strong hit");
+    if let Some(b) = find(&before, "b.md") {
+        let p = b.explain.unwrap().proximity.unwrap();
+        assert_eq!(p.proximity, 0.0, "weight 0 by default");
+        assert_eq!(
+            p.anchor.as_deref(),
+            Some("a.md"),
+            "but the reach is explained"
+        );
+    }
+    o.params.prox_gain = 0.5;
+    let after = index.search("zebra", &o).unwrap().hits;
+    let b = find(&after, "b.md").expect("surfaced or raised by its link from a.md");
+    let x = b.explain.clone().unwrap();
+    let (f, p) = (x.fusion.unwrap(), x.proximity.unwrap());
+    assert!(p.proximity > 0.0 && p.reach > 0.0, "{p:?}");
+    assert_eq!(p.via[0].section.as_deref(), Some("b.md#beta/setup"));
+    let sum = f.lexical_part + f.vector_part + f.exact_bonus + f.canonicality_bonus + p.proximity;
+    assert!((b.score - sum).abs() < 1e-5, "{} = {f:?} + {p:?}", b.score);
+    if let Some(c) = find(&after, "c.md") {
+        assert_eq!(
+            c.explain.unwrap().proximity.unwrap().proximity,
+            0.0,
+            "c.md is unrelated"
+        );
+    }
+}

@@ -78,11 +78,7 @@ const LIST_CAP: usize = 50;
 /// One relation seen from the page: the other end's path, the section an anchor names,
 /// the line it is written on (in the source page).
 fn relation_line(r: &RelationView, outgoing: bool) -> String {
-    let kind = match r.kind {
-        crate::graph::RelationKind::LinksTo => "links_to",
-        crate::graph::RelationKind::Mentions => "mentions",
-        crate::graph::RelationKind::Covers => "covers",
-    };
+    let kind = r.kind.name();
     let mut line = if outgoing {
         format!("{kind} {}", super::output::printable(&r.to))
     } else {

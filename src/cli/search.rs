@@ -2,7 +2,7 @@
 //! the CLI validates and answers exactly as the HTTP API and the MCP tools do.
 
 use super::args::SearchArgs;
-use super::output::{print_json, print_line};
+use super::output::{print_json, print_line, printable};
 use crate::engine::HitExplain;
 use crate::retriever::{
     DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
@@ -70,10 +70,13 @@ fn print_text(docs: &[RetrievedDocument]) -> anyhow::Result<()> {
         } else {
             m.heading_path.join(" › ")
         };
-        let mark = m
+        let mut mark = m
             .stale
             .as_ref()
             .map_or(String::new(), |n| format!("  [{n}: text as indexed]"));
+        if m.confidence == crate::graph::Confidence::Fuzzy {
+            mark.push_str("  [fuzzy: reached through a fuzzy relation]");
+        }
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",
             m.path, m.match_line, heading, d.score
@@ -86,6 +89,32 @@ fn print_text(docs: &[RetrievedDocument]) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn print_proximity(p: &crate::engine::ProximityExplain) -> anyhow::Result<()> {
+    let Some(anchor) = &p.anchor else {
+        return print_line("    proximity 0.000 (no strong hit within two relations)");
+    };
+    let via: Vec<String> = p
+        .via
+        .iter()
+        .map(|r| {
+            let at = match r.line {
+                0 => String::new(),
+                l => format!(" at {}:{l}", printable(&r.from)),
+            };
+            let (from, to) = (printable(&r.from), printable(&r.to));
+            format!("{from} {} {to}{at}", r.kind.name())
+        })
+        .collect();
+    let only = if p.graph_only { ", graph only" } else { "" };
+    print_line(&format!(
+        "    proximity {:.3} (reach {:.3} from {}{only}): {}",
+        p.proximity,
+        p.reach,
+        printable(anchor),
+        via.join("; ")
+    ))
+}
+
 fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
     if let Some(f) = &x.fusion {
         let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
@@ -93,6 +122,9 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
             "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3} (cosine {:.3}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
             f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus, f.canonicality_bonus
         ))?;
+    }
+    if let Some(p) = &x.proximity {
+        print_proximity(p)?;
     }
     let e = &x.lexical;
     print_line(&format!(

@@ -1,6 +1,8 @@
 //! Search results of the engine, whatever the mode.
 
+use super::proximity::ProximityExplain;
 use crate::fusion::Fusion;
+use crate::graph::Confidence;
 use crate::lexical::Explain;
 use crate::projection::StoredChunk;
 use serde::{Deserialize, Serialize};
@@ -60,6 +62,9 @@ pub struct Hit {
     pub match_line: u32,
     /// One line around the match (at most [`super::SNIPPET_CHARS`] characters).
     pub snippet: String,
+    /// `observed` when the hit has evidence of its own (a query term or its vector);
+    /// for a hit the graph alone surfaced, the weaker of its anchor's and its relations'.
+    pub confidence: Confidence,
     pub explain: Option<HitExplain>,
 }
 
@@ -82,6 +87,9 @@ pub struct HitExplain {
     /// The fusion parts, in vector and hybrid mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fusion: Option<FusionExplain>,
+    /// The graph-proximity part (present, possibly 0, whenever explain is asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proximity: Option<ProximityExplain>,
 }
 
 /// How a hit's fused score came about.
@@ -126,9 +134,11 @@ impl From<crate::lexical::Hit> for Hit {
             snippet: String::new(),
             chunk: h.chunk,
             matched_terms: h.matched_terms,
+            confidence: Confidence::Observed,
             explain: h.explain.map(|lexical| HitExplain {
                 lexical,
                 fusion: None,
+                proximity: None,
             }),
         }
     }

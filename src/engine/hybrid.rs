@@ -108,15 +108,40 @@ impl DocIndex {
         for f in &mut fused {
             f.score += bonus(f.key);
         }
+        // graph proximity to the strongest lexical hits (hybrid only: it needs them)
+        let prox = match mode {
+            Mode::Hybrid => self.proximity(&lexical, opts.params.prox_gain, opts.explain),
+            _ => None,
+        };
+        let mut graph_only: Vec<Candidate> = Vec::new();
+        if let Some(p) = prox.as_ref().filter(|_| opts.params.prox_gain > 0.0) {
+            for f in &mut fused {
+                f.score += p.part(f.key, best);
+            }
+            for ord in p.graph_only(self, cands.iter().map(|c| c.key), opts.limit) {
+                let c = candidate(ord, None, 0.0, &cosine, &has_vector);
+                fused.push(crate::fusion::Fused {
+                    key: ord,
+                    score: p.part(ord, best),
+                    lexical_part: 0.0,
+                    vector_part: 0.0,
+                });
+                graph_only.push(c);
+            }
+        }
         fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         let top = fused.first().map_or(0.0, |f| f.score);
         let by_ord: HashMap<u64, &Candidate> = cands.iter().map(|c| (c.key, c)).collect();
+        let only: HashMap<u64, &Candidate> = graph_only.iter().map(|c| (c.key, c)).collect();
         let hits = fused
             .iter()
             .filter(|f| f.score > 0.0 && f.score >= opts.params.floor * top)
             .take(opts.limit)
             .map(|f| {
-                let c = by_ord[&f.key];
+                let c = by_ord.get(&f.key).or_else(|| only.get(&f.key)).copied();
+                let c = c.ok_or_else(|| {
+                    Error::Config(format!("fused chunk {} has no candidate", f.key))
+                })?;
                 let explain = FusionExplain {
                     fusion,
                     lexical_score: c.lexical,
@@ -128,7 +153,17 @@ impl DocIndex {
                     exact_bonus: parts(f.key).0,
                     canonicality_bonus: parts(f.key).1,
                 };
-                self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))
+                let mut hit =
+                    self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))?;
+                match &prox {
+                    Some(p) => p.mark(&mut hit, best, only.contains_key(&f.key)),
+                    None => {
+                        if let Some(x) = hit.explain.as_mut() {
+                            x.proximity = Some(Default::default());
+                        }
+                    }
+                }
+                Ok(hit)
             })
             .collect::<Result<Vec<Hit>>>()?;
         Ok(SearchResponse {
@@ -154,7 +189,12 @@ impl DocIndex {
             snippet: String::new(),
             chunk: h.chunk,
             matched_terms: h.matched_terms,
-            explain: h.explain.map(|lexical| HitExplain { lexical, fusion }),
+            confidence: crate::graph::Confidence::Observed,
+            explain: h.explain.map(|lexical| HitExplain {
+                lexical,
+                fusion,
+                proximity: None,
+            }),
         })
     }
 }
@@ -179,14 +219,8 @@ fn candidates(
             .get(&ord)
             .copied()
             .map_or((None, 0.0), |(r, b)| (Some(r), b));
-        Candidate {
-            key: ord,
-            lexical: base,
-            lexical_rank: rank.filter(|r| (*r as usize) <= depth),
-            cosine: cosine(ord),
-            vector_rank: None,
-            has_vector: has_vector(ord),
-        }
+        let rank = rank.filter(|r| (*r as usize) <= depth);
+        candidate(ord, rank, base, cosine, has_vector)
     };
     if mode == Mode::Hybrid {
         for s in lexical.iter().take(depth) {
@@ -201,4 +235,22 @@ fn candidates(
     let mut v: Vec<Candidate> = out.into_values().collect();
     v.sort_by_key(|c| c.key);
     v
+}
+
+/// A candidate with its lexical rank and base score, its cosine and no vector rank yet.
+fn candidate(
+    ord: u64,
+    lexical_rank: Option<u32>,
+    lexical: f32,
+    cosine: &dyn Fn(u64) -> f32,
+    has_vector: &dyn Fn(u64) -> bool,
+) -> Candidate {
+    Candidate {
+        key: ord,
+        lexical,
+        lexical_rank,
+        cosine: cosine(ord),
+        vector_rank: None,
+        has_vector: has_vector(ord),
+    }
 }

@@ -2,7 +2,7 @@
 //! never write: an index on a read-only disk answers like any other.
 
 use super::freshness::FileChecks;
-use super::hit::{Mode, SearchResponse};
+use super::hit::{Hit, Mode, SearchResponse};
 use super::query_cache::QueryCache;
 use crate::config::QueryParams;
 use crate::embed::Embedder;
@@ -63,6 +63,8 @@ pub struct DocIndex {
     snapshot: OnceLock<Snapshot>,
     /// Snapshot entries by (root, rel_path), built on first use.
     by_path: OnceLock<HashMap<(usize, String), usize>>,
+    /// The graph for proximity, read on first use (`None`: the generation has none).
+    proximity: OnceLock<Option<super::proximity::ProximityGraph>>,
     /// Why the vector files cannot be used (sizes differ from the manifest), if so.
     vectors_damage: Option<String>,
     /// Content checks of files whose size or mtime moved, and the last status.
@@ -126,6 +128,7 @@ impl DocIndex {
             embedder: OnceLock::new(),
             snapshot: OnceLock::new(),
             by_path: OnceLock::new(),
+            proximity: OnceLock::new(),
             vectors_damage,
             checks: FileChecks::default(),
             _reader: reader,
@@ -159,9 +162,22 @@ impl DocIndex {
         };
         let run = self.lexical.run(query, &opts.params)?;
         let weights = run.term_weights();
-        let hits = self.lexical.cut(&run, &q)?;
+        let hits = if opts.params.prox_gain > 0.0 {
+            self.lexical_with_proximity(&run, opts)?
+        } else {
+            let mut hits: Vec<Hit> = self
+                .lexical
+                .cut(&run, &q)?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            if opts.explain {
+                self.explain_proximity(&run.scored(), &mut hits);
+            }
+            hits
+        };
         Ok(SearchResponse {
-            hits: hits.into_iter().map(Into::into).collect(),
+            hits,
             weights,
             mode: Mode::Lexical,
             degraded: None,
@@ -305,6 +321,28 @@ impl DocIndex {
     /// [`Error::Corrupt`] when `files.json` is missing, altered or does not parse.
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.snapshot_ref().cloned()
+    }
+
+    /// The graph for proximity, read once; `None` when the generation has no graph of
+    /// this version or it does not match the snapshot (proximity is then 0).
+    pub(super) fn proximity_graph(&self) -> Option<&super::proximity::ProximityGraph> {
+        self.proximity
+            .get_or_init(|| {
+                let gen = self.generation_dir();
+                let graph = super::relations::load_graph(&gen).ok()??;
+                let chunks = super::relations::chunk_counts(&gen)?;
+                let files = &self.snapshot_ref().ok()?.files;
+                let multi = files.iter().any(|f| f.root != 0);
+                let paths = files
+                    .iter()
+                    .map(|f| match multi {
+                        true => format!("{}:{}", f.root, f.rel_path),
+                        false => f.rel_path.clone(),
+                    })
+                    .collect();
+                super::proximity::ProximityGraph::new(graph, &chunks, paths)
+            })
+            .as_ref()
     }
 
     /// The snapshot, read once and kept (a search looks up every result's file in it:

@@ -118,6 +118,14 @@ pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical
     (out.canonicality.len() as u64 == chunks).then_some(out)
 }
 
+/// The chunk count of each document (snapshot order) from `pagerank.json`; `None` when
+/// it is missing, unreadable or of another version.
+pub(super) fn chunk_counts(gen_dir: &Path) -> Option<Vec<u32>> {
+    let bytes = std::fs::read(gen_dir.join(PAGERANK_FILE)).ok()?;
+    let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
+    (r.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(r.chunks)
+}
+
 /// The graph files of a generation (all three are kept together).
 const GRAPH_FILES: [&str; 3] = [LINKS_FILE, GRAPH_FILE, PAGERANK_FILE];
 

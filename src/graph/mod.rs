@@ -8,6 +8,7 @@
 //! the indexes; `engine` composes it).
 
 pub mod pagerank;
+pub mod proximity;
 mod resolve;
 
 use std::collections::HashMap;
@@ -35,6 +36,17 @@ pub enum RelationKind {
     /// An index page (`README.md`, `index.md(x)`, `_index.md`, `SUMMARY.md`) and a document
     /// of its folder (or below it, up to the next index page).
     Covers,
+}
+
+impl RelationKind {
+    /// The kind as written in JSON (`links_to`, `mentions`, `covers`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RelationKind::LinksTo => "links_to",
+            RelationKind::Mentions => "mentions",
+            RelationKind::Covers => "covers",
+        }
+    }
 }
 
 /// How sure a relation (or a result) is.

@@ -170,3 +170,93 @@ fn broken_links_and_anchors_are_listed_with_their_line() {
     );
     assert_eq!(g.unresolved_links, 1);
 }
+
+/// A chain `a — b — c — d` with a hub `h` linking all four, and a link from `a` to `d`
+/// written inside a code block.
+fn chain() -> Graph {
+    graph(&[
+        (
+            "a.md",
+            "# A\n\nSee [b](b.md).\n\n```\n[d](d.md)\n```\n",
+            &["a"],
+        ),
+        ("b.md", "# B\n\nSee [c](c.md).\n", &["b"]),
+        ("c.md", "# C\n\nSee [d](d.md).\n", &["c"]),
+        ("d.md", "# D\n\nNothing.\n", &["d"]),
+        (
+            "h.md",
+            "# Hub\n\n[a](a.md) [b](b.md) [c](c.md) [d](d.md)\n",
+            &["hub"],
+        ),
+    ])
+}
+
+#[test]
+fn proximity_follows_at_most_two_relations_weighted_by_degree() {
+    use proximity::{Anchor, Neighbours};
+    let g = chain();
+    let n = Neighbours::of(&g);
+    let reach = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    // degrees: a 2 (b, h), b 3 (a, c, h), c 3, d 2 (c, h), h 4; the code-block link
+    // from a to d is no edge
+    let w = |du: f32, dv: f32| 1.0 / (du * dv).sqrt();
+    let b = &reach[&1];
+    assert!((b.proximity - w(2.0, 3.0)).abs() < 1e-6, "{b:?}");
+    assert_eq!(b.path.len(), 1);
+    // c: a→b→c (w(2,3)·w(3,3)) beats a→h→c (w(2,4)·w(4,3))
+    let c = &reach[&2];
+    assert!(
+        (c.proximity - w(2.0, 3.0) * w(3.0, 3.0)).abs() < 1e-6,
+        "{c:?}"
+    );
+    let via: Vec<u32> = c.path.iter().map(|&r| g.relations[r as usize].to).collect();
+    assert_eq!(via, vec![1, 2], "through b");
+    // d: only through the hub in two hops (c→d would be a third)
+    let d = &reach[&3];
+    assert!(
+        (d.proximity - w(2.0, 4.0) * w(4.0, 2.0)).abs() < 1e-6,
+        "{d:?}"
+    );
+    assert_eq!(d.anchor, 0);
+    // the anchor itself is not reached from itself
+    assert!(!reach.contains_key(&0));
+}
+
+#[test]
+fn proximity_scales_by_the_anchor_share_and_keeps_the_best_anchor() {
+    use proximity::{Anchor, Neighbours};
+    let g = chain();
+    let n = Neighbours::of(&g);
+    let half = n.reach(&g, &[Anchor { doc: 0, share: 0.5 }]);
+    let full = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    assert!((half[&1].proximity * 2.0 - full[&1].proximity).abs() < 1e-6);
+    // d is next to c: with c as a weaker second anchor, d's best path starts at c
+    let both = n.reach(
+        &g,
+        &[Anchor { doc: 0, share: 1.0 }, Anchor { doc: 2, share: 0.6 }],
+    );
+    assert_eq!(both[&3].anchor, 2);
+    assert_eq!(both[&3].path.len(), 1);
+    // an anchor reached by another anchor is reached
+    assert_eq!(both[&2].anchor, 0, "c itself is reached from a, through b");
+    assert!(both.contains_key(&0), "a is next to b, two hops from c");
+}
+
+#[test]
+fn proximity_confidence_is_the_weakest_relation_of_the_path() {
+    use proximity::{Anchor, Neighbours};
+    // a links to b; b names `x/deep/leaf.md` by its end only (`deep/leaf.md`): a fuzzy
+    // mention
+    let g = graph(&[
+        ("a.md", "# A\n\n[b](b.md)\n", &["a"]),
+        ("b.md", "# B\n\nSee `deep/leaf.md`.\n", &["b"]),
+        ("x/deep/leaf.md", "# Leaf\n\nText.\n", &["leaf"]),
+    ]);
+    let fuzzy = has(&g, 1, 2, RelationKind::Mentions).expect("fuzzy mention");
+    assert_eq!(fuzzy.confidence, Confidence::Fuzzy);
+    let n = Neighbours::of(&g);
+    let reach = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    assert_eq!(reach[&1].confidence, Confidence::Observed);
+    assert_eq!(reach[&2].confidence, Confidence::Fuzzy);
+    assert_eq!(reach[&2].path.len(), 2);
+}

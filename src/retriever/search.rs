@@ -235,7 +235,7 @@ pub(super) fn document(
                 file_sha256: String::new(),
             },
             provenance: super::Provenance::Observed,
-            confidence: super::Confidence::Observed,
+            confidence: h.confidence,
             relative_score,
             matched_terms: h.matched_terms,
             snippet: h.snippet,
