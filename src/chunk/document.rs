@@ -26,6 +26,9 @@ pub struct Chunked {
     pub links: Vec<RawLink>,
     /// Front matter `audience: agent`, or a file named `AGENTS.md` / `CLAUDE.md`.
     pub for_agents: bool,
+    /// The names other pages may call it by: its title (front matter or first H1; not
+    /// the file-stem fallback) and its front matter `aliases`.
+    pub names: Vec<String>,
 }
 
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
@@ -40,10 +43,25 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             (chunks, links.finish())
         }
     };
+    let mut names: Vec<String> = chunks
+        .first()
+        .map(|c| c.title.clone())
+        .filter(|t| *t != file_stem(&doc.rel_path))
+        .into_iter()
+        .collect();
+    names.extend(
+        prep.fm
+            .names
+            .iter()
+            .filter(|n| !names.contains(n))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     Chunked {
         chunks,
         links,
         for_agents,
+        names,
     }
 }
 

@@ -13,6 +13,8 @@ pub(crate) struct FrontMatter {
     pub title: Option<String>,
     /// `aliases` then `tags`, trimmed, deduplicated, non-empty.
     pub aliases: Vec<String>,
+    /// `aliases` alone (other names of the document; tags are not names).
+    pub names: Vec<String>,
     /// `checks`: commands that check work on the document (a string or a list).
     pub checks: Vec<String>,
     /// `audience` (e.g. `agent`), lower-cased.
@@ -44,6 +46,7 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
     FrontMatter {
         lines: close + 1,
         title: f.title,
+        names: f.aliases.iter().take(f.names).cloned().collect(),
         aliases: f.aliases,
         checks: f.checks,
         audience: f.audience,
@@ -63,6 +66,8 @@ fn is_close(flavor: Flavor, line: &str) -> bool {
 struct Fields {
     title: Option<String>,
     aliases: Vec<String>,
+    /// How many of `aliases` come from the `aliases` key (the rest are tags).
+    names: usize,
     checks: Vec<String>,
     audience: Option<String>,
 }
@@ -75,8 +80,10 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
     };
     let f = std::panic::catch_unwind(run).unwrap_or_default();
     let trimmed = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    let names = clean_list(f.aliases[..f.names.min(f.aliases.len())].to_vec()).len();
     Fields {
         title: trimmed(f.title),
+        names,
         aliases: clean_list(f.aliases),
         checks: clean_list(f.checks),
         audience: trimmed(f.audience).map(|a| a.to_lowercase()),
@@ -110,10 +117,12 @@ fn yaml_fields(content: &str) -> Fields {
         }
     };
     let mut aliases = list("aliases");
+    let names = aliases.len();
     aliases.extend(list("tags"));
     Fields {
         title: get("title").and_then(yaml_scalar),
         aliases,
+        names,
         checks: list("checks"),
         audience: get("audience").and_then(yaml_scalar),
     }
@@ -140,10 +149,12 @@ fn toml_fields(content: &str) -> Fields {
         }
     };
     let mut aliases = list("aliases");
+    let names = aliases.len();
     aliases.extend(list("tags"));
     Fields {
         title: table.get("title").and_then(toml_scalar),
         aliases,
+        names,
         checks: list("checks"),
         audience: table.get("audience").and_then(toml_scalar),
     }
@@ -173,6 +184,7 @@ mod tests {
         assert_eq!(f.lines, 5);
         assert_eq!(f.title.as_deref(), Some("Install"));
         assert_eq!(f.aliases, vec!["setup", "cli"]);
+        assert_eq!(f.names, vec!["setup"], "tags are not names");
     }
 
     #[test]
@@ -189,6 +201,7 @@ mod tests {
         assert_eq!(f.lines, 5);
         assert_eq!(f.title.as_deref(), Some("T"));
         assert_eq!(f.aliases, vec!["a", "b", "c"]);
+        assert_eq!(f.names, vec!["a", "b"]);
     }
 
     #[test]

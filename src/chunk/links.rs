@@ -30,6 +30,45 @@ pub enum LinkForm {
     /// A path-shaped word inside a fenced or indented code block: kept for handoffs,
     /// never a ranking signal.
     Fence,
+    /// An emphasised (`*Title*`, `**Title**`) or quoted (`"Title"`, `“Title”`) phrase
+    /// that starts with a capital letter: it may name a page by its title or alias.
+    Phrase,
+}
+
+/// Longest phrase kept, in bytes and in words.
+const MAX_PHRASE: usize = 80;
+const MAX_PHRASE_WORDS: usize = 8;
+
+/// Whether `text` may be a page's title: one line of two to [`MAX_PHRASE_WORDS`] words
+/// and at most [`MAX_PHRASE`] bytes, starting with a capital letter (a single word —
+/// `*Note*`, an admonition's `"Tip"` — is too often not a title to keep).
+fn phrase_shaped(text: &str) -> bool {
+    let t = text.trim();
+    let words = t.split_whitespace().count();
+    t.len() <= MAX_PHRASE
+        && !t.contains('\n')
+        && (2..=MAX_PHRASE_WORDS).contains(&words)
+        && t.chars().next().is_some_and(char::is_uppercase)
+}
+
+/// The quoted phrases of prose `text` (straight or curly double quotes), with their byte
+/// offset in `text`.
+fn quoted(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, char)> = None;
+    for (i, c) in text.char_indices() {
+        match (open, c) {
+            (None, '"' | '“') => {
+                open = Some((i + c.len_utf8(), if c == '“' { '”' } else { '"' }))
+            }
+            (Some((start, close)), c) if c == close => {
+                out.push((start, &text[start..i]));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// One target as written in a document.
@@ -77,6 +116,10 @@ pub(crate) struct LinkCollector<'a> {
     /// Consecutive text events joined (pulldown-cmark splits "docs/_index.md" at an
     /// unmatched `_`): start offset, end offset, text, form.
     prose: Option<(usize, usize, String, LinkForm)>,
+    /// The text of the outermost emphasis or strong span so far, its start offset and
+    /// how deep the spans are nested.
+    emphasis: Option<(usize, String)>,
+    emphasis_depth: u32,
     out: Vec<RawLink>,
 }
 
@@ -88,6 +131,8 @@ impl<'a> LinkCollector<'a> {
             code_block: false,
             indented: None,
             prose: None,
+            emphasis: None,
+            emphasis_depth: 0,
             out: Vec::new(),
         }
     }
@@ -96,6 +141,9 @@ impl<'a> LinkCollector<'a> {
     pub fn event(&mut self, event: &Event<'_>, range: &std::ops::Range<usize>) {
         if self.out.len() >= MAX_LINKS {
             return;
+        }
+        if let (Event::Text(text), Some((_, so_far))) = (event, self.emphasis.as_mut()) {
+            so_far.push_str(text);
         }
         if let (Event::Text(text), None) = (event, &self.indented) {
             let form = if self.code_block {
@@ -125,6 +173,22 @@ impl<'a> LinkCollector<'a> {
                 ..
             }) if *link_type != LinkType::Email => {
                 push(&mut self.out, line(range.start), LinkForm::Link, dest_url);
+            }
+            Event::Start(Tag::Emphasis | Tag::Strong) if !self.code_block => {
+                self.emphasis_depth += 1;
+                if self.emphasis_depth == 1 {
+                    self.emphasis = Some((range.start, String::new()));
+                }
+            }
+            Event::End(TagEnd::Emphasis | TagEnd::Strong) if self.emphasis_depth > 0 => {
+                self.emphasis_depth -= 1;
+                if self.emphasis_depth == 0 {
+                    if let Some((at, text)) = self.emphasis.take() {
+                        if phrase_shaped(&text) {
+                            push(&mut self.out, line(at), LinkForm::Phrase, &text);
+                        }
+                    }
+                }
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 self.code_block = true;
@@ -179,6 +243,14 @@ impl<'a> LinkCollector<'a> {
         if let Some((at, _, text, form)) = self.prose.take() {
             if may_name_a_document(&text) {
                 words(&text, at, self.table, form, &mut self.out);
+            }
+            if form == LinkForm::Text {
+                for (off, phrase) in quoted(&text) {
+                    if phrase_shaped(phrase) && self.out.len() < MAX_LINKS {
+                        let line = self.table.line_of(at + off) as u32 + 1;
+                        push(&mut self.out, line, LinkForm::Phrase, phrase);
+                    }
+                }
             }
         }
     }
@@ -395,6 +467,20 @@ mod tests {
                 (3, LinkForm::Code, "src/config.md".to_string()),
                 (3, LinkForm::Text, "docs/setup.md".to_string()),
                 (6, LinkForm::Fence, "notes/todo.txt".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn emphasised_and_quoted_capitalised_phrases_may_name_pages() {
+        let got = md("# A\n\nRead *Specifying Dependencies* and **The *Manifest* Format**,\nthen \"Build Scripts\" or “Cargo Targets”.\n\nNot *emphasis*, \"lower case\", *A very long phrase of more than eight words in it*.\n\n```\n*Not In Code*\n```\n");
+        assert_eq!(
+            got,
+            vec![
+                (3, LinkForm::Phrase, "Specifying Dependencies".to_string()),
+                (3, LinkForm::Phrase, "The Manifest Format".to_string()),
+                (4, LinkForm::Phrase, "Build Scripts".to_string()),
+                (4, LinkForm::Phrase, "Cargo Targets".to_string()),
             ]
         );
     }

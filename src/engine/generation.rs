@@ -13,7 +13,7 @@ use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
 use super::relations::{graph_unchanged, link_graph, previous_links, write_graph};
 use super::source::{sources_name, write_sources, SOURCES_DIR};
-use crate::chunk::{chunk_document_with_links, doc_links, front_matter, is_agent_doc, SourceDoc};
+use crate::chunk::{chunk_document_with_links, Chunked, SourceDoc};
 use crate::error::{Error, Result};
 use crate::graph::DocLinks;
 use crate::lexical::{LexicalWriter, Prepared};
@@ -386,11 +386,19 @@ fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Resu
         text,
         ..d.doc.clone()
     };
-    let audience = front_matter(&doc).audience;
-    Ok(DocLinks {
-        for_agents: is_agent_doc(&doc.rel_path, audience.as_deref()),
-        ..DocLinks::of(doc_links(&doc))
-    })
+    Ok(doc_graph_links(chunk_document_with_links(
+        &doc,
+        &opts.config.chunker,
+    )))
+}
+
+/// What the graph keeps of a chunked document: its links, audience and names.
+fn doc_graph_links(chunked: Chunked) -> DocLinks {
+    DocLinks {
+        for_agents: chunked.for_agents,
+        names: chunked.names,
+        ..DocLinks::of(chunked.links)
+    }
 }
 
 /// The text of a carried document: its record in the previous generation, or — when
@@ -459,7 +467,7 @@ fn prepare_doc(
         }),
         None => std::borrow::Cow::Borrowed(&d.doc),
     };
-    let chunked = chunk_document_with_links(&doc, &opts.config.chunker);
+    let mut chunked = chunk_document_with_links(&doc, &opts.config.chunker);
     if chunked.links.len() >= crate::chunk::MAX_LINKS {
         tracing::warn!(
             "`{}` has more than {} links: the documentation graph keeps the first {}",
@@ -468,12 +476,9 @@ fn prepare_doc(
             crate::chunk::MAX_LINKS
         );
     }
-    let chunks = chunked.chunks;
+    let chunks = std::mem::take(&mut chunked.chunks);
     let mut work = DocWork {
-        links: DocLinks {
-            for_agents: chunked.for_agents,
-            ..DocLinks::of(chunked.links)
-        },
+        links: doc_graph_links(chunked),
         text,
         prepared: Vec::with_capacity(chunks.len()),
         ids: Vec::with_capacity(chunks.len()),
@@ -585,6 +590,7 @@ fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manif
         chunker_version: 0,
         projection_version: 0,
         input_template_version: 0,
+        graph_metrics_version: 0,
         writer: format!("docfuse {}", env!("CARGO_PKG_VERSION")),
         generation: 0,
         generation_dir: String::new(),

@@ -75,6 +75,20 @@ pub struct BrokenView {
     pub why: crate::graph::Broken,
 }
 
+/// Every document's path as shown, in snapshot order: `root:path` when the index has
+/// several roots, else the path.
+pub(super) fn shown_paths(files: &[crate::store::FileEntry]) -> Vec<String> {
+    let multi = files.iter().any(|f| f.root != 0);
+    files.iter().map(|f| shown_path(f, multi)).collect()
+}
+
+fn shown_path(f: &crate::store::FileEntry, multi_root: bool) -> String {
+    match multi_root {
+        true => format!("{}:{}", f.root, f.rel_path),
+        false => f.rel_path.clone(),
+    }
+}
+
 /// The open generation's graph.
 pub(super) struct GraphContext {
     pub graph: Graph,
@@ -144,13 +158,13 @@ impl GraphContext {
         })
     }
 
-    /// The document's path (`root:path` when the index has several roots).
+    /// The document's path (`root:path` when the index has several roots; see
+    /// [`shown_paths`]).
     pub fn path(&self, doc: u32) -> String {
-        match self.snapshot.files.get(doc as usize) {
-            Some(f) if self.multi_root => format!("{}:{}", f.root, f.rel_path),
-            Some(f) => f.rel_path.clone(),
-            None => String::new(),
-        }
+        self.snapshot
+            .files
+            .get(doc as usize)
+            .map_or_else(String::new, |f| shown_path(f, self.multi_root))
     }
 
     /// The canonicality of document `doc` (0 when out of range).

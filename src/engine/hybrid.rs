@@ -113,35 +113,29 @@ impl DocIndex {
             Mode::Hybrid => self.proximity(&lexical, opts.params.prox_gain, opts.explain),
             _ => None,
         };
-        let mut graph_only: Vec<Candidate> = Vec::new();
-        if let Some(p) = prox.as_ref().filter(|_| opts.params.prox_gain > 0.0) {
-            for f in &mut fused {
-                f.score += p.part(f.key, best);
-            }
-            for ord in p.graph_only(self, cands.iter().map(|c| c.key), opts.limit) {
-                let c = candidate(ord, None, 0.0, &cosine, &has_vector);
-                fused.push(crate::fusion::Fused {
-                    key: ord,
-                    score: p.part(ord, best),
-                    lexical_part: 0.0,
-                    vector_part: 0.0,
-                });
-                graph_only.push(c);
-            }
-        }
+        let present = lexical
+            .iter()
+            .map(|s| s.ord)
+            .chain(cands.iter().map(|c| c.key));
+        let only = add_proximity(prox.as_ref(), &mut fused, present, best, opts.limit);
         fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         let top = fused.first().map_or(0.0, |f| f.score);
         let by_ord: HashMap<u64, &Candidate> = cands.iter().map(|c| (c.key, c)).collect();
-        let only: HashMap<u64, &Candidate> = graph_only.iter().map(|c| (c.key, c)).collect();
         let hits = fused
             .iter()
             .filter(|f| f.score > 0.0 && f.score >= opts.params.floor * top)
             .take(opts.limit)
             .map(|f| {
-                let c = by_ord.get(&f.key).or_else(|| only.get(&f.key)).copied();
-                let c = c.ok_or_else(|| {
-                    Error::Config(format!("fused chunk {} has no candidate", f.key))
-                })?;
+                let graph_only = only.contains(&f.key);
+                // a graph-only page is shown at the section its link names
+                let ord = match (&prox, graph_only) {
+                    (Some(p), true) => p.surface(self, f.key),
+                    _ => f.key,
+                };
+                let c = match by_ord.get(&ord) {
+                    Some(c) => **c,
+                    None => candidate(ord, None, 0.0, &cosine, &has_vector),
+                };
                 let explain = FusionExplain {
                     fusion,
                     lexical_score: c.lexical,
@@ -154,15 +148,8 @@ impl DocIndex {
                     canonicality_bonus: parts(f.key).1,
                 };
                 let mut hit =
-                    self.fused_hit(&run, f.key, f.score, opts.explain.then_some(explain))?;
-                match &prox {
-                    Some(p) => p.mark(&mut hit, best, only.contains_key(&f.key)),
-                    None => {
-                        if let Some(x) = hit.explain.as_mut() {
-                            x.proximity = Some(Default::default());
-                        }
-                    }
-                }
+                    self.fused_hit(&run, ord, f.score, opts.explain.then_some(explain))?;
+                super::proximity::mark(prox.as_ref(), &mut hit, best, graph_only);
                 Ok(hit)
             })
             .collect::<Result<Vec<Hit>>>()?;
@@ -253,4 +240,30 @@ fn candidate(
         vector_rank: None,
         has_vector: has_vector(ord),
     }
+}
+
+/// Adds each fused chunk's proximity part and the graph-only pages (at most `limit`, as
+/// their first chunk, scored by that part alone) when the gain is positive; returns the
+/// graph-only keys. `present`: every chunk with evidence of its own.
+fn add_proximity(
+    prox: Option<&super::proximity::ProximityRun<'_>>,
+    fused: &mut Vec<crate::fusion::Fused>,
+    present: impl Iterator<Item = u64>,
+    best: f32,
+    limit: usize,
+) -> std::collections::HashSet<u64> {
+    let Some(p) = prox else {
+        return Default::default();
+    };
+    for f in fused.iter_mut() {
+        f.score += p.part(f.key, best);
+    }
+    let only = p.graph_only(present, limit);
+    fused.extend(only.iter().map(|&ord| crate::fusion::Fused {
+        key: ord,
+        score: p.part(ord, best),
+        lexical_part: 0.0,
+        vector_part: 0.0,
+    }));
+    only.into_iter().collect()
 }

@@ -332,15 +332,9 @@ impl DocIndex {
                 let graph = super::relations::load_graph(&gen).ok()??;
                 let chunks = super::relations::chunk_counts(&gen)?;
                 let files = &self.snapshot_ref().ok()?.files;
-                let multi = files.iter().any(|f| f.root != 0);
-                let paths = files
-                    .iter()
-                    .map(|f| match multi {
-                        true => format!("{}:{}", f.root, f.rel_path),
-                        false => f.rel_path.clone(),
-                    })
-                    .collect();
-                super::proximity::ProximityGraph::new(graph, &chunks, paths)
+                let paths = super::graph_view::shown_paths(files);
+                let total = self.manifest.collection.chunks;
+                super::proximity::ProximityGraph::new(graph, &chunks, paths, total)
             })
             .as_ref()
     }

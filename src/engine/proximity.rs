@@ -32,9 +32,16 @@ pub(super) struct ProximityGraph {
 
 impl ProximityGraph {
     /// Builds the query-time graph from `graph`, the chunk count of each document and
-    /// the document paths (all in snapshot order); `None` when their lengths disagree.
-    pub(super) fn new(graph: Graph, chunks: &[u32], paths: Vec<String>) -> Option<Self> {
-        if chunks.len() != graph.pagerank.len() || paths.len() != chunks.len() {
+    /// the document paths (all in snapshot order); `None` when their lengths disagree or
+    /// the counts do not add up to the index's `total` chunks.
+    pub(super) fn new(
+        graph: Graph,
+        chunks: &[u32],
+        paths: Vec<String>,
+        total: u64,
+    ) -> Option<Self> {
+        let sum: u64 = chunks.iter().map(|&n| u64::from(n)).sum();
+        if chunks.len() != graph.pagerank.len() || paths.len() != chunks.len() || sum != total {
             return None;
         }
         let mut first_ord = Vec::with_capacity(chunks.len() + 1);
@@ -109,30 +116,38 @@ impl ProximityRun<'_> {
             .map_or(Confidence::Observed, |r| r.confidence)
     }
 
-    /// Pages within reach that none of `present` (chunk ordinals) is on, closest first
-    /// (ties by document), at most `limit`; each as the chunk to surface: the section
-    /// the last relation names, else the page's first chunk.
-    pub(super) fn graph_only(
-        &self,
-        index: &DocIndex,
-        present: impl Iterator<Item = u64>,
-        limit: usize,
-    ) -> Vec<u64> {
+    /// Pages within reach that have chunks and none of `present` (chunk ordinals) is on,
+    /// closest first (ties by document), at most `limit`; each as its first chunk's
+    /// ordinal (after the cut, [`Self::surface`] picks the chunk to show).
+    pub(super) fn graph_only(&self, present: impl Iterator<Item = u64>, limit: usize) -> Vec<u64> {
         if self.gain <= 0.0 {
             return Vec::new();
         }
         let on: HashSet<u32> = present.filter_map(|o| self.pg.doc_of(o)).collect();
-        let mut docs: Vec<(&u32, &Reach)> =
-            self.reach.iter().filter(|(d, _)| !on.contains(d)).collect();
+        let first = |d: u32| self.pg.first_ord[d as usize];
+        let has_chunks = |d: u32| first(d) < self.pg.first_ord[d as usize + 1];
+        let mut docs: Vec<(&u32, &Reach)> = self
+            .reach
+            .iter()
+            .filter(|(d, _)| !on.contains(d) && has_chunks(**d))
+            .collect();
         docs.sort_by(|a, b| b.1.proximity.total_cmp(&a.1.proximity).then(a.0.cmp(b.0)));
         docs.into_iter()
             .take(limit)
-            .map(|(&d, r)| self.surface(index, d, r))
+            .map(|(&d, _)| first(d))
             .collect()
     }
 
-    fn surface(&self, index: &DocIndex, doc: u32, r: &Reach) -> u64 {
-        let first = self.pg.first_ord[doc as usize];
+    /// The chunk to show for a graph-only page whose first chunk is `first`: the section
+    /// the last relation of its path names, else `first`.
+    pub(super) fn surface(&self, index: &DocIndex, first: u64) -> u64 {
+        let Some((doc, r)) = self
+            .pg
+            .doc_of(first)
+            .and_then(|d| Some((d, self.reach.get(&d)?)))
+        else {
+            return first;
+        };
         let end = self.pg.first_ord[doc as usize + 1];
         let last = r.path.last().map(|&i| &self.pg.graph.relations[i as usize]);
         let Some(section) = last
@@ -219,7 +234,7 @@ impl DocIndex {
             .collect();
         Some(ProximityRun {
             pg,
-            reach: pg.neighbours.reach(&pg.graph, &anchors),
+            reach: pg.neighbours.reach(&anchors),
             gain: gain.max(0.0),
         })
     }
@@ -245,7 +260,7 @@ impl DocIndex {
             .map(|s| (s.ord, s.score + part(s.ord), false))
             .collect();
         if let Some(p) = &prox {
-            let only = p.graph_only(self, scored.iter().map(|s| s.ord), opts.limit);
+            let only = p.graph_only(scored.iter().map(|s| s.ord), opts.limit);
             list.extend(only.into_iter().map(|o| (o, part(o), true)));
         }
         list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -254,11 +269,13 @@ impl DocIndex {
             .filter(|x| x.1 > 0.0 && x.1 >= opts.params.floor * top)
             .take(opts.limit)
             .map(|(ord, score, only)| {
+                let ord = match (&prox, only) {
+                    (Some(p), true) => p.surface(self, ord),
+                    _ => ord,
+                };
                 let mut hit: Hit = self.lexical.hit_for(run, ord, opts.explain)?.into();
                 hit.score = score;
-                if let Some(p) = &prox {
-                    p.mark(&mut hit, best, only);
-                }
+                mark(prox.as_ref(), &mut hit, best, only);
                 Ok(hit)
             })
             .collect()
@@ -270,11 +287,19 @@ impl DocIndex {
         let best = scored.first().map_or(0.0, |s| s.score);
         let prox = self.proximity(scored, 0.0, true);
         for h in hits {
-            if let Some(x) = h.explain.as_mut() {
-                x.proximity = Some(
-                    prox.as_ref()
-                        .map_or_else(ProximityExplain::default, |p| p.explain(h.ord, best, false)),
-                );
+            mark(prox.as_ref(), h, best, false);
+        }
+    }
+}
+
+/// Sets a hit's confidence (for a graph-only one) and, when explaining, its proximity
+/// part: 0 with no anchor when the query has no proximity (no graph).
+pub(super) fn mark(prox: Option<&ProximityRun<'_>>, hit: &mut Hit, best: f32, graph_only: bool) {
+    match prox {
+        Some(p) => p.mark(hit, best, graph_only),
+        None => {
+            if let Some(x) = hit.explain.as_mut() {
+                x.proximity = Some(ProximityExplain::default());
             }
         }
     }

@@ -20,7 +20,7 @@ use resolve::{folder, is_external, split_target, Lookup, Match};
 
 /// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
 /// in `graph.json`. A reader treats a graph of another version as absent.
-pub const GRAPH_METRICS_VERSION: u32 = 1;
+pub const GRAPH_METRICS_VERSION: u32 = 2;
 
 /// The graph of a generation, in the generation folder.
 pub const GRAPH_FILE: &str = "graph.json";
@@ -31,7 +31,9 @@ pub const GRAPH_FILE: &str = "graph.json";
 pub enum RelationKind {
     /// A Markdown or HTML link (mdBook's `SUMMARY.md` is links).
     LinksTo,
-    /// The path of an indexed file written in prose or code.
+    /// The path of an indexed file written in prose or code (`observed`, or `fuzzy` when
+    /// only its end matched), or a page's title or alias written as an emphasised or
+    /// quoted phrase (`fuzzy`).
     Mentions,
     /// An index page (`README.md`, `index.md(x)`, `_index.md`, `SUMMARY.md`) and a document
     /// of its folder (or below it, up to the next index page).
@@ -58,7 +60,7 @@ pub enum Confidence {
     /// An explicit link, an exact path, or the folder layout.
     #[default]
     Observed,
-    /// A path that matched the end of exactly one indexed path.
+    /// A path that matched the end of exactly one indexed path, or a title or alias.
     Fuzzy,
 }
 
@@ -99,6 +101,10 @@ pub struct DocLinks {
     /// `CLAUDE.md`): kept here with the links so a refresh carries it too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub for_agents: bool,
+    /// The names other pages may call the document by (its title and aliases): an
+    /// emphasised or quoted phrase equal to one of them is a `fuzzy` mention.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 impl DocLinks {
@@ -120,6 +126,7 @@ impl DocLinks {
             links,
             external,
             for_agents: false,
+            names: Vec::new(),
         }
     }
 }
@@ -185,6 +192,7 @@ impl Graph {
     /// page up to its index page.
     pub fn build(docs: &[GraphDoc<'_>]) -> Graph {
         let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path)));
+        let names = names(docs);
         let mut g = Graph {
             graph_metrics_version: GRAPH_METRICS_VERSION,
             damping: pagerank::DAMPING,
@@ -194,7 +202,10 @@ impl Graph {
         for (from, doc) in docs.iter().enumerate() {
             g.external_links += u64::from(doc.links.external);
             for link in &doc.links.links {
-                g.resolve(&lookup, docs, from as u32, link);
+                match link.form {
+                    LinkForm::Phrase => g.named(&names, docs, from as u32, link),
+                    _ => g.resolve(&lookup, docs, from as u32, link),
+                }
             }
         }
         g.relations.extend(covers(docs));
@@ -277,6 +288,28 @@ impl Graph {
         }
     }
 
+    /// A `fuzzy` mention when `link`'s phrase is the name of exactly one other document
+    /// of the same root.
+    fn named(&mut self, names: &Names, docs: &[GraphDoc<'_>], from: u32, link: &RawLink) {
+        let root = docs[from as usize].root;
+        let Some(found) = names.get(&(root, fold_name(&link.target))) else {
+            return;
+        };
+        if let [to] = found.as_slice() {
+            if *to != from {
+                self.relations.push(Relation {
+                    from,
+                    to: *to,
+                    kind: RelationKind::Mentions,
+                    confidence: Confidence::Fuzzy,
+                    line: link.line,
+                    section: None,
+                    in_code_block: false,
+                });
+            }
+        }
+    }
+
     /// Canonicality per document in `[0, 1]` ([`pagerank::canonicality`]).
     pub fn canonicality(&self) -> Vec<f32> {
         pagerank::canonicality(&self.pagerank)
@@ -292,6 +325,32 @@ impl Graph {
         });
         order
     }
+}
+
+/// Documents by (root, folded name).
+type Names = HashMap<(usize, String), Vec<u32>>;
+
+fn names(docs: &[GraphDoc<'_>]) -> Names {
+    let mut out: Names = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        for n in &d.links.names {
+            let key = (d.root, fold_name(n));
+            let list = out.entry(key).or_default();
+            if !list.contains(&(i as u32)) {
+                list.push(i as u32);
+            }
+        }
+    }
+    out
+}
+
+/// A name as compared: lower-cased, white space collapsed, outer punctuation dropped.
+fn fold_name(name: &str) -> String {
+    name.trim_matches(|c: char| !c.is_alphanumeric())
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// The section of `doc` an anchor names: the section whose own slug (the last part of

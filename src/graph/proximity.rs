@@ -16,9 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::{Confidence, Graph, Relation};
 
-/// Paths longer than this many relations earn nothing.
-pub const MAX_HOPS: usize = 2;
-
 /// A strong lexical hit that proximity spreads from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Anchor {
@@ -45,28 +42,37 @@ pub struct Reach {
 /// The undirected neighbourhoods of a graph's documents.
 #[derive(Debug, Clone, Default)]
 pub struct Neighbours {
-    /// Per document: neighbour → the relation that joins them (the strongest one when
-    /// several do: observed before fuzzy, then by kind, then the first).
-    adj: Vec<BTreeMap<u32, u32>>,
+    /// Per document: neighbour → the relation that joins them and its confidence (the
+    /// strongest relation when several do: observed before fuzzy, then by kind, then the
+    /// first).
+    adj: Vec<BTreeMap<u32, (u32, Confidence)>>,
 }
 
 impl Neighbours {
     /// The neighbourhoods of `graph`'s documents (`graph.pagerank.len()` of them).
     pub fn of(graph: &Graph) -> Neighbours {
         let n = graph.pagerank.len();
-        let mut adj: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); n];
+        let mut best: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); n];
         let key = |r: &Relation| (r.confidence, r.kind);
         for (i, r) in graph.relations.iter().enumerate() {
             if !r.ranks() || r.from as usize >= n || r.to as usize >= n {
                 continue;
             }
             for (a, b) in [(r.from, r.to), (r.to, r.from)] {
-                let slot = adj[a as usize].entry(b).or_insert(i as u32);
+                let slot = best[a as usize].entry(b).or_insert(i as u32);
                 if key(r) < key(&graph.relations[*slot as usize]) {
                     *slot = i as u32;
                 }
             }
         }
+        let adj = best
+            .into_iter()
+            .map(|m| {
+                m.into_iter()
+                    .map(|(v, i)| (v, (i, graph.relations[i as usize].confidence)))
+                    .collect()
+            })
+            .collect();
         Neighbours { adj }
     }
 
@@ -78,11 +84,11 @@ impl Neighbours {
         1.0 / (self.degree(u) * self.degree(v)).sqrt()
     }
 
-    /// Every document within [`MAX_HOPS`] relations of an anchor (an anchor's own
+    /// Every document within two relations of an anchor (an anchor's own
     /// document only when another anchor reaches it), with its best path. Of equal
     /// paths the first found is kept: anchors in the given order, neighbours in document
     /// order.
-    pub fn reach(&self, graph: &Graph, anchors: &[Anchor]) -> HashMap<u32, Reach> {
+    pub fn reach(&self, anchors: &[Anchor]) -> HashMap<u32, Reach> {
         let mut out: HashMap<u32, Reach> = HashMap::new();
         let mut offer = |doc: u32, r: Reach| match out.get(&doc) {
             Some(old) if old.proximity >= r.proximity => {}
@@ -90,12 +96,11 @@ impl Neighbours {
                 out.insert(doc, r);
             }
         };
-        let conf = |rel: u32| graph.relations[rel as usize].confidence;
         for a in anchors {
             let Some(first) = self.adj.get(a.doc as usize) else {
                 continue;
             };
-            for (&m, &r1) in first {
+            for (&m, &(r1, c1)) in first {
                 let p1 = a.share * self.weight(a.doc, m);
                 offer(
                     m,
@@ -103,10 +108,10 @@ impl Neighbours {
                         proximity: p1,
                         anchor: a.doc,
                         path: vec![r1],
-                        confidence: conf(r1),
+                        confidence: c1,
                     },
                 );
-                for (&v, &r2) in &self.adj[m as usize] {
+                for (&v, &(r2, c2)) in &self.adj[m as usize] {
                     if v == a.doc {
                         continue;
                     }
@@ -116,7 +121,7 @@ impl Neighbours {
                             proximity: p1 * self.weight(m, v),
                             anchor: a.doc,
                             path: vec![r1, r2],
-                            confidence: conf(r1).max(conf(r2)),
+                            confidence: c1.max(c2),
                         },
                     );
                 }

@@ -196,7 +196,7 @@ fn proximity_follows_at_most_two_relations_weighted_by_degree() {
     use proximity::{Anchor, Neighbours};
     let g = chain();
     let n = Neighbours::of(&g);
-    let reach = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    let reach = n.reach(&[Anchor { doc: 0, share: 1.0 }]);
     // degrees: a 2 (b, h), b 3 (a, c, h), c 3, d 2 (c, h), h 4; the code-block link
     // from a to d is no edge
     let w = |du: f32, dv: f32| 1.0 / (du * dv).sqrt();
@@ -227,14 +227,11 @@ fn proximity_scales_by_the_anchor_share_and_keeps_the_best_anchor() {
     use proximity::{Anchor, Neighbours};
     let g = chain();
     let n = Neighbours::of(&g);
-    let half = n.reach(&g, &[Anchor { doc: 0, share: 0.5 }]);
-    let full = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    let half = n.reach(&[Anchor { doc: 0, share: 0.5 }]);
+    let full = n.reach(&[Anchor { doc: 0, share: 1.0 }]);
     assert!((half[&1].proximity * 2.0 - full[&1].proximity).abs() < 1e-6);
     // d is next to c: with c as a weaker second anchor, d's best path starts at c
-    let both = n.reach(
-        &g,
-        &[Anchor { doc: 0, share: 1.0 }, Anchor { doc: 2, share: 0.6 }],
-    );
+    let both = n.reach(&[Anchor { doc: 0, share: 1.0 }, Anchor { doc: 2, share: 0.6 }]);
     assert_eq!(both[&3].anchor, 2);
     assert_eq!(both[&3].path.len(), 1);
     // an anchor reached by another anchor is reached
@@ -255,8 +252,60 @@ fn proximity_confidence_is_the_weakest_relation_of_the_path() {
     let fuzzy = has(&g, 1, 2, RelationKind::Mentions).expect("fuzzy mention");
     assert_eq!(fuzzy.confidence, Confidence::Fuzzy);
     let n = Neighbours::of(&g);
-    let reach = n.reach(&g, &[Anchor { doc: 0, share: 1.0 }]);
+    let reach = n.reach(&[Anchor { doc: 0, share: 1.0 }]);
     assert_eq!(reach[&1].confidence, Confidence::Observed);
     assert_eq!(reach[&2].confidence, Confidence::Fuzzy);
     assert_eq!(reach[&2].path.len(), 2);
+}
+
+#[test]
+fn a_title_or_alias_written_as_a_phrase_is_a_fuzzy_mention_when_it_names_one_page() {
+    let mut g_links: Vec<DocLinks> = [
+        "# Guide\n\nSee *Specifying Dependencies*, \"Dep Syntax\" and *The Overview*; *The Guide* is us.\n",
+        "# Specifying Dependencies\n\nText.\n",
+        "# Overview\n\nOne.\n",
+        "# Overview\n\nTwo.\n",
+    ]
+    .iter()
+    .map(|text| {
+        DocLinks::of(doc_links(&SourceDoc {
+            rel_path: "x.md".into(),
+            text: text.to_string(),
+            kind: SourceKind::Markdown,
+            title_hint: None,
+        }))
+    })
+    .collect();
+    g_links[0].names = vec!["The Guide".into()];
+    g_links[1].names = vec!["Specifying Dependencies".into(), "dep syntax".into()];
+    g_links[2].names = vec!["The Overview".into()];
+    g_links[3].names = vec!["The overview".into()];
+    let paths = ["guide.md", "deps.md", "a/overview.md", "b/overview.md"];
+    let docs: Vec<GraphDoc<'_>> = paths
+        .iter()
+        .zip(&g_links)
+        .map(|(path, links)| GraphDoc {
+            root: 0,
+            path,
+            sections: Vec::new(),
+            links,
+        })
+        .collect();
+    let g = Graph::build(&docs);
+    let mentions: Vec<(u32, u32, Confidence, u32)> = g
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelationKind::Mentions)
+        .map(|r| (r.from, r.to, r.confidence, r.line))
+        .collect();
+    // the title and the alias (compared without case) name deps.md, twice over; the
+    // shared "The Overview" names no one page; a page's own title is no relation
+    assert_eq!(
+        mentions,
+        vec![(0, 1, Confidence::Fuzzy, 3)],
+        "{:?}",
+        g.relations
+    );
+    // mentions never feed PageRank
+    assert!((g.pagerank[1] - g.pagerank[2]).abs() < 1e-9);
 }

@@ -74,6 +74,9 @@ pub struct Manifest {
     pub chunker_version: u32,
     pub projection_version: u32,
     pub input_template_version: u32,
+    /// The documentation graph's rules (0: written before the graph had a version here).
+    #[serde(default)]
+    pub graph_metrics_version: u32,
     /// docfuse version that wrote it.
     pub writer: String,
     /// Generation number, increasing with each build.
@@ -133,6 +136,7 @@ impl Manifest {
             chunker: self.chunker_version,
             projection: self.projection_version,
             input_template: self.input_template_version,
+            graph: self.graph_metrics_version,
         }
     }
 
@@ -144,6 +148,7 @@ impl Manifest {
         self.chunker_version = v.chunker;
         self.projection_version = v.projection;
         self.input_template_version = v.input_template;
+        self.graph_metrics_version = v.graph;
     }
 
     /// Reads and verifies `DIR/manifest.json`: JSON shape, every version, then the seal.
@@ -294,6 +299,7 @@ mod tests {
             chunker_version: v.chunker,
             projection_version: v.projection,
             input_template_version: v.input_template,
+            graph_metrics_version: v.graph,
             writer: "test".into(),
             generation: 1,
             generation_dir: "gen-000001".into(),

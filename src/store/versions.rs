@@ -1,5 +1,6 @@
 //! Every version that shapes an index: the folder's schema, the analyser's lexicon, the
-//! chunker, the projection and the embedding-input template. An index written with an
+//! chunker, the projection, the embedding-input template and the documentation graph's
+//! rules. An index written with an
 //! older version of any of them is rebuilt by `refresh`; one written by a newer docfuse
 //! is refused with "upgrade docfuse" and never overwritten without `--force`.
 
@@ -16,6 +17,8 @@ pub struct FormatVersions {
     pub chunker: u32,
     pub projection: u32,
     pub input_template: u32,
+    /// The graph's rules (link extraction, relation kinds, PageRank settings).
+    pub graph: u32,
 }
 
 /// How a recorded set of versions compares with this docfuse.
@@ -37,6 +40,7 @@ impl FormatVersions {
             chunker: crate::chunk::CHUNKER_VERSION,
             projection: crate::projection::PROJECTION_VERSION,
             input_template: crate::projection::INPUT_TEMPLATE_VERSION,
+            graph: crate::graph::GRAPH_METRICS_VERSION,
         }
     }
 
@@ -55,16 +59,18 @@ impl FormatVersions {
             chunker: v("chunker_version"),
             projection: v("projection_version"),
             input_template: v("input_template_version"),
+            graph: v("graph_metrics_version"),
         }
     }
 
-    fn named(&self) -> [(&'static str, u32); 5] {
+    fn named(&self) -> [(&'static str, u32); 6] {
         [
             ("index format", self.schema),
             ("lexicon", self.lexicon),
             ("chunker", self.chunker),
             ("projection", self.projection),
             ("embedding input template", self.input_template),
+            ("documentation graph", self.graph),
         ]
     }
 
@@ -112,5 +118,24 @@ mod tests {
         let f = FormatVersions::of_json(&v1);
         assert_eq!((f.schema, f.chunker), (1, 0));
         assert!(matches!(f.compatibility(), Compatibility::Older(_)));
+    }
+
+    #[test]
+    fn an_index_without_the_graph_version_is_older() {
+        // a manifest of the schema before the graph's rules were recorded: its graph
+        // files would otherwise be linked forward unchanged by a refresh
+        let mut m = serde_json::to_value(FormatVersions::current()).unwrap();
+        let json = serde_json::json!({
+            "schema_version": m["schema"].take(),
+            "lexicon_version": m["lexicon"].take(),
+            "chunker_version": m["chunker"].take(),
+            "projection_version": m["projection"].take(),
+            "input_template_version": m["input_template"].take(),
+        });
+        let f = FormatVersions::of_json(&json);
+        assert_eq!(f.graph, 0);
+        assert!(
+            matches!(f.compatibility(), Compatibility::Older(w) if w.starts_with("documentation graph version 0"))
+        );
     }
 }
