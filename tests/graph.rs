@@ -415,3 +415,36 @@ fn proximity_surfaces_related_pages_with_the_weaker_confidence_and_explains_its_
     // a query with no lexical evidence has no anchor: nothing
     assert!(index.search("qzvxkj", &opts).unwrap().hits.is_empty());
 }
+
+#[test]
+fn an_mkdocs_nav_links_its_pages_with_lines_and_is_never_a_result() {
+    let (_dir, index, opts) = opened(&[
+        (
+            "mkdocs.yml",
+            "site_name: T\nnav:\n  - Home: index.md\n  - Guide:\n    - Install: guide/install.md\n    - Missing: guide/nope.md\ntheme:\n  name: material\n",
+        ),
+        ("docs/index.md", "# Home\n\nWelcome to the site.\n"),
+        ("docs/guide/install.md", "# Install\n\nInstall the site tool.\n"),
+    ]);
+    let nav = page_relations(&index, "mkdocs.yml").unwrap();
+    let out: Vec<(&str, u32)> = nav
+        .outgoing
+        .iter()
+        .map(|r| (r.to.as_str(), r.line))
+        .collect();
+    assert_eq!(out, [("docs/index.md", 3), ("docs/guide/install.md", 5)]);
+    assert_eq!(nav.broken.len(), 1);
+    assert_eq!(
+        (nav.broken[0].line, nav.broken[0].target.as_str()),
+        (6, "docs/guide/nope.md")
+    );
+    // the nav feeds PageRank: the listed page outranks nothing-links-to-it
+    let install = page_relations(&index, "docs/guide/install.md").unwrap();
+    assert!(install.page.inbound >= 1);
+    let hits = index.search("site", &opts).unwrap().hits;
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter().all(|h| h.chunk.path != "mkdocs.yml"),
+        "no chunks of its own"
+    );
+}

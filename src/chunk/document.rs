@@ -15,6 +15,7 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
     match doc.kind {
         SourceKind::Text => text_chunks(doc, &prep, cfg),
         SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None),
+        SourceKind::Nav => Vec::new(),
     }
 }
 
@@ -37,6 +38,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
     let (chunks, links) = match doc.kind {
         SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep)),
+        SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src)),
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
             let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));

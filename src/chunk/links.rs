@@ -85,8 +85,10 @@ pub struct RawLink {
 /// links; their path-shaped words count as prose.
 pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     let prepared = Prepared::new(doc);
-    if doc.kind == SourceKind::Text {
-        return text_links(&prepared);
+    match doc.kind {
+        SourceKind::Text => return text_links(&prepared),
+        SourceKind::Nav => return super::nav::nav_links(prepared.src),
+        SourceKind::Markdown | SourceKind::Mdx => {}
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
     for (event, range) in Parser::new_ext(&prepared.parse, options()).into_offset_iter() {

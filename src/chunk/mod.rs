@@ -21,6 +21,9 @@ pub enum SourceKind {
     Mdx,
     /// `.txt`, and records ingested from JSONL: no Markdown structure.
     Text,
+    /// `mkdocs.yml` / `mkdocs.yaml`: a site's navigation. No chunks of its own; each
+    /// page of its `nav` is a link (as mdBook's `SUMMARY.md` links every chapter).
+    Nav,
 }
 
 impl SourceKind {
@@ -34,7 +37,19 @@ impl SourceKind {
             _ => None,
         }
     }
+
+    /// The kind of a file by its name: [`SourceKind::Nav`] for `mkdocs.yml` and
+    /// `mkdocs.yaml`, else by extension ([`Self::of_extension`]).
+    pub fn of_file_name(name: &str) -> Option<SourceKind> {
+        if NAV_FILES.contains(&name) {
+            return Some(SourceKind::Nav);
+        }
+        SourceKind::of_extension(name.rsplit_once('.')?.1)
+    }
 }
+
+/// File names read as site navigation ([`SourceKind::Nav`]).
+pub const NAV_FILES: [&str; 2] = ["mkdocs.yml", "mkdocs.yaml"];
 
 /// What a document's front matter says (`title`, `aliases` + `tags`, `checks`,
 /// `audience`); all empty without front matter or for plain text.
@@ -126,6 +141,7 @@ mod ids;
 mod lines;
 mod links;
 mod markdown;
+mod nav;
 mod source;
 mod split;
 

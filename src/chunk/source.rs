@@ -24,7 +24,7 @@ impl<'a> Prepared<'a> {
         let src = doc.text.strip_prefix('\u{feff}').unwrap_or(&doc.text);
         let table = LineTable::new(src);
         let fm = match doc.kind {
-            SourceKind::Text => FrontMatter::default(),
+            SourceKind::Text | SourceKind::Nav => FrontMatter::default(),
             _ => frontmatter::extract(src, &table),
         };
         let mut blanked = vec![false; table.len()];
@@ -38,7 +38,7 @@ impl<'a> Prepared<'a> {
         let blank = (0..table.len())
             .map(|i| is_blank(table.content(&parse, i)))
             .collect();
-        if doc.kind != SourceKind::Text {
+        if matches!(doc.kind, SourceKind::Markdown | SourceKind::Mdx) {
             blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx);
         }
         Prepared {

@@ -601,9 +601,8 @@ fn front_matter_checks(path: &str, text: &str, from: &'static str) -> Vec<Check>
 }
 
 fn kind_of(path: &str) -> SourceKind {
-    path.rsplit_once('.')
-        .and_then(|(_, e)| SourceKind::of_extension(e))
-        .unwrap_or(SourceKind::Markdown)
+    let name = path.rsplit('/').next().unwrap_or(path);
+    SourceKind::of_file_name(name).unwrap_or(SourceKind::Markdown)
 }
 
 /// Commands of fenced `sh`/`bash`/`shell`/`zsh`/`console` blocks under a heading that
