@@ -45,9 +45,11 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             (chunks, links.finish())
         }
     };
-    let mut names: Vec<String> = chunks
-        .first()
-        .map(|c| c.title.clone())
+    let mut names: Vec<String> = prep
+        .fm
+        .title
+        .clone()
+        .or_else(|| chunks.first().map(|c| c.title.clone()))
         .filter(|t| *t != file_stem(&doc.rel_path))
         .into_iter()
         .collect();

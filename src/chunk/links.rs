@@ -35,6 +35,21 @@ pub enum LinkForm {
     Phrase,
 }
 
+/// The reference definitions of a Markdown text (`[label]: target`, at any indent),
+/// one per line.
+fn reference_definitions(text: &str) -> String {
+    text.lines()
+        .map(str::trim_start)
+        .filter(|l| {
+            l.starts_with('[')
+                && !l.starts_with("[^")
+                && l.find("]:")
+                    .is_some_and(|i| i > 1 && !l[1..i].contains(']'))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Longest phrase kept, in bytes and in words.
 const MAX_PHRASE: usize = 80;
 const MAX_PHRASE_WORDS: usize = 8;
@@ -122,6 +137,9 @@ pub(crate) struct LinkCollector<'a> {
     /// how deep the spans are nested.
     emphasis: Option<(usize, String)>,
     emphasis_depth: u32,
+    /// The document's reference definitions (`[x]: target` lines), read on the first
+    /// indented block that needs them.
+    definitions: Option<String>,
     out: Vec<RawLink>,
 }
 
@@ -135,6 +153,7 @@ impl<'a> LinkCollector<'a> {
             prose: None,
             emphasis: None,
             emphasis_depth: 0,
+            definitions: None,
             out: Vec::new(),
         }
     }
@@ -175,6 +194,10 @@ impl<'a> LinkCollector<'a> {
                 ..
             }) if *link_type != LinkType::Email => {
                 push(&mut self.out, line(range.start), LinkForm::Link, dest_url);
+                // bold link text names its link's page already: no phrase of it
+                if let Some((at, _)) = self.emphasis.as_mut() {
+                    *at = usize::MAX;
+                }
             }
             Event::Start(Tag::Emphasis | Tag::Strong) if !self.code_block => {
                 self.emphasis_depth += 1;
@@ -186,7 +209,7 @@ impl<'a> LinkCollector<'a> {
                 self.emphasis_depth -= 1;
                 if self.emphasis_depth == 0 {
                     if let Some((at, text)) = self.emphasis.take() {
-                        if phrase_shaped(&text) {
+                        if at != usize::MAX && phrase_shaped(&text) {
                             push(&mut self.out, line(at), LinkForm::Phrase, &text);
                         }
                     }
@@ -227,8 +250,20 @@ impl<'a> LinkCollector<'a> {
     /// The links of an indented block's text read as Markdown (its lines start at 0-based
     /// line `first` of the document).
     fn indented_links(&mut self, first: usize, text: &str) {
+        // the block's reference links use the document's definitions: append them (after
+        // the block's own lines, so its line numbers hold)
+        let defs = self
+            .definitions
+            .get_or_insert_with(|| reference_definitions(self.parse));
+        let text = if defs.is_empty() {
+            text.to_string()
+        } else {
+            format!("{text}\n\n{defs}")
+        };
+        let text = text.as_str();
         let table = LineTable::new(text);
         let mut nested = LinkCollector::new(text, &table);
+        nested.definitions = Some(String::new());
         for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
             nested.event(&event, &range);
         }
@@ -484,6 +519,20 @@ mod tests {
                 (4, LinkForm::Phrase, "Build Scripts".to_string()),
                 (4, LinkForm::Phrase, "Cargo Targets".to_string()),
             ]
+        );
+    }
+
+    #[test]
+    fn reference_links_in_admonitions_use_the_documents_definitions() {
+        let got =
+            md("# A\n\n!!! note\n    See [one][ra] and **[Bold Page](b.md)**.\n\n[ra]: c.md#x\n");
+        assert_eq!(
+            got,
+            vec![
+                (4, LinkForm::Link, "c.md#x".to_string()),
+                (4, LinkForm::Link, "b.md".to_string()),
+            ],
+            "bold link text is no phrase"
         );
     }
 

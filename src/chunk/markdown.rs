@@ -12,7 +12,7 @@ use super::lines::LineTable;
 use super::links::LinkCollector;
 
 /// A top-level heading: level 1–6, plain text (inline code text kept, markup and
-/// attributes dropped) and its explicit anchor (`{#id}`), if any.
+/// attributes dropped) and its explicit anchor (`{#id}` or `{ id="id" }`), if any.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Heading {
     pub level: u8,
@@ -119,11 +119,20 @@ impl Walker<'_> {
             Event::Start(tag) => {
                 self.depth += 1;
                 match tag {
-                    Tag::Heading { level, id, .. } if self.depth == 1 => {
+                    Tag::Heading {
+                        level, id, attrs, ..
+                    } if self.depth == 1 => {
+                        // `{#id}`, or attr_list's `{ id="id" }` (Python-Markdown, mkdocs)
+                        let attr_id = attrs.iter().find(|(k, _)| k.as_ref() == "id");
+                        let attr_id = attr_id.and_then(|(_, v)| v.as_deref());
+                        let anchor = id
+                            .as_deref()
+                            .or(attr_id)
+                            .map(|i| i.trim_matches(['"', '\'']));
                         open.heading = Some(Heading {
                             level: level as u8,
                             text: String::new(),
-                            anchor: id.map(|i| i.to_string()).filter(|i| !i.is_empty()),
+                            anchor: anchor.map(str::to_string).filter(|i| !i.is_empty()),
                         });
                         self.in_heading = true;
                     }

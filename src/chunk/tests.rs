@@ -119,6 +119,14 @@ fn heading_only_sections_merge_into_their_first_child() {
 }
 
 #[test]
+fn attr_list_ids_become_anchors() {
+    let c = md("# Changelog\n\n### 9.7.0 { id=\"9.7.0\" }\n\nText.\n\n## Nav { id=nav-path .x }\n\nMore.\n");
+    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["doc.md#changelog/9.7.0", "doc.md#changelog/nav-path"]);
+    assert_eq!(c[0].heading_path, ["Changelog", "9.7.0"]);
+}
+
+#[test]
 fn heading_attributes_become_anchors_and_comments_are_not_indexed() {
     let c = md("# Guide {#top}\n\n## Install { #setup .note }\n\nRun it. <!-- secret-note -->\n<!--\nmore-secret\n-->\nDone.\n\n#### <!-- md:setting config.enabled -->\n\nText.\n");
     let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();

@@ -338,7 +338,8 @@ pub struct EvalArgs {
     /// deviations), `cal=0.4:2,0.5:1` (both), `mm_alpha=0.4` (min-max convex fusion),
     /// `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5` (query settings:
     /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
-    /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight, floor).
+    /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight, floor,
+    /// canon_gain, prox_gain (graph proximity, 0 by default), path_prior, symbol_prior).
     #[arg(long, value_name = "NAME=V,V,...")]
     pub sweep: Option<String>,
     /// The fusion of hybrid mode: `cal:ALPHA:NOISE` (calibrated convex, the default

@@ -36,6 +36,12 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
                 b.line
             ))?;
         }
+        if p.broken.len() > LIST_CAP {
+            print_line(&format!(
+                "  ✗ … and {} more (all of them with --json)",
+                p.broken.len() - LIST_CAP
+            ))?;
+        }
         if p.outgoing.is_empty() && p.incoming.is_empty() {
             print_line("  no relations")?;
         }
@@ -62,7 +68,7 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
 
 fn page_line(p: &GraphPage) -> String {
     format!(
-        "{:>3}. {}  PageRank {:.4}, canonicality {:.2}, {} in, {} out",
+        "{:>3}. {}  PageRank {:.4}, canonicality {:.2}, {} in (links, and pages it covers), {} out",
         p.rank,
         super::output::printable(&p.path),
         p.pagerank,

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::{LinkForm, RawLink};
-use resolve::{folder, is_external, split_target, Lookup, Match};
+use resolve::{folder, is_asset, is_external, split_target, Lookup, Match};
 
 /// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
 /// in `graph.json`. A reader treats a graph of another version as absent.
@@ -108,8 +108,7 @@ pub struct DocLinks {
 }
 
 impl DocLinks {
-    /// Splits `raw` into the links kept and the count of external ones (links to an
-    /// anchor of the same page are dropped).
+    /// Splits `raw` into the links kept and the count of external ones.
     pub fn of(raw: Vec<RawLink>) -> DocLinks {
         let total = raw.len();
         let links: Vec<RawLink> = raw
@@ -117,11 +116,8 @@ impl DocLinks {
             .filter(|l| !(l.form == LinkForm::Link && is_external(&l.target)))
             .collect();
         let external = u32::try_from(total - links.len()).unwrap_or(u32::MAX);
-        // a link to an anchor of the same page relates the page to itself: nothing
-        let links = links
-            .into_iter()
-            .filter(|l| !(l.form == LinkForm::Link && l.target.starts_with('#')))
-            .collect();
+        // a link to an anchor of the same page is kept: it relates the page to itself
+        // (no relation), but its anchor may be broken
         DocLinks {
             links,
             external,
@@ -245,6 +241,11 @@ impl Graph {
                 return;
             }
             let (path, fragment) = split_target(&link.target);
+            if is_asset(&path) {
+                return;
+            }
+            // a footnote's anchor (`#fn:1`, `#fnref:1`) names no heading
+            let fragment = fragment.filter(|f| !f.starts_with("fn:") && !f.starts_with("fnref:"));
             let to = if path.is_empty() {
                 Some(from)
             } else {
@@ -367,18 +368,28 @@ pub fn section_for_anchor<'a>(
     sections: impl Iterator<Item = &'a str> + Clone,
     anchor: &str,
 ) -> Option<&'a str> {
-    let anchor = anchor.to_lowercase();
     let slugs = |id: &'a str| id.rsplit_once('#').map_or(id, |(_, s)| s).split('/');
-    let own = |id: &&'a str| {
-        slugs(id)
-            .next_back()
-            .is_some_and(|s| s.to_lowercase() == anchor)
+    let find = |fold: &dyn Fn(&str) -> String| {
+        let anchor = fold(anchor);
+        let own = |id: &&'a str| slugs(id).next_back().is_some_and(|s| fold(s) == anchor);
+        let under = |id: &&'a str| slugs(id).any(|s| fold(s) == anchor);
+        sections
+            .clone()
+            .find(own)
+            .or_else(|| sections.clone().find(under))
     };
-    let under = |id: &&'a str| slugs(id).any(|s| s.to_lowercase() == anchor);
-    sections
-        .clone()
-        .find(own)
-        .or_else(|| sections.clone().find(under))
+    // GitHub's slugs first; then Python-Markdown's (mkdocs), which collapse the runs of
+    // `-` that GitHub keeps ("Caret, Mark & Tilde": `caret-mark--tilde`, `caret-mark-tilde`)
+    find(&|s: &str| s.to_lowercase()).or_else(|| find(&loose_slug))
+}
+
+/// A slug lower-cased with runs of `-` collapsed and outer ones dropped.
+fn loose_slug(s: &str) -> String {
+    s.to_lowercase()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// Whether a file name is an index page of its folder.

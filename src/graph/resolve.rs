@@ -49,6 +49,29 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
+/// Whether a path names a file of an indexed kind (`.md`, `.mdx`, `.markdown`, `.txt`).
+fn is_doc_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| crate::chunk::SourceKind::of_extension(ext).is_some())
+}
+
+/// Whether a link's path names an asset rather than a page: a file with an extension
+/// that is neither an indexed kind nor a web page (`.png`, `.svg`, `.zip`, …). Such a
+/// link is neither resolved nor broken.
+pub(super) fn is_asset(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => {
+            let ext = ext.to_ascii_lowercase();
+            !is_doc_path(name)
+                && !matches!(ext.as_str(), "html" | "htm")
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        }
+        _ => false,
+    }
+}
+
 /// `path` joined to folder `base` (both `/`-separated, relative to the root), with `.`
 /// and `..` applied; `None` when it climbs above the root. A leading `/` means the root.
 pub(super) fn join(base: &str, path: &str) -> Option<String> {
@@ -124,6 +147,11 @@ impl Lookup {
     /// (`index.md(x)`, `README.md`, `_index.md`, any case; only these for a link ending
     /// in `/`, and `README.md` for `index.html`).
     pub fn link(&self, root: usize, from: &str, path: &str) -> Option<u32> {
+        // mkdocs writes `page.md/` (its directory URLs) for a page
+        let path = match path.strip_suffix('/') {
+            Some(p) if is_doc_path(p) => p,
+            _ => path,
+        };
         let joined = join(folder(from), path)?;
         let folder_only = path.ends_with('/');
         let stem = joined
@@ -159,7 +187,13 @@ impl Lookup {
             .and_then(|p| self.get(root, &p))
             .or_else(|| join("", word).and_then(|p| self.get(root, &p)));
         if let Some(d) = exact {
-            return Some((d, Match::Exact));
+            // a bare file name (`index.md`) names a file, not a path: a guess
+            let how = if word.contains('/') {
+                Match::Exact
+            } else {
+                Match::Suffix
+            };
+            return Some((d, how));
         }
         let clean = join("", word)?;
         let name = clean.rsplit('/').next()?;

@@ -309,3 +309,45 @@ fn a_title_or_alias_written_as_a_phrase_is_a_fuzzy_mention_when_it_names_one_pag
     // mentions never feed PageRank
     assert!((g.pagerank[1] - g.pagerank[2]).abs() < 1e-9);
 }
+
+#[test]
+fn mkdocs_link_shapes_resolve_and_assets_footnotes_are_not_broken() {
+    let g = graph(&[
+        (
+            "a.md",
+            "# A\n\n[c](log.md#caret-mark-tilde) [s](log.md/#setup) [f](log.md#fn:1) [i](img/pic.png) [self](#nope)\n\n`index.md` here.\n",
+            &["a"],
+        ),
+        ("log.md", "# Log\n\nText.\n", &["log/caret-mark--tilde", "log/setup"]),
+        ("index.md", "# Home\n", &["home"]),
+    ]);
+    let sections: Vec<Option<&str>> = g
+        .relations
+        .iter()
+        .filter(|r| r.from == 0 && r.kind == RelationKind::LinksTo)
+        .map(|r| r.section.as_deref())
+        .collect();
+    // Python-Markdown's slug finds GitHub's; `page.md/#x` is the page; a footnote
+    // anchor names no section and is not broken
+    assert_eq!(
+        sections,
+        vec![
+            None,
+            Some("log.md#log/caret-mark--tilde"),
+            Some("log.md#log/setup")
+        ]
+    );
+    let broken: Vec<(&str, Broken)> = g
+        .broken
+        .iter()
+        .map(|b| (b.target.as_str(), b.why))
+        .collect();
+    assert_eq!(
+        broken,
+        vec![("#nope", Broken::NoSection)],
+        "the image is an asset"
+    );
+    // a bare file name is a guess: fuzzy
+    let m = has(&g, 0, 2, RelationKind::Mentions).expect("mentions index.md");
+    assert_eq!(m.confidence, Confidence::Fuzzy);
+}
