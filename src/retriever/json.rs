@@ -39,8 +39,9 @@ pub struct SearchResult {
     pub evidence: super::Evidence,
     /// `observed`: read from the indexed files.
     pub provenance: super::Provenance,
-    /// `observed` (the query matched the passage) or `fuzzy` (a fuzzy relation surfaced
-    /// it), next to the numeric `score`.
+    /// `observed` (the query matched the passage, or observed relations from a strong
+    /// hit surfaced it) or `fuzzy` (a fuzzy relation on the way), next to the numeric
+    /// `score`.
     pub confidence: super::Confidence,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplain>,

@@ -275,10 +275,11 @@ pub struct DocumentMetadata {
     pub heading_path: Vec<String>,
     /// Evidence of the exact content: where it is and the hashes it was indexed with.
     pub evidence: Evidence,
-    /// How the result is known: `observed` (the query matched the passage itself).
+    /// How the result is known: `observed` (read from the indexed files).
     pub provenance: Provenance,
-    /// `observed` when the query matched the passage directly; `fuzzy` when only a
-    /// fuzzy relation surfaced it.
+    /// `observed` when the query matched the passage (lexically or by its vector); for a
+    /// page the documentation graph alone surfaced, the weaker of its anchor's and its
+    /// relations' (`fuzzy` when one is a title or partial-path mention).
     pub confidence: Confidence,
     /// The score relative to the best of the same list, in [0, 1] (1 for the first).
     /// A ranking signal, not a calibrated probability.

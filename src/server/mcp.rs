@@ -265,9 +265,12 @@ fn result_line(s: &SearchResult) -> String {
     } else {
         s.heading_path.join(" › ")
     };
-    let stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
+    let mut stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
         format!(" · STALE: {r} (text as indexed)")
     });
+    if s.confidence == crate::graph::Confidence::Fuzzy {
+        stale.push_str(" · confidence: fuzzy (reached through a fuzzy relation)");
+    }
     format!(
         "{}. {}:{} · {} · lines {}-{} · score {:.3} · lexical match: {} · id: {}{stale}",
         s.rank,
