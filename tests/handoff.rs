@@ -140,6 +140,9 @@ fn areas_sections_titles_caveats_and_misses() {
         (titled.target.path.as_str(), titled.target.matched_by),
         ("ref/config.md", "title or alias")
     );
+    // titles compare as the graph's title mentions do: case and outer punctuation aside
+    let titled = handoff_for_entity(&index, " configuration. ", false).unwrap();
+    assert_eq!(titled.target.path, "ref/config.md");
     let root_only = handoff_for_entity(&index, "ref/config.md", true).unwrap();
     assert!(
         !root_only.caveats.unwrap().no_agent_doc,
@@ -216,4 +219,40 @@ fn http_handoff_route() {
     assert_eq!(get("/v1/handoff?target=guide&caveats=maybe").0, 400);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn a_title_two_pages_share_is_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    for (path, text) in [
+        ("upgrade.md", "# How to upgrade\n\nSteps.\n"),
+        ("insiders/upgrade.md", "# How to upgrade\n\nOther steps.\n"),
+    ] {
+        let p = docs.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let idx = dir.path().join("idx");
+    let o = docfuse(
+        dir.path(),
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            idx.to_str().unwrap(),
+            docs.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let index = DocIndex::open(&idx).unwrap();
+    let err = handoff_for_entity(&index, "how to upgrade", false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("2 pages")
+            && err.contains("insiders/upgrade.md")
+            && err.contains("upgrade.md"),
+        "{err}"
+    );
 }

@@ -45,12 +45,16 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             (chunks, links.finish())
         }
     };
+    // the title when it was written (front matter, or an H1 the chunks carry), not
+    // the file-stem fallback
+    let written = |t: &String| {
+        *t != file_stem(&doc.rel_path) || chunks.iter().any(|c| c.heading_path.first() == Some(t))
+    };
     let mut names: Vec<String> = prep
         .fm
         .title
         .clone()
-        .or_else(|| chunks.first().map(|c| c.title.clone()))
-        .filter(|t| *t != file_stem(&doc.rel_path))
+        .or_else(|| chunks.first().map(|c| c.title.clone()).filter(written))
         .into_iter()
         .collect();
     names.extend(

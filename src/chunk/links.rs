@@ -43,8 +43,9 @@ fn reference_definitions(text: &str) -> String {
         .filter(|l| {
             l.starts_with('[')
                 && !l.starts_with("[^")
-                && l.find("]:")
-                    .is_some_and(|i| i > 1 && !l[1..i].contains(']'))
+                && l.find("]:").is_some_and(|i| {
+                    i > 1 && !l[1..i].contains(']') && !l[i + 2..].trim().is_empty()
+                })
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -137,6 +138,8 @@ pub(crate) struct LinkCollector<'a> {
     /// how deep the spans are nested.
     emphasis: Option<(usize, String)>,
     emphasis_depth: u32,
+    /// How deep inside link text the parse is.
+    link_depth: u32,
     /// The document's reference definitions (`[x]: target` lines), read on the first
     /// indented block that needs them.
     definitions: Option<String>,
@@ -153,6 +156,7 @@ impl<'a> LinkCollector<'a> {
             prose: None,
             emphasis: None,
             emphasis_depth: 0,
+            link_depth: 0,
             definitions: None,
             out: Vec::new(),
         }
@@ -163,8 +167,17 @@ impl<'a> LinkCollector<'a> {
         if self.out.len() >= MAX_LINKS {
             return;
         }
-        if let (Event::Text(text), Some((_, so_far))) = (event, self.emphasis.as_mut()) {
-            so_far.push_str(text);
+        if let Some((_, so_far)) = self.emphasis.as_mut() {
+            match event {
+                Event::Text(t) | Event::Code(t) => so_far.push_str(t),
+                Event::SoftBreak | Event::HardBreak => so_far.push(' '),
+                _ => {}
+            }
+        }
+        match event {
+            Event::Start(Tag::Link { .. }) => self.link_depth += 1,
+            Event::End(TagEnd::Link) => self.link_depth = self.link_depth.saturating_sub(1),
+            _ => {}
         }
         if let (Event::Text(text), None) = (event, &self.indented) {
             let form = if self.code_block {
@@ -202,7 +215,13 @@ impl<'a> LinkCollector<'a> {
             Event::Start(Tag::Emphasis | Tag::Strong) if !self.code_block => {
                 self.emphasis_depth += 1;
                 if self.emphasis_depth == 1 {
-                    self.emphasis = Some((range.start, String::new()));
+                    // emphasis inside link text names the link's page already
+                    let at = if self.link_depth > 0 {
+                        usize::MAX
+                    } else {
+                        range.start
+                    };
+                    self.emphasis = Some((at, String::new()));
                 }
             }
             Event::End(TagEnd::Emphasis | TagEnd::Strong) if self.emphasis_depth > 0 => {
@@ -252,9 +271,11 @@ impl<'a> LinkCollector<'a> {
     fn indented_links(&mut self, first: usize, text: &str) {
         // the block's reference links use the document's definitions: append them (after
         // the block's own lines, so its line numbers hold)
+        let lines = text.lines().count();
         let defs = self
             .definitions
-            .get_or_insert_with(|| reference_definitions(self.parse));
+            .get_or_insert_with(|| reference_definitions(self.parse))
+            .clone();
         let text = if defs.is_empty() {
             text.to_string()
         } else {
@@ -263,11 +284,16 @@ impl<'a> LinkCollector<'a> {
         let text = text.as_str();
         let table = LineTable::new(text);
         let mut nested = LinkCollector::new(text, &table);
-        nested.definitions = Some(String::new());
+        nested.definitions = Some(defs.clone());
         for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
             nested.event(&event, &range);
         }
-        for mut l in nested.finish() {
+        // only what the block's own lines hold (the appended definitions are not its text)
+        for mut l in nested
+            .finish()
+            .into_iter()
+            .filter(|l| l.line as usize <= lines)
+        {
             l.line += first as u32;
             if self.out.len() < MAX_LINKS {
                 self.out.push(l);
@@ -533,6 +559,30 @@ mod tests {
                 (4, LinkForm::Link, "b.md".to_string()),
             ],
             "bold link text is no phrase"
+        );
+    }
+
+    #[test]
+    fn definitions_appended_to_a_block_never_become_its_lines() {
+        // a dangling `[label]:` line, then tabs with indented fences: nothing may be
+        // found past the block, and the document's definitions still serve it
+        let got = md("# A\n\nUse it when\n[building your project]:\n\n=== \"Tab\"\n\n    See [x][ra].\n\n    ``` yaml\n    a: b\n    ```\n\n[ra]: ../c/creating.md\n[rb]: ../d/change.md\n");
+        assert_eq!(
+            got,
+            vec![(8, LinkForm::Link, "../c/creating.md".to_string())]
+        );
+    }
+
+    #[test]
+    fn phrases_keep_wrapped_words_and_code_and_skip_link_text() {
+        let got = md("# A\n\nRead *Specifying\nDependencies* and *The `Cargo.toml` Format*; [**Bold Page**](b.md).\n");
+        assert_eq!(
+            got,
+            vec![
+                (3, LinkForm::Phrase, "Specifying Dependencies".to_string()),
+                (4, LinkForm::Phrase, "The Cargo.toml Format".to_string()),
+                (4, LinkForm::Link, "b.md".to_string()),
+            ]
         );
     }
 

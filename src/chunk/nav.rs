@@ -13,11 +13,13 @@ const DEFAULT_DOCS_DIR: &str = "docs";
 /// file's folder (`docs_dir/page.md`), with its 1-based line. External URLs are kept
 /// as written (the graph counts and drops them).
 pub(crate) fn nav_links(text: &str) -> Vec<RawLink> {
+    // lines as the rest of docfuse counts them (CRLF, LF or a lone CR)
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let lines: Vec<&str> = text.lines().collect();
     let docs_dir = lines
         .iter()
         .find_map(|l| l.strip_prefix("docs_dir:"))
-        .map(|v| unquote(v).trim_end_matches('/').to_string())
+        .map(|v| unquote(strip_comment(v)).trim_end_matches('/').to_string())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_DOCS_DIR.to_string());
     let mut out = Vec::new();
@@ -49,19 +51,37 @@ pub(crate) fn nav_links(text: &str) -> Vec<RawLink> {
 /// The page a nav line names: `- page.md`, `- Title: page.md`, `Title: page.md`;
 /// `None` for a section header (`- Guide:`) or anything without a page.
 fn nav_page(line: &str) -> Option<&str> {
-    let item = line.trim().trim_start_matches('-').trim();
-    let item = item.split(" #").next().unwrap_or(item).trim();
+    let item = strip_comment(line.trim().trim_start_matches('-').trim());
+    // a flow mapping on one line: `{Title: page.md}`
+    let item = item.trim_start_matches('{').trim_end_matches('}').trim();
     let value = match item.rfind(": ") {
         Some(i) => &item[i + 2..],
         None => item,
     };
+    let value = value.trim().trim_start_matches("!!str ");
     let page = unquote(value);
     let path = page.split('#').next().unwrap_or(page);
     let is_page = path.ends_with(".md")
         || path.ends_with(".mdx")
         || path.ends_with(".markdown")
         || page.contains("://");
-    (is_page && !page.contains(char::is_whitespace)).then_some(page)
+    is_page.then_some(page)
+}
+
+/// `v` without a YAML comment (` #` outside quotes).
+fn strip_comment(v: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for (i, c) in v.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '#') if prev.is_whitespace() => return v[..i].trim_end(),
+            _ => {}
+        }
+        prev = c;
+    }
+    v.trim_end()
 }
 
 fn unquote(v: &str) -> &str {
@@ -87,6 +107,25 @@ mod tests {
                 (7, "site/guide/config.md#keys".to_string()),
                 (8, "https://example.org/x".to_string()),
                 (9, "site/about.md".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn nav_values_with_spaces_tags_flow_maps_and_comments() {
+        let cfg = "docs_dir: \"site\"  # where\nnav:\n  - 'Issue #12': issue.md\n  - B: my page.md\n  - C: !!str tagged.md\n  - Flow: {Inline: guide/flow.md}\r  - D: d.md  # note\n";
+        let got: Vec<(u32, String)> = nav_links(cfg)
+            .into_iter()
+            .map(|l| (l.line, l.target))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (3, "site/issue.md".to_string()),
+                (4, "site/my page.md".to_string()),
+                (5, "site/tagged.md".to_string()),
+                (6, "site/guide/flow.md".to_string()),
+                (7, "site/d.md".to_string()),
             ]
         );
     }

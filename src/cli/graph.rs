@@ -42,7 +42,7 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
                 p.broken.len() - LIST_CAP
             ))?;
         }
-        if p.outgoing.is_empty() && p.incoming.is_empty() {
+        if p.outgoing.is_empty() && p.incoming.is_empty() && p.broken.is_empty() {
             print_line("  no relations")?;
         }
         return Ok(super::EXIT_OK);

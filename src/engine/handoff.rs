@@ -262,6 +262,31 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     if let Some(f) = ctx.snapshot.files.iter().find(|f| in_folder(&f.rel_path)) {
         return Ok(make("area", f.root, folder, None, "folder"));
     }
+    // a page's title or alias, by the rule the graph's mentions use
+    let named = super::relations::previous_links(&index.generation_dir())
+        .map(|links| crate::graph::named_documents(&links, clean))
+        .unwrap_or_default();
+    match named.as_slice() {
+        [d] if *d < ctx.snapshot.files.len() => {
+            let f = &ctx.snapshot.files[*d];
+            return Ok(make(
+                "document",
+                f.root,
+                &f.rel_path,
+                None,
+                "title or alias",
+            ));
+        }
+        [_, _, ..] => {
+            let pages: Vec<String> = named.iter().map(|&d| ctx.path(d as u32)).collect();
+            return Err(Error::NotFound(format!(
+                "`{clean}` is the title or alias of {} pages: {}; give the path",
+                pages.len(),
+                pages.join(", ")
+            )));
+        }
+        _ => {}
+    }
     if let Some(f) = by_title_or_alias(index, clean)?.and_then(|d| d_index(ctx, &d)) {
         let f = &ctx.snapshot.files[f];
         return Ok(make(
@@ -463,9 +488,14 @@ fn start_here(
         &mut seen,
     );
     // 4. one links_to hop from those
+    // a site's nav links every page: hopping from it would list the whole site
+    let is_nav = |d: usize| {
+        let p = &ctx.snapshot.files[d].rel_path;
+        crate::chunk::NAV_FILES.contains(&p.rsplit('/').next().unwrap_or(p))
+    };
     let anchors: Vec<usize> = out
         .iter()
-        .filter(|e| matches!(e.tier, Tier::Covers | Tier::Mentions))
+        .filter(|e| matches!(e.tier, Tier::Covers | Tier::Mentions) && !is_nav(e.doc))
         .map(|e| e.doc)
         .collect();
     let mut hops: Vec<HandoffEntry> = Vec::new();

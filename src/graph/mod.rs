@@ -60,7 +60,8 @@ pub enum Confidence {
     /// An explicit link, an exact path, or the folder layout.
     #[default]
     Observed,
-    /// A path that matched the end of exactly one indexed path, or a title or alias.
+    /// A path that matched the end of exactly one indexed path, a bare file name, or a
+    /// title or alias.
     Fuzzy,
 }
 
@@ -241,16 +242,17 @@ impl Graph {
                 return;
             }
             let (path, fragment) = split_target(&link.target);
-            if is_asset(&path) {
-                return;
-            }
-            // a footnote's anchor (`#fn:1`, `#fnref:1`) names no heading
-            let fragment = fragment.filter(|f| !f.starts_with("fn:") && !f.starts_with("fnref:"));
+            // a footnote's anchor (`#fn:1`, `#fnref:1`) and `#top` name no heading
+            let fragment = fragment
+                .filter(|f| !f.starts_with("fn:") && !f.starts_with("fnref:") && f != "top");
             let to = if path.is_empty() {
                 Some(from)
             } else {
                 lookup.link(doc.root, doc.path, &path)
             };
+            if to.is_none() && is_asset(&path) {
+                return;
+            }
             let broken = |why| BrokenLink {
                 from,
                 line: link.line,
@@ -296,8 +298,9 @@ impl Graph {
         let Some(found) = names.get(&(root, fold_name(&link.target))) else {
             return;
         };
-        if let [to] = found.as_slice() {
-            if *to != from {
+        let others: Vec<u32> = found.iter().copied().filter(|&d| d != from).collect();
+        if let [to] = others.as_slice() {
+            {
                 self.relations.push(Relation {
                     from,
                     to: *to,
@@ -326,6 +329,22 @@ impl Graph {
         });
         order
     }
+}
+
+/// The documents (snapshot order) that `text` names by title or alias, compared as the
+/// graph's title mentions are (case, white space and outer punctuation ignored); `links`
+/// is every document's [`DocLinks`] in snapshot order.
+pub fn named_documents(links: &[DocLinks], text: &str) -> Vec<usize> {
+    let want = fold_name(text);
+    if want.is_empty() {
+        return Vec::new();
+    }
+    links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.names.iter().any(|n| fold_name(n) == want))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Documents by (root, folded name).

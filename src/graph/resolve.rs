@@ -111,7 +111,8 @@ pub(super) struct Lookup {
 pub(super) enum Match {
     /// The exact path (relative to the file or to the root), or a link.
     Exact,
-    /// The only indexed file whose path ends with the words written.
+    /// The only indexed file whose path ends with the words written, or a bare file
+    /// name (`index.md`: it names a file, not a path).
     Suffix,
 }
 
@@ -152,6 +153,19 @@ impl Lookup {
             Some(p) if is_doc_path(p) => p,
             _ => path,
         };
+        // Docusaurus: `@site/` is the site's root
+        let path = match path.strip_prefix("@site/") {
+            Some(p) => &format!("/{p}"),
+            None => path,
+        };
+        self.link_at(root, from, path).or_else(|| {
+            // a site route: `/docs/page` served from the docs folder indexed as the root
+            let rest = path.strip_prefix('/')?.split_once('/')?.1;
+            self.link_at(root, from, &format!("/{rest}"))
+        })
+    }
+
+    fn link_at(&self, root: usize, from: &str, path: &str) -> Option<u32> {
         let joined = join(folder(from), path)?;
         let folder_only = path.ends_with('/');
         let stem = joined
@@ -171,24 +185,33 @@ impl Lookup {
             _ => joined.as_str(),
         };
         let sep = if dir.is_empty() { "" } else { "/" };
-        ["index.md", "index.mdx", "readme.md", "_index.md"]
+        let index_page = ["index.md", "index.mdx", "readme.md", "_index.md"]
             .iter()
             .find_map(|name| {
                 let key = (root, format!("{dir}{sep}{name}").to_lowercase());
                 self.by_lower.get(&key).copied()
-            })
+            });
+        // a route ending in `/` may name a page (`/start/prerequisites/`)
+        let page = || {
+            let stem = joined.trim_end_matches('/');
+            [format!("{stem}.md"), format!("{stem}.mdx")]
+                .iter()
+                .find_map(|c| self.get(root, c))
+        };
+        index_page.or_else(|| if folder_only { page() } else { None })
     }
 
     /// The document a path-shaped word names: relative to the file or to the root
     /// (exact), else the only file whose path ends with it on a `/` boundary.
     pub fn mention(&self, root: usize, from: &str, word: &str) -> Option<(u32, Match)> {
+        let written_as_path = word.contains('/');
         let word = word.trim_start_matches("./");
         let exact = join(folder(from), word)
             .and_then(|p| self.get(root, &p))
             .or_else(|| join("", word).and_then(|p| self.get(root, &p)));
         if let Some(d) = exact {
             // a bare file name (`index.md`) names a file, not a path: a guess
-            let how = if word.contains('/') {
+            let how = if written_as_path {
                 Match::Exact
             } else {
                 Match::Suffix

@@ -351,3 +351,28 @@ fn mkdocs_link_shapes_resolve_and_assets_footnotes_are_not_broken() {
     let m = has(&g, 0, 2, RelationKind::Mentions).expect("mentions index.md");
     assert_eq!(m.confidence, Confidence::Fuzzy);
 }
+
+#[test]
+fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
+    let g = graph(&[
+        (
+            "start/index.md",
+            "# Start\n\n[p](/start/prerequisites/) [s](@site/guide/v1.2) [d](/docs/guide/install) [x](/nope/pic.png) [y](missing.md)\n",
+            &["start"],
+        ),
+        ("start/prerequisites.mdx", "# Pre\n", &["pre"]),
+        ("guide/v1.2.md", "# V\n", &["v"]),
+        ("guide/install.md", "# I\n", &["i"]),
+    ]);
+    let to: Vec<u32> = g
+        .relations
+        .iter()
+        .filter(|r| r.from == 0 && r.kind == RelationKind::LinksTo)
+        .map(|r| r.to)
+        .collect();
+    // a route ending in `/` names a page; `@site/` is the root; `/docs/...` is served
+    // from the docs folder indexed as the root; a dotted name that is a page resolves
+    assert_eq!(to, vec![1, 2, 3]);
+    let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
+    assert_eq!(broken, vec!["missing.md"], "an asset is not broken");
+}
