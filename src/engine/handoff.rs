@@ -266,17 +266,8 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     let named = super::relations::previous_links(&index.generation_dir())
         .map(|links| crate::graph::named_documents(&links, clean))
         .unwrap_or_default();
-    match named.as_slice() {
-        [d] if *d < ctx.snapshot.files.len() => {
-            let f = &ctx.snapshot.files[*d];
-            return Ok(make(
-                "document",
-                f.root,
-                &f.rel_path,
-                None,
-                "title or alias",
-            ));
-        }
+    let doc = match named.as_slice() {
+        [d] => Some(*d),
         [_, _, ..] => {
             let pages: Vec<String> = named.iter().map(|&d| ctx.path(d as u32)).collect();
             return Err(Error::NotFound(format!(
@@ -285,10 +276,10 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
                 pages.join(", ")
             )));
         }
-        _ => {}
-    }
-    if let Some(f) = by_title_or_alias(index, clean)?.and_then(|d| d_index(ctx, &d)) {
-        let f = &ctx.snapshot.files[f];
+        // else the lexical exact-id part (ids, aliases as `search` finds them)
+        [] => by_title_or_alias(index, clean)?.and_then(|d| d_index(ctx, &d)),
+    };
+    if let Some(f) = doc.and_then(|d| ctx.snapshot.files.get(d)) {
         return Ok(make(
             "document",
             f.root,
