@@ -13,7 +13,8 @@ pub(crate) struct FrontMatter {
     pub title: Option<String>,
     /// `aliases` then `tags`, trimmed, deduplicated, non-empty.
     pub aliases: Vec<String>,
-    /// `aliases` alone (other names of the document; tags are not names).
+    /// `aliases` then `sidebar_label` (Docusaurus): other names of the document; tags
+    /// are not names.
     pub names: Vec<String>,
     /// `checks`: commands that check work on the document (a string or a list).
     pub checks: Vec<String>,
@@ -46,7 +47,14 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
     FrontMatter {
         lines: close + 1,
         title: f.title,
-        names: f.aliases.iter().take(f.names).cloned().collect(),
+        names: clean_list(
+            f.aliases
+                .iter()
+                .take(f.names)
+                .cloned()
+                .chain(f.label)
+                .collect(),
+        ),
         aliases: f.aliases,
         checks: f.checks,
         audience: f.audience,
@@ -68,6 +76,8 @@ struct Fields {
     aliases: Vec<String>,
     /// How many of `aliases` come from the `aliases` key (the rest are tags).
     names: usize,
+    /// `sidebar_label`.
+    label: Option<String>,
     checks: Vec<String>,
     audience: Option<String>,
 }
@@ -83,6 +93,7 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
     let names = clean_list(f.aliases[..f.names.min(f.aliases.len())].to_vec()).len();
     Fields {
         title: trimmed(f.title),
+        label: trimmed(f.label),
         names,
         aliases: clean_list(f.aliases),
         checks: clean_list(f.checks),
@@ -121,6 +132,7 @@ fn yaml_fields(content: &str) -> Fields {
     aliases.extend(list("tags"));
     Fields {
         title: get("title").and_then(yaml_scalar),
+        label: get("sidebar_label").and_then(yaml_scalar),
         aliases,
         names,
         checks: list("checks"),
@@ -153,6 +165,7 @@ fn toml_fields(content: &str) -> Fields {
     aliases.extend(list("tags"));
     Fields {
         title: table.get("title").and_then(toml_scalar),
+        label: table.get("sidebar_label").and_then(toml_scalar),
         aliases,
         names,
         checks: list("checks"),
@@ -185,6 +198,8 @@ mod tests {
         assert_eq!(f.title.as_deref(), Some("Install"));
         assert_eq!(f.aliases, vec!["setup", "cli"]);
         assert_eq!(f.names, vec!["setup"], "tags are not names");
+        let f = fm("---\nsidebar_label: Installing\naliases: [setup]\n---\n# H\n");
+        assert_eq!(f.names, vec!["setup", "Installing"]);
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub enum LinkForm {
     /// A path-shaped word inside a fenced or indented code block: kept for handoffs,
     /// never a ranking signal.
     Fence,
+    /// An HTML `id` (or `<a name>`) the page defines: not a link, but a valid `#anchor`
+    /// of the page besides its headings.
+    Anchor,
     /// An emphasised (`*Title*`, `**Title**`) or quoted (`"Title"`, `“Title”`) phrase
     /// that starts with a capital letter: it may name a page by its title or alias.
     Phrase,
@@ -261,6 +264,11 @@ impl<'a> LinkCollector<'a> {
                 for (off, href) in hrefs(html) {
                     push(&mut self.out, line(range.start + off), LinkForm::Link, href);
                 }
+                if !self.code_block {
+                    for (off, id) in html_ids(html) {
+                        push(&mut self.out, line(range.start + off), LinkForm::Anchor, id);
+                    }
+                }
             }
             _ => {}
         }
@@ -422,6 +430,34 @@ pub(crate) fn is_path_shaped(word: &str) -> bool {
 /// Link targets in an HTML (or MDX) fragment, with their byte offsets: `href` of `<a …>`,
 /// and `to` (or `href`) of a JSX `<Link …>` (Docusaurus, Next.js).
 fn hrefs(html: &str) -> Vec<(usize, &str)> {
+    tag_values(html, |rest| {
+        if tag_opens(rest, "a") {
+            &["href"]
+        } else if tag_opens(rest, "link") {
+            &["to", "href"]
+        } else {
+            &[]
+        }
+    })
+}
+
+/// The `id` attributes of HTML or JSX tags (and `<a name>`), with their offsets: the
+/// anchors a page defines besides its headings (`<dt id="opt-x">`, `<a name="top">`).
+fn html_ids(html: &str) -> Vec<(usize, &str)> {
+    tag_values(html, |rest| {
+        if tag_opens(rest, "a") {
+            &["id", "name"]
+        } else if rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            &["id"]
+        } else {
+            &[]
+        }
+    })
+}
+
+/// For each tag of `html`, the value of the first attribute `pick` names for it (`pick`
+/// sees what follows the `<`, lower-cased), with its offset.
+fn tag_values(html: &str, pick: impl Fn(&str) -> &'static [&'static str]) -> Vec<(usize, &str)> {
     let lower = html.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut from = 0;
@@ -431,13 +467,7 @@ fn hrefs(html: &str) -> Vec<(usize, &str)> {
             .find('>')
             .map_or(lower.len(), |j| tag_start + j);
         let rest = &lower[tag_start + 1..];
-        let names: &[&str] = if tag_opens(rest, "a") {
-            &["href"]
-        } else if tag_opens(rest, "link") {
-            &["to", "href"]
-        } else {
-            &[]
-        };
+        let names = pick(rest);
         if let Some(v) = names
             .iter()
             .find_map(|n| attribute(html, &lower, tag_start..tag_end, n))

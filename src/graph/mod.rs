@@ -201,6 +201,7 @@ impl Graph {
             for link in &doc.links.links {
                 match link.form {
                     LinkForm::Phrase => g.named(&names, docs, from as u32, link),
+                    LinkForm::Anchor => {}
                     _ => g.resolve(&lookup, docs, from as u32, link),
                 }
             }
@@ -261,10 +262,19 @@ impl Graph {
             };
             match to {
                 Some(to) => {
-                    let section = fragment
+                    let target = &docs[to as usize];
+                    let section = fragment.as_deref().and_then(|f| section_of(target, f));
+                    // an HTML id of the page is a valid anchor, though no section
+                    let html_id =
+                        |f: &str| {
+                            target.links.links.iter().any(|l| {
+                                l.form == LinkForm::Anchor && l.target.eq_ignore_ascii_case(f)
+                            })
+                        };
+                    if fragment
                         .as_deref()
-                        .and_then(|f| section_of(&docs[to as usize], f));
-                    if fragment.is_some() && section.is_none() {
+                        .is_some_and(|f| section.is_none() && !html_id(f))
+                    {
                         self.broken.push(broken(Broken::NoSection));
                     }
                     self.relations.push(relation(

@@ -72,6 +72,30 @@ pub(super) fn is_asset(path: &str) -> bool {
     }
 }
 
+/// The route Docusaurus serves a numbered path at: every segment's number prefix
+/// (`02-`, `2_`, `10.`) dropped, the extension dropped, and `…/index` as its folder;
+/// `None` when no segment has a number prefix.
+fn numbered_route(path: &str) -> Option<String> {
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let mut changed = false;
+    let parts: Vec<&str> = stem
+        .split('/')
+        .map(|seg| {
+            let digits = seg.bytes().take_while(u8::is_ascii_digit).count();
+            match seg[digits..].strip_prefix(['-', '_', '.']) {
+                Some(rest) if digits > 0 && !rest.is_empty() => {
+                    changed = true;
+                    rest
+                }
+                _ => seg,
+            }
+        })
+        .collect();
+    let route = parts.join("/");
+    let route = route.strip_suffix("/index").unwrap_or(&route).to_string();
+    changed.then_some(route)
+}
+
 /// `path` joined to folder `base` (both `/`-separated, relative to the root), with `.`
 /// and `..` applied; `None` when it climbs above the root. A leading `/` means the root.
 pub(super) fn join(base: &str, path: &str) -> Option<String> {
@@ -104,6 +128,9 @@ pub(super) struct Lookup {
     by_lower: HashMap<(usize, String), u32>,
     by_path: HashMap<(usize, String), u32>,
     by_name: HashMap<(usize, String), Vec<u32>>,
+    /// Docusaurus routes of paths with number prefixes (`guide/02-usage.md` is served at
+    /// `guide/usage`), when they differ from the path.
+    by_route: HashMap<(usize, String), u32>,
 }
 
 /// How a target matched a document.
@@ -122,7 +149,11 @@ impl Lookup {
         let mut by_lower = HashMap::new();
         let mut paths = Vec::new();
         let mut by_name: HashMap<(usize, String), Vec<u32>> = HashMap::new();
+        let mut by_route = HashMap::new();
         for (i, (root, path)) in docs.enumerate() {
+            if let Some(r) = numbered_route(path) {
+                by_route.entry((root, r)).or_insert(i as u32);
+            }
             by_path.insert((root, path.to_string()), i as u32);
             by_lower
                 .entry((root, path.to_lowercase()))
@@ -136,6 +167,7 @@ impl Lookup {
             by_lower,
             by_path,
             by_name,
+            by_route,
         }
     }
 
@@ -198,7 +230,12 @@ impl Lookup {
                 .iter()
                 .find_map(|c| self.get(root, c))
         };
-        index_page.or_else(|| if folder_only { page() } else { None })
+        index_page
+            .or_else(|| if folder_only { page() } else { None })
+            .or_else(|| {
+                let route = joined.trim_end_matches('/');
+                self.by_route.get(&(root, route.to_string())).copied()
+            })
     }
 
     /// The document a path-shaped word names: relative to the file or to the root

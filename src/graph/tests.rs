@@ -357,12 +357,13 @@ fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
     let g = graph(&[
         (
             "start/index.md",
-            "# Start\n\n[p](/start/prerequisites/) [s](@site/guide/v1.2) [d](/docs/guide/install) [x](/nope/pic.png) [y](missing.md)\n",
+            "# Start\n\n[p](/start/prerequisites/) [s](@site/guide/v1.2) [d](/docs/guide/install) [x](/nope/pic.png) [y](missing.md)\n\n[n](/docs/guide/usage) [h](../guide/install.md#opt-jobs)\n",
             &["start"],
         ),
         ("start/prerequisites.mdx", "# Pre\n", &["pre"]),
         ("guide/v1.2.md", "# V\n", &["v"]),
-        ("guide/install.md", "# I\n", &["i"]),
+        ("guide/install.md", "# I\n\n<dl><dt id=\"opt-jobs\">--jobs</dt></dl>\n", &["i"]),
+        ("guide/02-usage.md", "# U\n", &["u"]),
     ]);
     let to: Vec<u32> = g
         .relations
@@ -371,8 +372,9 @@ fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
         .map(|r| r.to)
         .collect();
     // a route ending in `/` names a page; `@site/` is the root; `/docs/...` is served
-    // from the docs folder indexed as the root; a dotted name that is a page resolves
-    assert_eq!(to, vec![1, 2, 3]);
+    // from the docs folder indexed as the root; a dotted name that is a page resolves; a
+    // numbered page is served without its number; an HTML id is a valid anchor
+    assert_eq!(to, vec![1, 2, 3, 3, 4]);
     let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
     assert_eq!(broken, vec!["missing.md"], "an asset is not broken");
 }
