@@ -30,6 +30,9 @@ pub struct Chunked {
     /// The names other pages may call it by: its title (front matter or first H1; not
     /// the file-stem fallback) and its front matter `aliases`.
     pub names: Vec<String>,
+    /// Routes a site serves it at besides its path, relative to the root without a
+    /// leading `/`: Docusaurus front matter `slug` and `id`.
+    pub routes: Vec<String>,
 }
 
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
@@ -65,12 +68,37 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             .cloned()
             .collect::<Vec<_>>(),
     );
+    let routes = routes(&doc.rel_path, &prep.fm);
     Chunked {
         chunks,
         links,
         for_agents,
         names,
+        routes,
     }
+}
+
+/// The routes of a page besides its path: its `slug` (absolute from the root, or
+/// relative to its folder) and its `id` (in place of its file name).
+fn routes(rel_path: &str, fm: &super::frontmatter::FrontMatter) -> Vec<String> {
+    let folder = rel_path.rsplit_once('/').map_or("", |(f, _)| f);
+    let under = |name: &str| match folder {
+        "" => name.to_string(),
+        f => format!("{f}/{name}"),
+    };
+    let mut out = Vec::new();
+    if let Some(slug) = &fm.slug {
+        let route = match slug.strip_prefix('/') {
+            Some(abs) => abs.trim_end_matches('/').to_string(),
+            None => under(slug.trim_end_matches('/')),
+        };
+        out.push(route);
+    }
+    if let Some(id) = fm.doc_id.as_deref().filter(|i| !i.contains('/')) {
+        out.push(under(id));
+    }
+    out.retain(|r| !r.is_empty());
+    out
 }
 
 /// File names of agent documentation, exactly (a public page `agents.md` is not one).

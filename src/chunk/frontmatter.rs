@@ -20,6 +20,9 @@ pub(crate) struct FrontMatter {
     pub checks: Vec<String>,
     /// `audience` (e.g. `agent`), lower-cased.
     pub audience: Option<String>,
+    /// Docusaurus `slug` (the page's route) and `id` (its name in the route).
+    pub slug: Option<String>,
+    pub doc_id: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -58,6 +61,8 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
         aliases: f.aliases,
         checks: f.checks,
         audience: f.audience,
+        slug: f.slug,
+        doc_id: f.doc_id,
     }
 }
 
@@ -78,6 +83,8 @@ struct Fields {
     names: usize,
     /// `sidebar_label`.
     label: Option<String>,
+    slug: Option<String>,
+    doc_id: Option<String>,
     checks: Vec<String>,
     audience: Option<String>,
 }
@@ -94,6 +101,8 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
     Fields {
         title: trimmed(f.title),
         label: trimmed(f.label),
+        slug: trimmed(f.slug),
+        doc_id: trimmed(f.doc_id),
         names,
         aliases: clean_list(f.aliases),
         checks: clean_list(f.checks),
@@ -133,6 +142,8 @@ fn yaml_fields(content: &str) -> Fields {
     Fields {
         title: get("title").and_then(yaml_scalar),
         label: get("sidebar_label").and_then(yaml_scalar),
+        slug: get("slug").and_then(yaml_scalar),
+        doc_id: get("id").and_then(yaml_scalar),
         aliases,
         names,
         checks: list("checks"),
@@ -166,6 +177,8 @@ fn toml_fields(content: &str) -> Fields {
     Fields {
         title: table.get("title").and_then(toml_scalar),
         label: table.get("sidebar_label").and_then(toml_scalar),
+        slug: table.get("slug").and_then(toml_scalar),
+        doc_id: table.get("id").and_then(toml_scalar),
         aliases,
         names,
         checks: list("checks"),
@@ -198,8 +211,12 @@ mod tests {
         assert_eq!(f.title.as_deref(), Some("Install"));
         assert_eq!(f.aliases, vec!["setup", "cli"]);
         assert_eq!(f.names, vec!["setup"], "tags are not names");
-        let f = fm("---\nsidebar_label: Installing\naliases: [setup]\n---\n# H\n");
+        let f = fm("---\nsidebar_label: Installing\naliases: [setup]\nslug: /getting-started\nid: install\n---\n# H\n");
         assert_eq!(f.names, vec!["setup", "Installing"]);
+        assert_eq!(
+            (f.slug.as_deref(), f.doc_id.as_deref()),
+            (Some("/getting-started"), Some("install"))
+        );
     }
 
     #[test]

@@ -409,3 +409,26 @@ fn pathological_inputs_stay_fast_and_sound() {
         }
     }
 }
+
+#[test]
+fn docusaurus_slug_and_id_are_routes_of_the_page() {
+    let doc = SourceDoc {
+        rel_path: "guide/02-install.mdx".into(),
+        text: "---\nslug: /getting-started\nid: install\nsidebar_label: Installing\n---\n# Install\n\nText.\n".into(),
+        kind: SourceKind::Mdx,
+        title_hint: None,
+    };
+    let c = crate::chunk::chunk_document_with_links(&doc, &ChunkerConfig::default());
+    assert_eq!(c.routes, ["getting-started", "guide/install"]);
+    assert_eq!(c.names, ["Install", "Installing"]);
+    let rel = SourceDoc {
+        text: "---\nslug: setup/\n---\n# S\n".into(),
+        ..doc
+    };
+    let c = crate::chunk::chunk_document_with_links(&rel, &ChunkerConfig::default());
+    assert_eq!(
+        c.routes,
+        ["guide/setup"],
+        "a relative slug is under the page's folder"
+    );
+}

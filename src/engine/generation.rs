@@ -397,6 +397,7 @@ fn doc_graph_links(chunked: Chunked) -> DocLinks {
     DocLinks {
         for_agents: chunked.for_agents,
         names: chunked.names,
+        routes: chunked.routes,
         ..DocLinks::of(chunked.links)
     }
 }

@@ -106,6 +106,10 @@ pub struct DocLinks {
     /// emphasised or quoted phrase equal to one of them is a `fuzzy` mention.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
+    /// Routes a site serves the document at besides its path (Docusaurus `slug`, `id`),
+    /// relative to the root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<String>,
 }
 
 impl DocLinks {
@@ -124,6 +128,7 @@ impl DocLinks {
             external,
             for_agents: false,
             names: Vec::new(),
+            routes: Vec::new(),
         }
     }
 }
@@ -189,6 +194,7 @@ impl Graph {
     /// page up to its index page.
     pub fn build(docs: &[GraphDoc<'_>]) -> Graph {
         let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path)));
+        let lookup = lookup.with_routes(docs.iter().map(|d| (d.root, d.links.routes.as_slice())));
         let names = names(docs);
         let mut g = Graph {
             graph_metrics_version: GRAPH_METRICS_VERSION,

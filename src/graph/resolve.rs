@@ -171,6 +171,17 @@ impl Lookup {
         }
     }
 
+    /// Adds the routes each document (in the order given to [`Lookup::new`]) is served
+    /// at besides its path; a route already taken keeps its first document.
+    pub fn with_routes<'a>(mut self, docs: impl Iterator<Item = (usize, &'a [String])>) -> Lookup {
+        for (i, (root, routes)) in docs.enumerate() {
+            for r in routes {
+                self.by_route.entry((root, r.clone())).or_insert(i as u32);
+            }
+        }
+        self
+    }
+
     fn get(&self, root: usize, path: &str) -> Option<u32> {
         self.by_path.get(&(root, path.to_string())).copied()
     }

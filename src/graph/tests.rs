@@ -378,3 +378,50 @@ fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
     let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
     assert_eq!(broken, vec!["missing.md"], "an asset is not broken");
 }
+
+#[test]
+fn docusaurus_slug_and_id_routes_resolve() {
+    let mut links: Vec<DocLinks> = [
+        "# Intro\n\n[a](/docs/getting-started) [b](/docs/guide/config-ref#x) [c](/docs/nowhere)\n",
+        "# Install\n",
+        "# Config\n\n## X\n",
+    ]
+    .iter()
+    .map(|text| {
+        DocLinks::of(doc_links(&SourceDoc {
+            rel_path: "intro.md".into(),
+            text: text.to_string(),
+            kind: SourceKind::Markdown,
+            title_hint: None,
+        }))
+    })
+    .collect();
+    links[1].routes = vec!["getting-started".into()];
+    links[2].routes = vec!["guide/config-ref".into()];
+    let paths = ["intro.md", "install.mdx", "guide/02-config.md"];
+    let sections: [&[&str]; 3] = [&[], &[], &["guide/02-config.md#config/x"]];
+    let docs: Vec<GraphDoc<'_>> = paths
+        .iter()
+        .zip(&links)
+        .zip(sections)
+        .map(|((path, links), s)| GraphDoc {
+            root: 0,
+            path,
+            sections: s.iter().map(|x| x.to_string()).collect(),
+            links,
+        })
+        .collect();
+    let g = Graph::build(&docs);
+    let to: Vec<(u32, Option<&str>)> = g
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelationKind::LinksTo)
+        .map(|r| (r.to, r.section.as_deref()))
+        .collect();
+    assert_eq!(
+        to,
+        vec![(1, None), (2, Some("guide/02-config.md#config/x"))]
+    );
+    let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
+    assert_eq!(broken, vec!["/docs/nowhere"]);
+}
