@@ -92,15 +92,18 @@ fn unquote(v: &str) -> &str {
 mod tests {
     use super::*;
 
+    fn lines_and_targets(cfg: &str) -> Vec<(u32, String)> {
+        nav_links(cfg)
+            .into_iter()
+            .map(|l| (l.line, l.target))
+            .collect()
+    }
+
     #[test]
     fn nav_pages_with_lines_under_docs_dir() {
         let cfg = "site_name: X\ndocs_dir: 'site/'\nnav:\n  - index.md\n  - Guide:\n    - Install: guide/install.md\n    - 'Config': \"guide/config.md#keys\"  # the keys\n    - Web: https://example.org/x\n  - ./about.md\ntheme:\n  name: material\n  features: [a.md]\nmarkdown_extensions:\n  - toc:\n      permalink: true\n";
-        let got: Vec<(u32, String)> = nav_links(cfg)
-            .into_iter()
-            .map(|l| (l.line, l.target))
-            .collect();
         assert_eq!(
-            got,
+            lines_and_targets(cfg),
             vec![
                 (4, "site/index.md".to_string()),
                 (6, "site/guide/install.md".to_string()),
@@ -114,12 +117,8 @@ mod tests {
     #[test]
     fn nav_values_with_spaces_tags_flow_maps_and_comments() {
         let cfg = "docs_dir: \"site\"  # where\nnav:\n  - 'Issue #12': issue.md\n  - B: my page.md\n  - C: !!str tagged.md\n  - Flow: {Inline: guide/flow.md}\r  - D: d.md  # note\n";
-        let got: Vec<(u32, String)> = nav_links(cfg)
-            .into_iter()
-            .map(|l| (l.line, l.target))
-            .collect();
         assert_eq!(
-            got,
+            lines_and_targets(cfg),
             vec![
                 (3, "site/issue.md".to_string()),
                 (4, "site/my page.md".to_string()),

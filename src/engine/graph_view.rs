@@ -57,6 +57,21 @@ pub struct RelationView {
     pub in_code_block: bool,
 }
 
+impl RelationView {
+    /// `r` with its two documents named by `path`.
+    pub(super) fn of(r: &Relation, path: impl Fn(u32) -> String) -> RelationView {
+        RelationView {
+            kind: r.kind,
+            confidence: r.confidence,
+            from: path(r.from),
+            to: path(r.to),
+            line: r.line,
+            section: r.section.clone(),
+            in_code_block: r.in_code_block,
+        }
+    }
+}
+
 /// One page and every relation that starts or ends at it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageRelations {
@@ -188,15 +203,7 @@ impl GraphContext {
 
     /// The relation `r` with its ends named.
     pub fn view(&self, r: &Relation) -> RelationView {
-        RelationView {
-            kind: r.kind,
-            confidence: r.confidence,
-            from: self.path(r.from),
-            to: self.path(r.to),
-            line: r.line,
-            section: r.section.clone(),
-            in_code_block: r.in_code_block,
-        }
+        RelationView::of(r, |d| self.path(d))
     }
 
     /// The document at `path` (`root:path` with several roots), if indexed.

@@ -480,10 +480,7 @@ fn start_here(
     );
     // 4. one links_to hop from those
     // a site's nav links every page: hopping from it would list the whole site
-    let is_nav = |d: usize| {
-        let p = &ctx.snapshot.files[d].rel_path;
-        crate::chunk::NAV_FILES.contains(&p.rsplit('/').next().unwrap_or(p))
-    };
+    let is_nav = |d: usize| kind_of(&ctx.snapshot.files[d].rel_path) == SourceKind::Nav;
     let anchors: Vec<usize> = out
         .iter()
         .filter(|e| matches!(e.tier, Tier::Covers | Tier::Mentions) && !is_nav(e.doc))

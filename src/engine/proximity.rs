@@ -186,18 +186,7 @@ impl ProximityRun<'_> {
         let via = r
             .path
             .iter()
-            .map(|&i| {
-                let rel = &self.pg.graph.relations[i as usize];
-                RelationView {
-                    kind: rel.kind,
-                    confidence: rel.confidence,
-                    from: path(rel.from),
-                    to: path(rel.to),
-                    line: rel.line,
-                    section: rel.section.clone(),
-                    in_code_block: rel.in_code_block,
-                }
-            })
+            .map(|&i| RelationView::of(&self.pg.graph.relations[i as usize], path))
             .collect();
         ProximityExplain {
             proximity: self.gain * best * r.proximity,

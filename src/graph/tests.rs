@@ -4,7 +4,12 @@ use crate::chunk::{doc_links, SourceDoc, SourceKind};
 /// Builds the graph of `(path, text)` documents of one root; sections are the
 /// `path#slug` ids of the given headings.
 fn graph(files: &[(&str, &str, &[&str])]) -> Graph {
-    let links: Vec<DocLinks> = files
+    graph_edited(files, |_| {})
+}
+
+/// [`graph`], with the documents' links edited by `edit` first (names, routes).
+fn graph_edited(files: &[(&str, &str, &[&str])], edit: impl FnOnce(&mut [DocLinks])) -> Graph {
+    let mut links: Vec<DocLinks> = files
         .iter()
         .map(|(path, text, _)| {
             DocLinks::of(doc_links(&SourceDoc {
@@ -15,6 +20,7 @@ fn graph(files: &[(&str, &str, &[&str])]) -> Graph {
             }))
         })
         .collect();
+    edit(&mut links);
     let docs: Vec<GraphDoc<'_>> = files
         .iter()
         .zip(&links)
@@ -260,38 +266,24 @@ fn proximity_confidence_is_the_weakest_relation_of_the_path() {
 
 #[test]
 fn a_title_or_alias_written_as_a_phrase_is_a_fuzzy_mention_when_it_names_one_page() {
-    let mut g_links: Vec<DocLinks> = [
-        "# Guide\n\nSee *Specifying Dependencies*, \"Dep Syntax\" and *The Overview*; *The Guide* is us.\n",
-        "# Specifying Dependencies\n\nText.\n",
-        "# Overview\n\nOne.\n",
-        "# Overview\n\nTwo.\n",
-    ]
-    .iter()
-    .map(|text| {
-        DocLinks::of(doc_links(&SourceDoc {
-            rel_path: "x.md".into(),
-            text: text.to_string(),
-            kind: SourceKind::Markdown,
-            title_hint: None,
-        }))
-    })
-    .collect();
-    g_links[0].names = vec!["The Guide".into()];
-    g_links[1].names = vec!["Specifying Dependencies".into(), "dep syntax".into()];
-    g_links[2].names = vec!["The Overview".into()];
-    g_links[3].names = vec!["The overview".into()];
-    let paths = ["guide.md", "deps.md", "a/overview.md", "b/overview.md"];
-    let docs: Vec<GraphDoc<'_>> = paths
-        .iter()
-        .zip(&g_links)
-        .map(|(path, links)| GraphDoc {
-            root: 0,
-            path,
-            sections: Vec::new(),
-            links,
-        })
-        .collect();
-    let g = Graph::build(&docs);
+    let g = graph_edited(
+        &[
+            (
+                "guide.md",
+                "# Guide\n\nSee *Specifying Dependencies*, \"Dep Syntax\" and *The Overview*; *The Guide* is us.\n",
+                &[],
+            ),
+            ("deps.md", "# Specifying Dependencies\n\nText.\n", &[]),
+            ("a/overview.md", "# Overview\n\nOne.\n", &[]),
+            ("b/overview.md", "# Overview\n\nTwo.\n", &[]),
+        ],
+        |l| {
+            l[0].names = vec!["The Guide".into()];
+            l[1].names = vec!["Specifying Dependencies".into(), "dep syntax".into()];
+            l[2].names = vec!["The Overview".into()];
+            l[3].names = vec!["The overview".into()];
+        },
+    );
     let mentions: Vec<(u32, u32, Confidence, u32)> = g
         .relations
         .iter()
@@ -381,37 +373,21 @@ fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
 
 #[test]
 fn docusaurus_slug_and_id_routes_resolve() {
-    let mut links: Vec<DocLinks> = [
-        "# Intro\n\n[a](/docs/getting-started) [b](/docs/guide/config-ref#x) [c](/docs/nowhere)\n",
-        "# Install\n",
-        "# Config\n\n## X\n",
-    ]
-    .iter()
-    .map(|text| {
-        DocLinks::of(doc_links(&SourceDoc {
-            rel_path: "intro.md".into(),
-            text: text.to_string(),
-            kind: SourceKind::Markdown,
-            title_hint: None,
-        }))
-    })
-    .collect();
-    links[1].routes = vec!["getting-started".into()];
-    links[2].routes = vec!["guide/config-ref".into()];
-    let paths = ["intro.md", "install.mdx", "guide/02-config.md"];
-    let sections: [&[&str]; 3] = [&[], &[], &["guide/02-config.md#config/x"]];
-    let docs: Vec<GraphDoc<'_>> = paths
-        .iter()
-        .zip(&links)
-        .zip(sections)
-        .map(|((path, links), s)| GraphDoc {
-            root: 0,
-            path,
-            sections: s.iter().map(|x| x.to_string()).collect(),
-            links,
-        })
-        .collect();
-    let g = Graph::build(&docs);
+    let g = graph_edited(
+        &[
+            (
+                "intro.md",
+                "# Intro\n\n[a](/docs/getting-started) [b](/docs/guide/config-ref#x) [c](/docs/nowhere)\n",
+                &[],
+            ),
+            ("install.mdx", "# Install\n", &[]),
+            ("guide/02-config.md", "# Config\n\n## X\n", &["config/x"]),
+        ],
+        |l| {
+            l[1].routes = vec!["getting-started".into()];
+            l[2].routes = vec!["guide/config-ref".into()];
+        },
+    );
     let to: Vec<(u32, Option<&str>)> = g
         .relations
         .iter()
