@@ -70,3 +70,62 @@ fn identity_names_the_model_files_and_settings() {
         ("mean", 256, 384, true)
     );
 }
+
+/// The folded-model cache (`embed::folded`): written once, used by the next embedder, bit
+/// for bit the original model's vectors on both session kinds (one query on all cores, a
+/// list on one single-threaded session per core), and never used once its weights change.
+#[test]
+fn the_folded_model_cache_gives_the_original_vectors_and_is_dropped_when_changed() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("model-cache");
+    let long = "Cargo features are a mechanism to express conditional compilation. ".repeat(30);
+    let texts = [
+        "short",
+        "How do I declare an optional dependency?",
+        long.as_str(),
+    ];
+    let query = ["what does the ? operator do"];
+    let want = (
+        embedder().embed(&texts).unwrap(),
+        embedder().embed(&query).unwrap(),
+    );
+    let writer = load_default_embedder().unwrap();
+    assert!(
+        writer.prepare_cache(&cache).unwrap(),
+        "the cache is written"
+    );
+    assert!(!writer.prepare_cache(&cache).unwrap(), "and written once");
+    let reader = load_default_embedder().unwrap();
+    reader.use_cache_dir(&cache);
+    let got = (reader.embed(&texts).unwrap(), reader.embed(&query).unwrap());
+    assert!(reader.used_cache(), "sessions come from the folded model");
+    assert_eq!(got, want);
+    // Same size and mtime, other bytes: the probe catches it, the original model is used.
+    let folder = std::fs::read_dir(&cache)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let weights = folder.join(docfuse::embed::folded::WEIGHTS);
+    let meta = std::fs::metadata(&weights).unwrap();
+    std::fs::write(&weights, vec![0u8; meta.len() as usize]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&weights)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+    let damaged = load_default_embedder().unwrap();
+    damaged.use_cache_dir(&cache);
+    let got = (
+        damaged.embed(&texts).unwrap(),
+        damaged.embed(&query).unwrap(),
+    );
+    assert!(
+        !damaged.used_cache(),
+        "a cache that embeds differently is not used"
+    );
+    assert_eq!(got, want);
+    assert_eq!(docfuse::embed::folded::damaged(&cache).len(), 1);
+}

@@ -345,6 +345,69 @@ fn a_chunk_pending_embedding_is_still_found_first_by_hybrid_search() {
 }
 
 #[test]
+fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_same_answers() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cache = d.path().join(".docfuse").join("model-cache");
+    let folders: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 1, "one folded model: {folders:?}");
+    let ask = |env: &[(&str, &str)]| {
+        let mut env = env.to_vec();
+        env.extend([
+            ("DOCFUSE_LOG", "docfuse=debug"),
+            ("DOCFUSE_QUERY_CACHE", "off"),
+        ]);
+        let o = docfuse_env(
+            d.path(),
+            &[
+                "search",
+                "--json",
+                "--explain",
+                "run tasks one after another",
+            ],
+            &env,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (
+            stdout(&o),
+            stderr(&o).contains("session from the folded model"),
+        )
+    };
+    let (folded, used) = ask(&[]);
+    assert!(used, "the session comes from the folded model");
+    assert!(folded.contains("\"mode\": \"hybrid\"") || folded.contains("\"mode\":\"hybrid\""));
+    let (original, used) = ask(&[("DOCFUSE_MODEL_CACHE", "off")]);
+    assert!(!used);
+    assert_eq!(folded, original, "same scores, cosines and ranks");
+    let o = docfuse(d.path(), &["verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // weights cut short: not used, the original answers the same; verify names it; the next
+    // refresh writes it again
+    let weights = folders[0].join(docfuse::embed::folded::WEIGHTS);
+    let len = std::fs::metadata(&weights).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&weights)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (damaged, used) = ask(&[]);
+    assert!(!used);
+    assert_eq!(damaged, original);
+    let o = docfuse(d.path(), &["verify"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("model-cache") || stderr(&o).contains("model-cache"));
+    let o = docfuse(d.path(), &["refresh"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(ask(&[]).1, "refresh wrote it again");
+}
+
+#[test]
 fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_result() {
     let d = tempfile::tempdir().unwrap();
     let docs = sample_docs();

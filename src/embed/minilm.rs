@@ -3,6 +3,7 @@
 //! pooling over the attention mask, L2-normalised, 256 word pieces. The label and the
 //! dimension come from the model folder itself.
 
+use super::folded::{self, Folded, Folder, GRAPH, PROBE, WEIGHTS};
 use super::identity::{EmbedderIdentity, INPUT_TEMPLATE_VERSION};
 use super::locate::ModelPaths;
 use super::Embedder;
@@ -11,7 +12,9 @@ use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
 use ort::environment::Environment;
-use std::path::Path;
+use ort::session::builder::GraphOptimizationLevel;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Longest input in word pieces, as the reference sentence-transformers model.
@@ -41,7 +44,17 @@ pub struct MiniLm {
     identity: EmbedderIdentity,
     /// The process's ONNX Runtime environment (telemetry off), shared by every session.
     env: Environment,
+    /// ONNX Runtime's build string (version and commit): part of the folded-model key.
+    runtime: String,
+    /// The folded-model cache folder, once given ([`Embedder::use_cache_dir`]).
+    cache_dir: OnceLock<PathBuf>,
+    /// Set once a session is made from the folded model.
+    used_cache: AtomicBool,
 }
+
+/// ONNX Runtime's session option naming the folder of a graph's external data when the
+/// graph is given from memory.
+const EXTERNAL_DATA_FOLDER: &str = "session.model_external_initializers_file_folder_path";
 
 static ORT_ENV: OnceLock<std::result::Result<Environment, String>> = OnceLock::new();
 
@@ -104,30 +117,76 @@ impl MiniLm {
             parts: (onnx, files),
             identity,
             env,
+            runtime: ort::info().to_string(),
+            cache_dir: OnceLock::new(),
+            used_cache: AtomicBool::new(false),
         })
+    }
+
+    fn cache_key(&self) -> String {
+        folded::key(&self.identity.key(), &self.runtime)
+    }
+
+    /// The verified-on-disk folded model of the cache folder, if one was given and holds
+    /// one for this model and runtime.
+    fn folded(&self) -> Option<Folded> {
+        let dir = self.cache_dir.get().filter(|_| folded::enabled())?;
+        folded::open(dir, &self.cache_key())
+            .map_err(|why| tracing::debug!("folded model not used: {why}"))
+            .ok()
+    }
+
+    /// A session with `threads` intra-op threads: from the folded model when the cache
+    /// has one whose session embeds the probe to the recorded vector, else from the
+    /// original model.
+    fn new_session(&self, threads: usize) -> std::result::Result<TextEmbedding, String> {
+        if let Some(f) = self.folded() {
+            let made = self.open_session(f.graph.clone(), threads, Some(&f.dir));
+            match made.and_then(|mut s| probe(&mut s).map(|p| (s, p))) {
+                Ok((s, p)) if p == f.probe_sha256 => {
+                    tracing::debug!("session from the folded model in {}", f.dir.display());
+                    self.used_cache.store(true, Ordering::Relaxed);
+                    return Ok(s);
+                }
+                Ok(_) => tracing::debug!("the folded model embeds the probe differently: not used"),
+                Err(why) => tracing::debug!("folded model not used: {why}"),
+            }
+        }
+        self.open_session(self.parts.0.clone(), threads, None)
+    }
+
+    /// A session of `graph` (the model's bytes), its external weights read from
+    /// `weights_dir` when given.
+    fn open_session(
+        &self,
+        graph: Vec<u8>,
+        threads: usize,
+        weights_dir: Option<&Path>,
+    ) -> std::result::Result<TextEmbedding, String> {
+        // fastembed's default pooling for user-defined models is CLS: set mean.
+        let model =
+            UserDefinedEmbeddingModel::new(graph, self.parts.1.clone()).with_pooling(Pooling::Mean);
+        // Idle intra-op threads sleep instead of spinning: with concurrent requests
+        // on few cores a spinning pool burns the CPU the other searches need
+        // (`scripts/loadtest`, hybrid at 32 clients: 113 → 137 req/s, p99 352 → 273
+        // ms; vectors bit-identical, only the thread pool's waiting changes).
+        let mut opts = InitOptionsUserDefined::new()
+            .with_environment(self.env.clone())
+            .with_max_length(MAX_LENGTH)
+            .with_intra_threads(threads)
+            .with_session_config("session.intra_op.allow_spinning", "0");
+        if let Some(dir) = weights_dir {
+            opts = opts.with_session_config(EXTERNAL_DATA_FOLDER, dir.to_string_lossy());
+        }
+        TextEmbedding::try_new_from_user_defined(model, opts)
+            .map_err(|e| format!("cannot load the embedding model: {e}"))
     }
 
     /// The session in `slot`, created with `threads` intra-op threads on first use.
     fn session<'a>(&self, slot: &'a Session, threads: usize) -> Result<&'a Mutex<TextEmbedding>> {
-        slot.get_or_init(|| {
-            let (onnx, files) = (self.parts.0.clone(), self.parts.1.clone());
-            // fastembed's default pooling for user-defined models is CLS: set mean.
-            let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
-            // Idle intra-op threads sleep instead of spinning: with concurrent requests
-            // on few cores a spinning pool burns the CPU the other searches need
-            // (`scripts/loadtest`, hybrid at 32 clients: 113 → 137 req/s, p99 352 → 273
-            // ms; vectors bit-identical, only the thread pool's waiting changes).
-            let opts = InitOptionsUserDefined::new()
-                .with_environment(self.env.clone())
-                .with_max_length(MAX_LENGTH)
-                .with_intra_threads(threads)
-                .with_session_config("session.intra_op.allow_spinning", "0");
-            TextEmbedding::try_new_from_user_defined(model, opts)
-                .map(Mutex::new)
-                .map_err(|e| format!("cannot load the embedding model: {e}"))
-        })
-        .as_ref()
-        .map_err(|e| Error::Embedder(e.clone()))
+        slot.get_or_init(|| self.new_session(threads).map(Mutex::new))
+            .as_ref()
+            .map_err(|e| Error::Embedder(e.clone()))
     }
 
     /// Embeds `texts` one per call on `session`, appending rows to `out`.
@@ -156,6 +215,54 @@ impl MiniLm {
             }
         }
         Ok(())
+    }
+}
+
+/// sha256 of the vector `session` gives for [`PROBE`].
+fn probe(session: &mut TextEmbedding) -> std::result::Result<String, String> {
+    let v = session
+        .embed([PROBE], Some(1))
+        .map_err(|e| format!("the probe failed: {e}"))?;
+    Ok(folded::vector_sha256(
+        v.first().map_or(&[][..], |v| v.as_slice()),
+    ))
+}
+
+impl Folder for MiniLm {
+    /// ONNX Runtime's basic level (constant folding and redundant-node removal, no
+    /// hardware-specific fusions) writes the graph with its weights as external data.
+    fn fold(&self, dir: &Path) -> std::result::Result<(), String> {
+        let fail = |e: ort::Error<ort::session::builder::SessionBuilder>| e.to_string();
+        ort::session::Session::builder(&self.env)
+            .map_err(|e| e.to_string())?
+            .with_optimization_level(GraphOptimizationLevel::Level1)
+            .map_err(fail)?
+            .with_intra_threads(1)
+            .map_err(fail)?
+            .with_optimized_model_path(dir.join(GRAPH))
+            .map_err(fail)?
+            .with_config_entry(
+                "session.optimized_model_external_initializers_file_name",
+                WEIGHTS,
+            )
+            .map_err(fail)?
+            .with_config_entry(
+                "session.optimized_model_external_initializers_min_size_in_bytes",
+                "1024",
+            )
+            .map_err(fail)?
+            .commit_from_memory(&self.parts.0)
+            .map(drop)
+            .map_err(|e| format!("cannot fold the model: {e}"))
+    }
+
+    fn probe_folded(&self, dir: &Path) -> std::result::Result<String, String> {
+        let graph = std::fs::read(dir.join(GRAPH)).map_err(|e| e.to_string())?;
+        probe(&mut self.open_session(graph, 1, Some(dir))?)
+    }
+
+    fn probe_original(&self) -> std::result::Result<String, String> {
+        probe(&mut self.open_session(self.parts.0.clone(), 1, None)?)
     }
 }
 
@@ -199,6 +306,28 @@ impl Embedder for MiniLm {
 
     fn dim(&self) -> usize {
         self.identity.dim
+    }
+
+    fn use_cache_dir(&self, dir: &Path) {
+        let _ = self.cache_dir.set(dir.to_path_buf());
+    }
+
+    fn prepare_cache(&self, dir: &Path) -> Result<bool> {
+        if !folded::enabled() {
+            return Ok(false);
+        }
+        folded::write(
+            dir,
+            &self.cache_key(),
+            &self.identity.key(),
+            &self.runtime,
+            self,
+        )
+        .map_err(Error::Embedder)
+    }
+
+    fn used_cache(&self) -> bool {
+        self.used_cache.load(Ordering::Relaxed)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {

@@ -5,6 +5,7 @@
 //! chunk, locating model files, and the MiniLM embedder (feature `embeddings`).
 //! Must not import: `lexical`, `vector`, `engine`, `cli` (indexes do not import each other).
 
+pub mod folded;
 mod identity;
 mod locate;
 #[cfg(feature = "embeddings")]
@@ -14,6 +15,7 @@ pub use identity::{embedding_hash, embedding_input, EmbedderIdentity, INPUT_TEMP
 pub use locate::{locate_models, ModelPaths, ENV_MODEL_DIR, ENV_ORT_DYLIB};
 
 use crate::error::Result;
+use std::path::Path;
 
 /// Dimension of all-MiniLM-L6-v2 vectors.
 pub const MINILM_DIM: usize = 384;
@@ -35,6 +37,26 @@ pub trait Embedder: Send + Sync {
     /// # Errors
     /// [`crate::Error::Embedder`] when tokenisation or inference fails.
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>>;
+
+    /// Lets the embedder keep files derived from its model in `dir`, next to an index
+    /// (the [`folded`] model cache): sessions created after this call load from there
+    /// when the cache verifies. The first folder given stays. Default: no cache.
+    fn use_cache_dir(&self, _dir: &Path) {}
+
+    /// Writes the cache into `dir` (an index's cache folder) when it is missing there
+    /// (about 1.5 s, once per model and index). `Ok(true)` when written.
+    ///
+    /// # Errors
+    /// [`crate::Error::Embedder`] saying why it was not written (nothing is left behind;
+    /// sessions are then made from the original model, as without a cache).
+    fn prepare_cache(&self, _dir: &Path) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Whether a session of this embedder was made from the cache (it verified).
+    fn used_cache(&self) -> bool {
+        false
+    }
 }
 
 /// Loads the default embedder (all-MiniLM-L6-v2 through ONNX Runtime) from the located

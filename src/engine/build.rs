@@ -50,6 +50,36 @@ pub fn build(
             total: 0,
         })
     })?;
+    let cache = index_dir.join(super::MODEL_CACHE_DIR);
+    if let Some(e) = opts.embedder {
+        e.use_cache_dir(&cache);
+    }
+    let report = build_locked(index_dir, source, opts, progress, started)?;
+    if let Some(e) = opts.embedder {
+        prepare_model_cache(e, &cache);
+    }
+    Ok(report)
+}
+
+/// Writes the folded-model cache when it is missing; a failure only costs speed.
+fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path) {
+    match e.prepare_cache(cache) {
+        Ok(true) => tracing::info!("wrote the folded-model cache"),
+        Ok(false) => {}
+        Err(why) => {
+            tracing::warn!("no folded-model cache ({why}); searches load the model as before")
+        }
+    }
+}
+
+/// [`build`] once the writer lock is held.
+fn build_locked(
+    index_dir: &Path,
+    source: &Source,
+    opts: &BuildOptions,
+    progress: &mut dyn FnMut(Progress),
+    started: Instant,
+) -> Result<BuildReport> {
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
     let mut plan = plan(source, &prev_roots, previous.as_ref(), opts)?;

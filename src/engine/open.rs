@@ -216,7 +216,10 @@ impl DocIndex {
             .embedder
             .get_or_init(|| {
                 crate::embed::load_default_embedder()
-                    .map(Arc::from)
+                    .map(|e| {
+                        e.use_cache_dir(&self.dir.join(super::MODEL_CACHE_DIR));
+                        Arc::from(e)
+                    })
                     .map_err(|e| match e {
                         Error::VectorsUnavailable(why) => why,
                         other => other.to_string(),

@@ -35,6 +35,12 @@ pub fn verify(dir: &Path) -> Result<Verification> {
     {
         damaged.push("the manifest does not list the snapshot".into());
     }
+    for (folder, why) in crate::embed::folded::damaged(&dir.join(super::MODEL_CACHE_DIR)) {
+        damaged.push(format!(
+            "{}: {why} (a folded-model cache: delete the folder, the next `docfuse refresh` writes it again)",
+            folder.display()
+        ));
+    }
     Ok(Verification {
         generation: m.generation,
         files: m.contents.len(),
