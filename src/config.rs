@@ -290,6 +290,16 @@ impl IndexConfig {
     }
 }
 
+/// Whether the environment variable `var` turns a feature off: `off`, `0`, `false` or `no`
+/// (any case, spaces around ignored). Unset or anything else leaves it on.
+pub fn env_switched_off(var: &str) -> bool {
+    let v = std::env::var(var).unwrap_or_default();
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "off" | "0" | "false" | "no"
+    )
+}
+
 /// Merges `over` into `base`: objects key by key, anything else replaces.
 pub fn merge_json(base: &mut serde_json::Value, over: &serde_json::Value) {
     match (base, over) {

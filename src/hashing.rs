@@ -9,6 +9,23 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// Lowercase hex sha256 of the file at `path`, read in 1 MiB pieces (no whole-file buffer).
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf)? {
+            0 => return Ok(hex(&h.finalize())),
+            n => h.update(&buf[..n]),
+        }
+    }
+}
+
 /// An incremental sha256 whose parts are length-prefixed, so `("ab","c")` and
 /// `("a","bc")` hash differently.
 #[derive(Default)]

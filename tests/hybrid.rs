@@ -344,6 +344,16 @@ fn a_chunk_pending_embedding_is_still_found_first_by_hybrid_search() {
     assert_eq!(resp.hits[0].chunk.path, "walrus.md");
 }
 
+/// `docfuse search --json --explain QUERY` in `dir` with debug logs and `env`: its JSON and
+/// whether its log has `marker`.
+fn ask_logged(dir: &Path, query: &str, env: &[(&str, &str)], marker: &str) -> (String, bool) {
+    let mut env = env.to_vec();
+    env.push(("DOCFUSE_LOG", "docfuse=debug"));
+    let o = docfuse_env(dir, &["search", "--json", "--explain", query], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (stdout(&o), stderr(&o).contains(marker))
+}
+
 #[test]
 fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_same_answers() {
     let d = tempfile::tempdir().unwrap();
@@ -358,25 +368,9 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
     assert_eq!(folders.len(), 1, "one folded model: {folders:?}");
     let ask = |env: &[(&str, &str)]| {
         let mut env = env.to_vec();
-        env.extend([
-            ("DOCFUSE_LOG", "docfuse=debug"),
-            ("DOCFUSE_QUERY_CACHE", "off"),
-        ]);
-        let o = docfuse_env(
-            d.path(),
-            &[
-                "search",
-                "--json",
-                "--explain",
-                "run tasks one after another",
-            ],
-            &env,
-        );
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        (
-            stdout(&o),
-            stderr(&o).contains("session from the folded model"),
-        )
+        env.push(("DOCFUSE_QUERY_CACHE", "off"));
+        let q = "run tasks one after another";
+        ask_logged(d.path(), q, &env, "session from the folded model")
     };
     let (folded, used) = ask(&[]);
     assert!(used, "the session comes from the folded model");
@@ -386,8 +380,9 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
     assert_eq!(folded, original, "same scores, cosines and ranks");
     let o = docfuse(d.path(), &["verify"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    // weights cut short: not used, the original answers the same; verify names it; the next
-    // refresh writes it again
+    assert!(!stderr(&o).contains("folded-model cache"), "{}", stderr(&o));
+    // weights cut short: verify warns (the index itself is whole), a search does not use
+    // it and removes it, the original answers the same; the next refresh writes it again
     let weights = folders[0].join(docfuse::embed::folded::WEIGHTS);
     let len = std::fs::metadata(&weights).unwrap().len();
     std::fs::File::options()
@@ -396,12 +391,13 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
         .unwrap()
         .set_len(len / 2)
         .unwrap();
+    let o = docfuse(d.path(), &["verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("folded-model cache"), "{}", stderr(&o));
     let (damaged, used) = ask(&[]);
     assert!(!used);
     assert_eq!(damaged, original);
-    let o = docfuse(d.path(), &["verify"]);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("model-cache") || stderr(&o).contains("model-cache"));
+    assert!(!folders[0].exists(), "the search removed it");
     let o = docfuse(d.path(), &["refresh"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(ask(&[]).1, "refresh wrote it again");
@@ -414,23 +410,8 @@ fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_
     let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let ask = |env: &[(&str, &str)]| {
-        let mut env = env.to_vec();
-        env.push(("DOCFUSE_LOG", "docfuse=debug"));
-        let o = docfuse_env(
-            d.path(),
-            &[
-                "search",
-                "--json",
-                "--explain",
-                "run tasks one after another",
-            ],
-            &env,
-        );
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        (
-            stdout(&o),
-            stderr(&o).contains("query vector from the cache"),
-        )
+        let q = "run tasks one after another";
+        ask_logged(d.path(), q, env, "query vector from the cache")
     };
     let (first, hit) = ask(&[]);
     assert!(!hit);

@@ -10,7 +10,7 @@
   lexical:  `--mode lexical` on the same index (no model at all)
 
 For each question of a docfuse question file, each variant runs --runs times (after one
-warm-up run that also fills the cache); median and p95 (nearest rank) over all runs in ms,
+warm-up run that also fills the cache), the variants taking turns question by question; median and p95 (nearest rank) over all runs in ms,
 the largest peak RSS of a measured run (each process's own, from wait4), and each
 variant's speed-up over `unfolded`.
 
@@ -52,7 +52,9 @@ def main():
     a = ap.parse_args()
     questions = [json.loads(l)["query"] for l in open(a.queries) if l.strip()]
     questions = questions[: a.limit_questions]
-    base = dict(os.environ)
+    base = {k: v for k, v in os.environ.items() if k not in ("DOCFUSE_MODEL_CACHE", "DOCFUSE_QUERY_CACHE")}
+    if not os.path.isdir(os.path.join(a.index, "model-cache")):
+        raise SystemExit(f"error: {a.index} has no model-cache/ folder\nhint: run `docfuse refresh --index {a.index}` once with this docfuse")
     off = dict(base, DOCFUSE_QUERY_CACHE="off")
     variants = {
         "lexical": (["--mode", "lexical"], base),
@@ -62,8 +64,8 @@ def main():
     }
     times = {k: [] for k in variants}
     rss = {k: 0.0 for k in variants}
-    for name, (flags, env) in variants.items():
-        for q in questions:
+    for q in questions:  # variants interleaved question by question
+        for name, (flags, env) in variants.items():
             cmd = [a.docfuse, "search", "--index", a.index, *flags, "--", q]
             run(cmd, env)  # warm-up (and fills the cache for "repeated")
             for _ in range(a.runs):

@@ -17,6 +17,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<i32> {
             print_line(&format!("damaged: {d}"))?;
         }
     }
+    if !a.json {
+        for m in &v.model_cache {
+            eprintln!("warning: folded-model cache {m}\nhint: searches do not use it (they remove it); the next `docfuse refresh` writes it again");
+        }
+    }
     if v.damaged.is_empty() {
         return Ok(super::EXIT_OK);
     }

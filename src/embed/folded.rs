@@ -5,22 +5,22 @@
 //! Why: folding the int8 all-MiniLM-L6-v2 takes about 250 ms of every session creation
 //! (ONNX Runtime's `ConstantFolding`), which is most of a one-off `docfuse search` with
 //! vectors. A session created from the folded graph, its 90 MB of weights memory-mapped
-//! from `weights.bin`, is ready in about 120 ms and computes bit-identical vectors.
+//! from `weights.bin`, is ready in about 125 ms and computes bit-identical vectors.
 //!
 //! Layout: `DIR/<key>/` holds `graph.onnx` (the folded graph, about 55 KB), `weights.bin`
 //! (its weights, external data) and `folded.json` (the [`Record`]). The key is sha256 of
 //! the embedder identity key, ONNX Runtime's build string and [`VERSION`]: another model,
-//! tokenizer or runtime never sees it. A folder is complete or absent (written under a
-//! temporary name, then renamed).
+//! tokenizer or runtime never sees it. A folder is written under a temporary name, synced
+//! and renamed, by the index's one writer.
 //!
-//! Verification: a cached model is used only when its record names the same key, the
-//! graph's sha256 and the weights' size and modification time are those recorded, and
-//! the session made from it embeds a fixed probe text to the very vector the original
-//! model gave when the cache was written (bit for bit: sha256 of the f32 bytes). Anything
-//! else and the session is made from the original model, as without a cache. `docfuse
-//! verify` checks the weights' full sha256 too.
+//! Verification, on every session made from it: the record names the same key, the graph
+//! and the weights have the sha256 recorded (the weights, 90 MB, are hashed on a second
+//! thread while the session is made), and the session embeds a fixed probe text to the
+//! very vector the original model gave when the cache was written (bit for bit). Anything
+//! else and the session is made from the original model, as without a cache, and the
+//! folder is removed (the next refresh writes it again).
 
-use crate::hashing::{sha256_hex, Hasher};
+use crate::hashing::{sha256_file, sha256_hex, Hasher};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -37,6 +37,8 @@ pub const GRAPH: &str = "graph.onnx";
 pub const WEIGHTS: &str = "weights.bin";
 /// The record's file name.
 pub const RECORD: &str = "folded.json";
+/// Prefix of a folder being written.
+const TMP_PREFIX: &str = ".tmp-";
 
 /// Embedded to check that a session made from the cache computes what the original model
 /// computes: words, sub-words, digits, punctuation, accents and code.
@@ -44,44 +46,42 @@ pub const PROBE: &str = "docfuse folded-model probe: Configure `cargo build --re
     with [profile.release] lto = true; naïve café, 0x1F 3.14 — Grüße! fn main() { }";
 
 /// What a cache folder holds, as written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Record {
+    /// [`VERSION`].
     pub v: u32,
     /// Cache key (the folder's name).
     pub key: String,
-    /// The embedder identity key the model was folded for.
+    /// The embedder identity key the model was folded for (for people reading it).
     pub identity_key: String,
-    /// ONNX Runtime's build string (version and commit) that folded it.
+    /// ONNX Runtime's build string that folded it (for people reading it).
     pub runtime: String,
     /// sha256 of `graph.onnx`.
     pub graph_sha256: String,
     /// Size of `weights.bin` in bytes.
     pub weights_bytes: u64,
-    /// Modification time of `weights.bin`, ns since the Unix epoch.
-    pub weights_mtime_ns: u128,
-    /// sha256 of `weights.bin` (checked by `docfuse verify`, too slow for every load).
+    /// sha256 of `weights.bin`.
     pub weights_sha256: String,
     /// sha256 of the original model's vector of [`PROBE`] (`dim` f32, little-endian).
     pub probe_sha256: String,
 }
 
-/// A verified-on-disk folded model, ready for a session: the graph's bytes and the folder
-/// its weights are read from.
-#[derive(Debug, Clone)]
+/// A cached folded model whose record and graph check out: what a session needs, and
+/// what the weights and the session must still prove ([`check_weights`], the probe).
+#[derive(Debug)]
 pub struct Folded {
+    /// Its folder (the external data's folder for the session).
     pub dir: PathBuf,
+    /// The folded graph's bytes.
     pub graph: Vec<u8>,
-    /// What the session must give for [`PROBE`].
+    /// What a session made from it must give for [`PROBE`].
     pub probe_sha256: String,
+    weights_sha256: String,
 }
 
 /// Whether the cache is on (`DOCFUSE_MODEL_CACHE` is not `off`).
 pub fn enabled() -> bool {
-    let v = std::env::var(ENV_MODEL_CACHE).unwrap_or_default();
-    !matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "off" | "0" | "false" | "no"
-    )
+    !crate::config::env_switched_off(ENV_MODEL_CACHE)
 }
 
 /// The cache key of a model: sha256(identity key, runtime build string, [`VERSION`]).
@@ -99,71 +99,95 @@ pub fn vector_sha256(v: &[f32]) -> String {
     sha256_hex(&bytes)
 }
 
-fn mtime_ns(path: &Path) -> Option<(u64, u128)> {
-    let meta = std::fs::metadata(path).ok()?;
-    let t = meta
-        .modified()
-        .ok()?
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .ok()?;
-    Some((meta.len(), t.as_nanos()))
-}
-
 fn read_record(folder: &Path) -> Result<Record, String> {
-    let bytes = std::fs::read(folder.join(RECORD)).map_err(|e| format!("no record: {e}"))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("unreadable record: {e}"))
+    let path = folder.join(RECORD);
+    let bytes =
+        std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("`{}` is not a record: {e}", path.display()))
 }
 
-/// The cached folded model for `key` in `cache_dir`, when its record, graph hash and
-/// weights' size and mtime check out (the probe is the caller's: it needs a session).
+/// The cached folded model for `key` in `cache_dir`: `Ok(None)` when there is none,
+/// `Err(why)` when its folder is there but its record, graph or weights' size do not
+/// check out (then it should be [`discard`]ed). The weights' hash and the probe are the
+/// caller's to check: they cost a read of 90 MB and a session.
 ///
 /// # Errors
-/// Why it cannot be used (missing, foreign, changed), for a debug log.
-pub fn open(cache_dir: &Path, key: &str) -> Result<Folded, String> {
+/// Why the folder cannot be used.
+pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
     let dir = cache_dir.join(key);
+    if !dir.exists() {
+        return Ok(None);
+    }
     let rec = read_record(&dir)?;
     if rec.v != VERSION || rec.key != key {
-        return Err("the record is of another model or format".into());
+        return Err("its record is of another model, runtime or format".into());
     }
     let graph = std::fs::read(dir.join(GRAPH)).map_err(|e| format!("no graph: {e}"))?;
     if sha256_hex(&graph) != rec.graph_sha256 {
         return Err("the graph's sha256 differs from the record".into());
     }
-    if mtime_ns(&dir.join(WEIGHTS)) != Some((rec.weights_bytes, rec.weights_mtime_ns)) {
-        return Err("the weights' size or mtime differ from the record".into());
+    let size = std::fs::metadata(dir.join(WEIGHTS)).map(|m| m.len());
+    if size.ok() != Some(rec.weights_bytes) {
+        return Err("the weights' size differs from the record".into());
     }
-    Ok(Folded {
+    Ok(Some(Folded {
         dir,
         graph,
         probe_sha256: rec.probe_sha256,
-    })
+        weights_sha256: rec.weights_sha256,
+    }))
 }
 
-/// Whether `cache_dir` holds a folder for `key` whose files match its record by size and
-/// mtime (cheap: no hashing of the weights, no session).
-pub fn present(cache_dir: &Path, key: &str) -> bool {
-    open(cache_dir, key).is_ok()
+/// Hashes the weights of `f` in full against the record (about 90 ms for 90 MB).
+///
+/// # Errors
+/// Why they are not the weights recorded.
+pub fn check_weights(f: &Folded) -> Result<(), String> {
+    match sha256_file(&f.dir.join(WEIGHTS)) {
+        Ok(h) if h == f.weights_sha256 => Ok(()),
+        Ok(_) => Err("the weights' sha256 differs from the record".into()),
+        Err(e) => Err(format!("cannot read the weights: {e}")),
+    }
+}
+
+/// Removes a cache folder that did not check out (best effort: a read-only index keeps
+/// it, and its sessions keep coming from the original model).
+pub fn discard(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        tracing::debug!("cannot remove `{}`: {e}", dir.display());
+    }
 }
 
 /// How a model is folded and probed, supplied by the embedder (this module does files).
 pub trait Folder {
     /// Writes the folded graph to `dir/GRAPH` and its weights to `dir/WEIGHTS`.
+    ///
+    /// # Errors
+    /// Why the model could not be folded or written.
     fn fold(&self, dir: &Path) -> Result<(), String>;
     /// sha256 of the vector of [`PROBE`] from a session made from the folded model in
     /// `dir` ([`vector_sha256`]).
+    ///
+    /// # Errors
+    /// Why no session could be made or the probe not embedded.
     fn probe_folded(&self, dir: &Path) -> Result<String, String>;
     /// sha256 of the vector of [`PROBE`] from the original model.
+    ///
+    /// # Errors
+    /// Why no session could be made or the probe not embedded.
     fn probe_original(&self) -> Result<String, String>;
 }
 
-/// Writes the folded model for `key` into `cache_dir` unless a usable one is there:
-/// folds into a temporary folder, checks that the folded model embeds the probe to the
-/// original's vector bit for bit, records it, renames the folder into place and removes
-/// the folders of other keys. `Ok(true)` when written, `Ok(false)` when already there.
+/// Writes the folded model for `key` into `cache_dir` unless one whose record, graph and
+/// weights' size check out is there: folds into a temporary folder, checks that the
+/// folded model embeds the probe to the original's vector bit for bit, records the
+/// hashes, syncs and renames the folder into place, and removes the folders of other keys
+/// and of interrupted writes. `Ok(true)` when written, `Ok(false)` when already there.
+/// Call it as the index's one writer (under its writer lock).
 ///
 /// # Errors
-/// Why it was not written (nothing is left behind): a write failure, or the folded model
-/// computes other vectors than the original (then it must never be used).
+/// Why it was not written (its temporary folder is removed): a write failure, or the
+/// folded model computes other vectors than the original (then it must never be used).
 pub fn write(
     cache_dir: &Path,
     key: &str,
@@ -171,27 +195,35 @@ pub fn write(
     runtime: &str,
     folder: &dyn Folder,
 ) -> Result<bool, String> {
-    if present(cache_dir, key) {
+    remove_others(cache_dir, key);
+    if matches!(open(cache_dir, key), Ok(Some(_))) {
         return Ok(false);
     }
-    std::fs::create_dir_all(cache_dir).map_err(|e| format!("cannot create the cache: {e}"))?;
+    std::fs::create_dir_all(cache_dir)
+        .map_err(|e| format!("cannot create `{}`: {e}", cache_dir.display()))?;
     let tmp = cache_dir.join(format!(
-        ".tmp-{}-{}",
+        "{TMP_PREFIX}{}-{}",
         std::process::id(),
         SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     ));
+    let dest = cache_dir.join(key);
     let result = fill(&tmp, key, identity_key, runtime, folder).and_then(|()| {
-        let dest = cache_dir.join(key);
-        let _ = std::fs::remove_dir_all(&dest);
-        std::fs::rename(&tmp, &dest).map_err(|e| format!("cannot publish the cache: {e}"))
+        discard(&dest);
+        std::fs::rename(&tmp, &dest).map_err(|e| {
+            format!(
+                "cannot rename `{}` to `{}`: {e}",
+                tmp.display(),
+                dest.display()
+            )
+        })
     });
     if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        discard(&tmp);
     }
     result?;
-    remove_others(cache_dir, key);
+    crate::store::sync_dir(cache_dir);
     Ok(true)
 }
 
@@ -209,77 +241,70 @@ fn fill(
     if folded != original {
         return Err("the folded model embeds differently from the original: not cached".into());
     }
-    let graph = std::fs::read(tmp.join(GRAPH)).map_err(|e| format!("no folded graph: {e}"))?;
-    let weights =
-        std::fs::read(tmp.join(WEIGHTS)).map_err(|e| format!("no folded weights: {e}"))?;
-    let (weights_bytes, weights_mtime_ns) =
-        mtime_ns(&tmp.join(WEIGHTS)).ok_or("cannot stat the folded weights")?;
+    let (graph, weights) = (tmp.join(GRAPH), tmp.join(WEIGHTS));
+    let hash = |p: &Path| sha256_file(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()));
     let rec = Record {
         v: VERSION,
         key: key.to_string(),
         identity_key: identity_key.to_string(),
         runtime: runtime.to_string(),
-        graph_sha256: sha256_hex(&graph),
-        weights_bytes,
-        weights_mtime_ns,
-        weights_sha256: sha256_hex(&weights),
+        graph_sha256: hash(&graph)?,
+        weights_bytes: std::fs::metadata(&weights).map_or(0, |m| m.len()),
+        weights_sha256: hash(&weights)?,
         probe_sha256: original,
     };
     let json = serde_json::to_vec_pretty(&rec).map_err(|e| e.to_string())?;
-    std::fs::write(tmp.join(RECORD), json).map_err(|e| format!("cannot write the record: {e}"))
+    let record = tmp.join(RECORD);
+    std::fs::write(&record, json)
+        .map_err(|e| format!("cannot write `{}`: {e}", record.display()))?;
+    for f in [&graph, &weights, &record] {
+        std::fs::File::open(f)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| format!("cannot sync `{}`: {e}", f.display()))?;
+    }
+    crate::store::sync_dir(tmp);
+    Ok(())
 }
 
-/// Removes the cache folders of other keys (another model or runtime) and temporary
-/// folders older than an hour (left by a crashed writer).
+/// Removes the folders of other keys (another model or runtime) and of interrupted
+/// writes (the caller is the one writer, so no other write is under way).
 fn remove_others(cache_dir: &Path, key: &str) {
     let Ok(rd) = std::fs::read_dir(cache_dir) else {
         return;
     };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let stale_tmp = name.starts_with(".tmp-")
-            && e.metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age.as_secs() > 3600);
-        let other_key = name.len() == 64 && name != key;
-        if stale_tmp || other_key {
-            let _ = std::fs::remove_dir_all(e.path());
+        if name.starts_with(TMP_PREFIX) || (name.len() == 64 && name != key) {
+            discard(&e.path());
         }
     }
 }
 
-/// Full check for `docfuse verify`: every cache folder in `cache_dir` whose weights'
-/// sha256 differs from its record, with the reason. An absent cache has no problems.
+/// Full check for `docfuse verify`: each folder of `cache_dir` that does not check out
+/// (record, graph and weights' sha256), and leftovers of interrupted writes, with the
+/// reason. An absent cache has no problems.
 pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(rd) = std::fs::read_dir(cache_dir) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for e in rd.flatten() {
-        let dir = e.path();
-        if e.file_name().to_string_lossy().starts_with('.') || !dir.is_dir() {
-            continue;
-        }
-        let problem = match read_record(&dir) {
-            Err(why) => Some(why),
-            Ok(rec) => match std::fs::read(dir.join(WEIGHTS)) {
-                Err(e) => Some(format!("no weights: {e}")),
-                Ok(w) if sha256_hex(&w) != rec.weights_sha256 => {
-                    Some("the weights' sha256 differs from the record".into())
-                }
-                Ok(_) => match std::fs::read(dir.join(GRAPH)) {
-                    Ok(g) if sha256_hex(&g) == rec.graph_sha256 => None,
-                    _ => Some("the graph is missing or its sha256 differs".into()),
-                },
-            },
+        let name = e.file_name().to_string_lossy().into_owned();
+        let problem = if name.starts_with(TMP_PREFIX) {
+            Some("left by an interrupted write".to_string())
+        } else {
+            check_folder(cache_dir, &name).err()
         };
         if let Some(p) = problem {
-            out.push((dir, p));
+            out.push((e.path(), p));
         }
     }
     out
+}
+
+fn check_folder(cache_dir: &Path, key: &str) -> Result<(), String> {
+    let f = open(cache_dir, key)?.ok_or("gone")?;
+    check_weights(&f)
 }
 
 #[cfg(test)]
@@ -316,26 +341,30 @@ mod tests {
         }
     }
 
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
-    fn written_once_then_opened_with_the_original_probe() {
+    fn written_once_then_opened_and_checked_in_full() {
         let d = tempfile::tempdir().unwrap();
         let k = key("identity", "ort 1.31");
         let f = fake("p1", "p1");
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(true));
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(false));
         assert_eq!(f.folds.get(), 1);
-        let opened = open(d.path(), &k).unwrap();
-        assert_eq!(
-            (opened.graph.as_slice(), opened.probe_sha256.as_str()),
-            (&b"graph"[..], "p1")
-        );
+        let opened = open(d.path(), &k).unwrap().unwrap();
+        assert_eq!(opened.graph, b"graph");
+        assert_eq!(opened.probe_sha256, "p1");
+        assert_eq!(check_weights(&opened), Ok(()));
         assert!(damaged(d.path()).is_empty());
-        // only the cache folder is left
-        let names: Vec<String> = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, vec![k]);
+        assert_eq!(names(d.path()), vec![k]);
+        assert!(open(d.path(), &key("identity", "ort 2")).unwrap().is_none());
     }
 
     #[test]
@@ -344,36 +373,56 @@ mod tests {
         let k = key("identity", "ort");
         let e = write(d.path(), &k, "identity", "ort", &fake("p1", "p2")).unwrap_err();
         assert!(e.contains("differently"), "{e}");
-        assert!(open(d.path(), &k).is_err());
-        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        assert!(open(d.path(), &k).unwrap().is_none());
+        assert!(names(d.path()).is_empty());
     }
 
     #[test]
-    fn changed_files_or_another_key_are_refused() {
+    fn changed_weights_graph_or_record_do_not_check_out() {
         let d = tempfile::tempdir().unwrap();
         let k = key("identity", "ort");
         write(d.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
-        assert!(open(d.path(), &key("identity", "ort 2")).is_err());
-        assert!(open(d.path(), &key("other identity", "ort")).is_err());
-        // the weights grow: size differs
         let w = d.path().join(&k).join(WEIGHTS);
-        std::fs::write(&w, vec![7u8; 4097]).unwrap();
-        assert!(open(d.path(), &k).unwrap_err().contains("size or mtime"));
+        // same size, one byte changed: only the full hash sees it
+        let mut bytes = std::fs::read(&w).unwrap();
+        bytes[2048] ^= 1;
+        std::fs::write(&w, &bytes).unwrap();
+        let f = open(d.path(), &k).unwrap().unwrap();
+        assert!(check_weights(&f).unwrap_err().contains("sha256"));
         assert_eq!(damaged(d.path()).len(), 1);
+        // another size
+        std::fs::write(&w, vec![7u8; 4097]).unwrap();
+        assert!(open(d.path(), &k).unwrap_err().contains("size"));
         // a rewritten graph
         let d2 = tempfile::tempdir().unwrap();
         write(d2.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
         std::fs::write(d2.path().join(&k).join(GRAPH), b"graph!").unwrap();
         assert!(open(d2.path(), &k).unwrap_err().contains("graph"));
+        // a whole folder under another key's name: its record says so
+        let other = key("identity", "ort 2");
+        std::fs::rename(d2.path().join(&k), d2.path().join(&other)).unwrap();
+        assert!(open(d2.path(), &other).unwrap_err().contains("another"));
     }
 
     #[test]
-    fn a_new_key_replaces_the_old_folder() {
+    fn a_new_key_replaces_the_old_folder_and_interrupted_writes_are_swept() {
         let d = tempfile::tempdir().unwrap();
         let (a, b) = (key("id-a", "ort"), key("id-b", "ort"));
         write(d.path(), &a, "id-a", "ort", &fake("p", "p")).unwrap();
+        let tmp = d.path().join(".tmp-1-2");
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(tmp.join(WEIGHTS), b"partial").unwrap();
+        assert_eq!(
+            damaged(d.path()),
+            vec![(tmp, "left by an interrupted write".into())]
+        );
+        // written again under the same key: nothing to write, the leftover goes anyway
+        assert_eq!(
+            write(d.path(), &a, "id-a", "ort", &fake("p", "p")),
+            Ok(false)
+        );
+        assert_eq!(names(d.path()), vec![a.clone()]);
         write(d.path(), &b, "id-b", "ort", &fake("p", "p")).unwrap();
-        assert!(open(d.path(), &a).is_err());
-        assert!(open(d.path(), &b).is_ok());
+        assert_eq!(names(d.path()), vec![b]);
     }
 }

@@ -14,7 +14,7 @@ use fastembed::{
 use ort::environment::Environment;
 use ort::session::builder::GraphOptimizationLevel;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Longest input in word pieces, as the reference sentence-transformers model.
@@ -48,8 +48,9 @@ pub struct MiniLm {
     runtime: String,
     /// The folded-model cache folder, once given ([`Embedder::use_cache_dir`]).
     cache_dir: OnceLock<PathBuf>,
-    /// Set once a session is made from the folded model.
-    used_cache: AtomicBool,
+    /// Sessions made so far, and how many of them from the folded model.
+    made: AtomicUsize,
+    from_cache: AtomicUsize,
 }
 
 /// ONNX Runtime's session option naming the folder of a graph's external data when the
@@ -119,7 +120,8 @@ impl MiniLm {
             env,
             runtime: ort::info().to_string(),
             cache_dir: OnceLock::new(),
-            used_cache: AtomicBool::new(false),
+            made: AtomicUsize::new(0),
+            from_cache: AtomicUsize::new(0),
         })
     }
 
@@ -127,32 +129,69 @@ impl MiniLm {
         folded::key(&self.identity.key(), &self.runtime)
     }
 
-    /// The verified-on-disk folded model of the cache folder, if one was given and holds
-    /// one for this model and runtime.
-    fn folded(&self) -> Option<Folded> {
+    /// The cache folder, if one was given, the cache is on and its path can be handed to
+    /// ONNX Runtime (which takes the external-data folder as UTF-8).
+    fn cache_dir(&self) -> Option<&Path> {
         let dir = self.cache_dir.get().filter(|_| folded::enabled())?;
-        folded::open(dir, &self.cache_key())
-            .map_err(|why| tracing::debug!("folded model not used: {why}"))
-            .ok()
+        dir.to_str().is_some().then_some(dir.as_path())
     }
 
     /// A session with `threads` intra-op threads: from the folded model when the cache
-    /// has one whose session embeds the probe to the recorded vector, else from the
-    /// original model.
+    /// holds one that checks out in full ([`folded`]), else from the original model. A
+    /// cached model that does not check out is removed.
     fn new_session(&self, threads: usize) -> std::result::Result<TextEmbedding, String> {
-        if let Some(f) = self.folded() {
-            let made = self.open_session(f.graph.clone(), threads, Some(&f.dir));
-            match made.and_then(|mut s| probe(&mut s).map(|p| (s, p))) {
-                Ok((s, p)) if p == f.probe_sha256 => {
-                    tracing::debug!("session from the folded model in {}", f.dir.display());
-                    self.used_cache.store(true, Ordering::Relaxed);
+        self.made.fetch_add(1, Ordering::Relaxed);
+        if let Some(dir) = self.cache_dir() {
+            let tried = match folded::open(dir, &self.cache_key()) {
+                Ok(None) => None,
+                Ok(Some(f)) => Some(self.folded_session(f, threads)),
+                Err(why) => Some(Err((dir.join(self.cache_key()), why))),
+            };
+            match tried {
+                Some(Ok(s)) => {
+                    self.from_cache.fetch_add(1, Ordering::Relaxed);
                     return Ok(s);
                 }
-                Ok(_) => tracing::debug!("the folded model embeds the probe differently: not used"),
-                Err(why) => tracing::debug!("folded model not used: {why}"),
+                Some(Err((folder, why))) => {
+                    tracing::warn!(
+                        "the folded model in `{}` is not used ({why}): removing it; the next `docfuse refresh` writes it again",
+                        folder.display()
+                    );
+                    folded::discard(&folder);
+                }
+                None => {}
             }
         }
         self.open_session(self.parts.0.clone(), threads, None)
+    }
+
+    /// A session from the folded model `f`, once its weights hash to the record (checked
+    /// on a second thread while the session is made) and it embeds the probe to the
+    /// recorded vector. On failure, the folder and why.
+    fn folded_session(
+        &self,
+        f: Folded,
+        threads: usize,
+    ) -> std::result::Result<TextEmbedding, (PathBuf, String)> {
+        let (made, checked) = std::thread::scope(|scope| {
+            let check = scope.spawn(|| folded::check_weights(&f));
+            let made = self.open_session(f.graph.clone(), threads, Some(&f.dir));
+            let checked = check
+                .join()
+                .unwrap_or_else(|_| Err("the weights check panicked".into()));
+            (made, checked)
+        });
+        let fail = |why: String| (f.dir.clone(), why);
+        checked.map_err(fail)?;
+        let mut session = made.map_err(fail)?;
+        match probe(&mut session, self.identity.dim) {
+            Ok(p) if p == f.probe_sha256 => {
+                tracing::debug!("session from the folded model in {}", f.dir.display());
+                Ok(session)
+            }
+            Ok(_) => Err(fail("its session embeds the probe differently".into())),
+            Err(why) => Err(fail(why)),
+        }
     }
 
     /// A session of `graph` (the model's bytes), its external weights read from
@@ -218,14 +257,18 @@ impl MiniLm {
     }
 }
 
-/// sha256 of the vector `session` gives for [`PROBE`].
-fn probe(session: &mut TextEmbedding) -> std::result::Result<String, String> {
-    let v = session
+/// sha256 of the vector `session` gives for [`PROBE`] (one row of `dim` values).
+fn probe(session: &mut TextEmbedding, dim: usize) -> std::result::Result<String, String> {
+    let rows = session
         .embed([PROBE], Some(1))
         .map_err(|e| format!("the probe failed: {e}"))?;
-    Ok(folded::vector_sha256(
-        v.first().map_or(&[][..], |v| v.as_slice()),
-    ))
+    match rows.as_slice() {
+        [v] if v.len() == dim => Ok(folded::vector_sha256(v)),
+        _ => Err(format!(
+            "the probe gave {} rows, not one of {dim} values",
+            rows.len()
+        )),
+    }
 }
 
 impl Folder for MiniLm {
@@ -258,11 +301,17 @@ impl Folder for MiniLm {
 
     fn probe_folded(&self, dir: &Path) -> std::result::Result<String, String> {
         let graph = std::fs::read(dir.join(GRAPH)).map_err(|e| e.to_string())?;
-        probe(&mut self.open_session(graph, 1, Some(dir))?)
+        probe(
+            &mut self.open_session(graph, 1, Some(dir))?,
+            self.identity.dim,
+        )
     }
 
     fn probe_original(&self) -> std::result::Result<String, String> {
-        probe(&mut self.open_session(self.parts.0.clone(), 1, None)?)
+        probe(
+            &mut self.open_session(self.parts.0.clone(), 1, None)?,
+            self.identity.dim,
+        )
     }
 }
 
@@ -316,6 +365,12 @@ impl Embedder for MiniLm {
         if !folded::enabled() {
             return Ok(false);
         }
+        if dir.to_str().is_none() {
+            return Err(Error::Embedder(format!(
+                "no folded-model cache in `{}`: ONNX Runtime takes its folder as UTF-8",
+                dir.display()
+            )));
+        }
         folded::write(
             dir,
             &self.cache_key(),
@@ -327,7 +382,8 @@ impl Embedder for MiniLm {
     }
 
     fn used_cache(&self) -> bool {
-        self.used_cache.load(Ordering::Relaxed)
+        let from_cache = self.from_cache.load(Ordering::Relaxed);
+        from_cache > 0 && from_cache == self.made.load(Ordering::Relaxed)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {

@@ -39,21 +39,24 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>>;
 
     /// Lets the embedder keep files derived from its model in `dir`, next to an index
-    /// (the [`folded`] model cache): sessions created after this call load from there
-    /// when the cache verifies. The first folder given stays. Default: no cache.
+    /// (the [`folded`] model cache): sessions created after this call (sessions are made
+    /// on first use and kept) load from there when the cache checks out. The first folder
+    /// given stays. Default: no cache.
     fn use_cache_dir(&self, _dir: &Path) {}
 
     /// Writes the cache into `dir` (an index's cache folder) when it is missing there
-    /// (about 1.5 s, once per model and index). `Ok(true)` when written.
+    /// (about 1.5 s, once per model and index). Call it as the index's writer (under its
+    /// writer lock). `Ok(true)` when written.
     ///
     /// # Errors
-    /// [`crate::Error::Embedder`] saying why it was not written (nothing is left behind;
-    /// sessions are then made from the original model, as without a cache).
+    /// [`crate::Error::Embedder`] saying why it was not written (its temporary folder is
+    /// removed; sessions are then made from the original model, as without a cache).
     fn prepare_cache(&self, _dir: &Path) -> Result<bool> {
         Ok(false)
     }
 
-    /// Whether a session of this embedder was made from the cache (it verified).
+    /// Whether every session this embedder made so far came from the cache (and at least
+    /// one was made).
     fn used_cache(&self) -> bool {
         false
     }

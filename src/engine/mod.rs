@@ -56,13 +56,13 @@ pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
 pub use options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 pub use proximity::ProximityExplain;
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
+pub use source::Source;
+pub use status::{status, EmbedderInfo, Status};
+pub use verify::{verify, Verification};
 
 /// Folder of the folded-model cache inside the index folder ([`crate::embed::folded`]):
 /// written by a build or refresh with an embedder, read by every session it creates.
 pub const MODEL_CACHE_DIR: &str = "model-cache";
-pub use source::Source;
-pub use status::{status, EmbedderInfo, Status};
-pub use verify::{verify, Verification};
 
 /// Default index folder, relative to the current folder.
 pub const DEFAULT_INDEX_DIR: &str = ".docfuse";

@@ -136,8 +136,11 @@ impl DocIndex {
     }
 
     /// Uses `embedder` for queries instead of loading the default one (e.g. to share one
-    /// loaded model between indexes). Has no effect after the first vector query.
+    /// loaded model between indexes). Has no effect after the first vector query. The
+    /// embedder is given this index's folded-model cache, which only sessions it has not
+    /// made yet use (the first index given to an embedder keeps it).
     pub fn with_embedder(self, embedder: Arc<dyn Embedder>) -> Self {
+        embedder.use_cache_dir(&self.dir.join(super::MODEL_CACHE_DIR));
         let _ = self.embedder.set(Ok(embedder));
         self
     }

@@ -65,11 +65,7 @@ impl QueryCache {
     }
 
     fn enabled() -> bool {
-        let v = std::env::var(ENV_QUERY_CACHE).unwrap_or_default();
-        !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "off" | "0" | "false" | "no"
-        )
+        !crate::config::env_switched_off(ENV_QUERY_CACHE)
     }
 
     fn path(&self, query: &str) -> PathBuf {

@@ -16,10 +16,14 @@ pub struct Verification {
     pub bytes: u64,
     /// What does not match, one line per file; empty when the generation is whole.
     pub damaged: Vec<String>,
+    /// Folded-model cache folders that do not check out (`model-cache/`), one line each:
+    /// not damage of the index — a search would not use them (it removes them) and the
+    /// next refresh writes them again.
+    pub model_cache: Vec<String>,
 }
 
 /// Checks the manifest (seal, versions) and the sha256 of every file of the published
-/// generation of the index in `dir`.
+/// generation of the index in `dir`, and the folded-model cache in full.
 ///
 /// # Errors
 /// [`crate::Error::NoIndex`], [`crate::Error::IndexVersion`] or [`crate::Error::Corrupt`]
@@ -35,16 +39,15 @@ pub fn verify(dir: &Path) -> Result<Verification> {
     {
         damaged.push("the manifest does not list the snapshot".into());
     }
-    for (folder, why) in crate::embed::folded::damaged(&dir.join(super::MODEL_CACHE_DIR)) {
-        damaged.push(format!(
-            "{}: {why} (a folded-model cache: delete the folder, the next `docfuse refresh` writes it again)",
-            folder.display()
-        ));
-    }
+    let model_cache = crate::embed::folded::damaged(&dir.join(super::MODEL_CACHE_DIR))
+        .into_iter()
+        .map(|(folder, why)| format!("{}: {why}", folder.display()))
+        .collect();
     Ok(Verification {
         generation: m.generation,
         files: m.contents.len(),
         bytes: m.contents.iter().map(|f| f.size).sum(),
         damaged,
+        model_cache,
     })
 }

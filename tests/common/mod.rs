@@ -35,6 +35,8 @@ pub fn docfuse(cwd: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("DOCFUSE_LOG")
+        .env_remove("DOCFUSE_MODEL_CACHE")
+        .env_remove("DOCFUSE_QUERY_CACHE")
         .output()
         .expect("the docfuse binary runs")
 }
@@ -42,7 +44,11 @@ pub fn docfuse(cwd: &Path, args: &[&str]) -> Output {
 /// Runs the `docfuse` binary with `args` in `cwd` and extra environment variables.
 pub fn docfuse_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_docfuse"));
-    c.args(args).current_dir(cwd).env_remove("DOCFUSE_LOG");
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("DOCFUSE_LOG")
+        .env_remove("DOCFUSE_MODEL_CACHE")
+        .env_remove("DOCFUSE_QUERY_CACHE");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -114,7 +120,11 @@ pub fn user_command(cwd: &Path, args: &[&str]) -> Command {
     } else {
         Command::new(env!("CARGO_BIN_EXE_docfuse"))
     };
-    c.args(args).current_dir(cwd).env_remove("DOCFUSE_LOG");
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("DOCFUSE_LOG")
+        .env_remove("DOCFUSE_MODEL_CACHE")
+        .env_remove("DOCFUSE_QUERY_CACHE");
     c
 }
 
