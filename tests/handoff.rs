@@ -183,6 +183,16 @@ fn cli_prints_and_exits_2_on_an_unknown_target() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["target"]["kind"], "area");
     assert!(v["caveats"].is_object());
+    // a target of invisible characters only is empty, as a blank one
+    for blank in ["  ", "\u{200b}\u{feff}", "\u{2060} \u{200d}"] {
+        let o = docfuse(dir.path(), &["handoff", blank]);
+        assert_eq!(o.status.code(), Some(2), "{blank:?}");
+        assert!(
+            stderr(&o).contains("an empty handoff target"),
+            "{}",
+            stderr(&o)
+        );
+    }
     let o = docfuse(dir.path(), &["handoff", "nothing-like-it.md"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -216,6 +226,11 @@ fn http_handoff_route() {
     );
     assert_eq!(get("/v1/handoff?target=x&mode=1").0, 400);
     assert_eq!(get("/v1/handoff").0, 400);
+    assert_eq!(
+        get("/v1/handoff?target=%E2%80%8B%EF%BB%BF").0,
+        400,
+        "invisible target"
+    );
     assert_eq!(get("/v1/handoff?target=guide&caveats=maybe").0, 400);
     let _ = child.kill();
     let _ = child.wait();

@@ -117,6 +117,13 @@ fn cases() -> Vec<Case> {
             says: "`query` is empty",
         },
         Case {
+            name: "invisible query",
+            cli: s(&["--", "\u{200b}\u{2060}\u{feff} \u{1}"]),
+            json: json!({"query": "\u{200b}\u{2060}\u{feff} \u{1}"}),
+            library: ("\u{200b}\u{2060}\u{feff} \u{1}".into(), opts(&|_| {})),
+            says: "`query` is empty",
+        },
+        Case {
             name: "long query",
             cli: vec!["--".into(), long.clone()],
             json: json!({"query": long}),

@@ -75,6 +75,26 @@ pub const LEXICON_VERSION: u32 = 2;
 /// split parts, if short enough, are kept).
 pub const MAX_TERM_BYTES: usize = 64;
 
+/// True when `s` has nothing to search for: only whitespace, control characters and
+/// default-ignorable code points (zero-width spaces and joiners, direction marks, word
+/// joiner, byte order mark, soft hyphen, variation selectors, tag characters…: the
+/// `Default_Ignorable_Code_Point` property of Unicode's DerivedCoreProperties.txt, which
+/// text renders as nothing). Every interface refuses such a query or target as empty.
+pub fn is_blank(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_whitespace() || c.is_control() || is_default_ignorable(c))
+}
+
+/// Unicode 15.1 `Default_Ignorable_Code_Point` (DerivedCoreProperties.txt).
+fn is_default_ignorable(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}'..='\u{1160}' | '\u{17B4}'..='\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}' | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
 /// Folds case, accents and compatibility forms, so that equivalent spellings compare
 /// equal.
 ///

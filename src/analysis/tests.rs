@@ -267,3 +267,21 @@ proptest! {
         check_terms(&s)?;
     }
 }
+
+#[test]
+fn blank_is_whitespace_controls_and_default_ignorables_only() {
+    for s in [
+        "",
+        " \t\n",
+        "\u{200b}",
+        "\u{feff}\u{200d}\u{2060}",
+        "\u{0}\u{7f}",
+        "\u{00ad}",
+        "\u{e0001}\u{fe0f}",
+    ] {
+        assert!(is_blank(s), "{s:?} is blank");
+    }
+    for s in ["a", "\u{200b}x", "東", "é", "🙂", "-", "\u{200b}1"] {
+        assert!(!is_blank(s), "{s:?} is not blank");
+    }
+}

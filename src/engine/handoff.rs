@@ -229,7 +229,7 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
         )));
     }
     let clean = asked.trim().trim_start_matches("./");
-    if clean.is_empty() {
+    if crate::analysis::is_blank(clean) {
         return Err(Error::NotFound(
             "an empty handoff target: give a document path, a folder (`.` for the whole root), a section id, or a title or alias".into(),
         ));

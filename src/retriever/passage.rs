@@ -213,7 +213,7 @@ fn normalise(p: &str) -> Result<String, RetrieveError> {
             shorten(p)
         ))
     };
-    if p.trim().is_empty() {
+    if crate::analysis::is_blank(p) {
         return Err(RetrieveError::InvalidRequest("`path` is empty".into()));
     }
     if p.contains('\0') {

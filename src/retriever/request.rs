@@ -29,7 +29,7 @@ pub fn validate_search(
     query: &str,
     options: &RetrieveOptions,
 ) -> Result<PathFilter, RetrieveError> {
-    if query.trim().is_empty() {
+    if crate::analysis::is_blank(query) {
         return Err(bad("`query` is empty: give a question or keywords".into()));
     }
     if query.len() > MAX_QUERY_BYTES {

@@ -309,7 +309,7 @@ async fn handoff(
     }
     let target = params
         .get("target")
-        .filter(|t| !t.trim().is_empty())
+        .filter(|t| !crate::analysis::is_blank(t))
         .ok_or_else(|| {
             ApiError::bad_request(
                 "missing `target`: a document path, folder, section id, title or alias",

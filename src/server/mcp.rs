@@ -126,7 +126,7 @@ impl DocfuseMcp {
             )));
         }
         let target = match args.get("target") {
-            Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
+            Some(Value::String(t)) if !crate::analysis::is_blank(t) => t.clone(),
             _ => {
                 return Err(RetrieveError::InvalidRequest(
                     "`target` must be a non-empty string: a document path, folder, section id, title or alias".into(),

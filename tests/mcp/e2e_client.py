@@ -258,6 +258,10 @@ async def exercise(session):
     check(is_error and data["error"]["code"] == "not_found" and "reference/profiles.md" in data["error"]["message"], "an unknown target names the closest", result)
     result, data, is_error = await call(session, "handoff", {"target": "x", "extra": 1})
     check(is_error and data["error"]["code"] == "bad_request", "an unknown field is refused", result)
+    result, data, is_error = await call(session, "handoff", {"target": "\u200b\ufeff "})
+    check(is_error and data["error"]["code"] == "bad_request", "an invisible target is empty", result)
+    result, data, is_error = await call(session, "search_docs", {"query": "\u200b\u2060"})
+    check(is_error and "is empty" in data["error"]["message"], "an invisible query is empty", result)
 
     # index_status: stale (the relinked file now leaves the root, so discovery skips it:
     # it counts as removed), counts, embedder
