@@ -27,6 +27,10 @@ pub enum Error {
     /// The index on disk is damaged.
     #[error("index at `{dir}` is unusable: {reason}\nhint: rebuild it with `docfuse refresh --force --index {dir}` (or `docfuse index --force --index {dir} <ROOT>...`); `docfuse verify --index {dir}` lists what is damaged")]
     Corrupt { dir: PathBuf, reason: String },
+    /// The index's files cannot be read by this user (written by another user with
+    /// private file modes); nothing is wrong with the index itself.
+    #[error("cannot read the index at `{dir}`: {reason}\nhint: its files are not readable by you (written by another user?): ask its owner for `chmod -R a+rX {dir}`, or build your own with `docfuse index --index OTHER_DIR <ROOT>...`")]
+    Unreadable { dir: PathBuf, reason: String },
     /// The index was written by another version of docfuse (`what` names the part).
     #[error("{}", version_message(dir, what, *newer))]
     IndexVersion {

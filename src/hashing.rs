@@ -9,17 +9,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Lowercase hex sha256 of the file at `path`, read in 1 MiB pieces (no whole-file buffer).
+/// Lowercase hex sha256 of everything `reader` yields, read in 1 MiB pieces (no
+/// whole-file buffer).
 ///
 /// # Errors
-/// The I/O error of opening or reading the file.
-pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
+/// The reader's I/O error.
+pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        match f.read(&mut buf)? {
+        match reader.read(&mut buf)? {
             0 => return Ok(hex(&h.finalize())),
             n => h.update(&buf[..n]),
         }

@@ -36,6 +36,7 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod fsio;
 pub mod fusion;
 pub mod graph;
 pub mod hashing;

@@ -443,6 +443,90 @@ fn a_damaged_lexical_file_gives_the_rebuild_hint_not_a_raw_tantivy_error() {
 
 #[cfg(unix)]
 #[test]
+fn an_index_another_user_may_not_read_says_so_instead_of_calling_it_damaged() {
+    if !is_root() {
+        return; // the same user can read its own index: nothing to refuse
+    }
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    chmod(t.path(), 0o755);
+    // the folder as written: tantivy keeps some of its files private (0600)
+    let o = docfuse_as_user(t.path(), &["search", "--index", "idx", "tasks"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("not readable by you"), "{err}");
+    assert!(!err.contains("refresh --force"), "{err}");
+    // the manifest itself private
+    chmod(&t.path().join("idx/manifest.json"), 0o600);
+    let err = stderr(&docfuse_as_user(t.path(), &["status", "--index", "idx"]));
+    assert!(err.contains("not readable by you"), "{err}");
+}
+
+/// Runs `docfuse args` in `cwd`, killing it after 30 s: `None` when it had to be killed.
+fn within_30s(cwd: &Path, args: &[&str]) -> Option<std::process::ExitStatus> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_place_of_an_index_file_is_refused_never_waited_on() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    let gen = DocIndex::open(&idx).unwrap().generation_dir();
+    let rel = |p: &Path| p.strip_prefix(&idx).unwrap().to_path_buf();
+    let segment = fs::read_dir(gen.join("lexical"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "term"))
+        .unwrap();
+    let targets = [
+        PathBuf::from("manifest.json"),
+        rel(&gen.join("files.json")),
+        rel(&gen.join("pagerank.json")),
+        rel(&gen.join("lexical/meta.json")),
+        rel(&gen.join("lexical/buckets.json")),
+        rel(&segment),
+    ];
+    for target in targets {
+        let path = idx.join(&target);
+        let saved = t.path().join("saved");
+        fs::rename(&path, &saved).unwrap();
+        mkfifo(&path);
+        for args in [
+            &["search", "--index", "idx", "tasks"][..],
+            &["status", "--index", "idx"],
+            &["verify", "--index", "idx"],
+        ] {
+            let status = within_30s(t.path(), args);
+            assert!(status.is_some(), "{args:?} hung on a FIFO at {target:?}");
+        }
+        fs::remove_file(&path).unwrap();
+        fs::rename(&saved, &path).unwrap();
+    }
+    run_ok(t.path(), &["search", "--index", "idx", "tasks"]);
+}
+
+#[cfg(unix)]
+#[test]
 fn fifos_devices_and_linked_folders_never_hang_or_double_count() {
     let t = tempfile::tempdir().unwrap();
     let root = docs(t.path());

@@ -19,7 +19,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<i32> {
     }
     if !a.json {
         for m in &v.model_cache {
-            eprintln!("warning: folded-model cache {m}\nhint: searches do not use it (they remove it); the next `docfuse refresh` writes it again");
+            eprintln!("warning: folded-model cache {m}");
         }
     }
     if v.damaged.is_empty() {

@@ -20,7 +20,8 @@
 //! else and the session is made from the original model, as without a cache, and the
 //! folder is removed (the next refresh writes it again).
 
-use crate::hashing::{sha256_file, sha256_hex, Hasher};
+use crate::fsio::{open_regular, read_regular};
+use crate::hashing::{sha256_hex, sha256_reader, Hasher};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -46,7 +47,7 @@ pub const PROBE: &str = "docfuse folded-model probe: Configure `cargo build --re
     with [profile.release] lto = true; naïve café, 0x1F 3.14 — Grüße! fn main() { }";
 
 /// What a cache folder holds, as written.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     /// [`VERSION`].
     pub v: u32,
@@ -62,6 +63,10 @@ pub struct Record {
     pub weights_bytes: u64,
     /// sha256 of `weights.bin`.
     pub weights_sha256: String,
+    /// Modification time of `weights.bin` when last hashed in full, ns since the Unix
+    /// epoch: a writer hashes the weights again only when it changed.
+    #[serde(default)]
+    pub weights_mtime_ns: u128,
     /// sha256 of the original model's vector of [`PROBE`] (`dim` f32, little-endian).
     pub probe_sha256: String,
 }
@@ -77,6 +82,7 @@ pub struct Folded {
     /// What a session made from it must give for [`PROBE`].
     pub probe_sha256: String,
     weights_sha256: String,
+    record: Record,
 }
 
 /// Whether the cache is on (`DOCFUSE_MODEL_CACHE` is not `off`).
@@ -102,7 +108,7 @@ pub fn vector_sha256(v: &[f32]) -> String {
 fn read_record(folder: &Path) -> Result<Record, String> {
     let path = folder.join(RECORD);
     let bytes =
-        std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        read_regular(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("`{}` is not a record: {e}", path.display()))
 }
 
@@ -122,19 +128,24 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
     if rec.v != VERSION || rec.key != key {
         return Err("its record is of another model, runtime or format".into());
     }
-    let graph = std::fs::read(dir.join(GRAPH)).map_err(|e| format!("no graph: {e}"))?;
+    let graph = read_regular(dir.join(GRAPH)).map_err(|e| format!("no graph: {e}"))?;
     if sha256_hex(&graph) != rec.graph_sha256 {
         return Err("the graph's sha256 differs from the record".into());
     }
-    let size = std::fs::metadata(dir.join(WEIGHTS)).map(|m| m.len());
-    if size.ok() != Some(rec.weights_bytes) {
-        return Err("the weights' size differs from the record".into());
+    match std::fs::metadata(dir.join(WEIGHTS)) {
+        Err(e) => return Err(format!("cannot read the weights: {e}")),
+        Ok(m) if !m.is_file() => return Err("the weights are not a regular file".into()),
+        Ok(m) if m.len() != rec.weights_bytes => {
+            return Err("the weights' size differs from the record".into())
+        }
+        Ok(_) => {}
     }
     Ok(Some(Folded {
         dir,
         graph,
-        probe_sha256: rec.probe_sha256,
-        weights_sha256: rec.weights_sha256,
+        probe_sha256: rec.probe_sha256.clone(),
+        weights_sha256: rec.weights_sha256.clone(),
+        record: rec,
     }))
 }
 
@@ -143,18 +154,22 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
 /// # Errors
 /// Why they are not the weights recorded.
 pub fn check_weights(f: &Folded) -> Result<(), String> {
-    match sha256_file(&f.dir.join(WEIGHTS)) {
+    match open_regular(f.dir.join(WEIGHTS)).and_then(sha256_reader) {
         Ok(h) if h == f.weights_sha256 => Ok(()),
         Ok(_) => Err("the weights' sha256 differs from the record".into()),
         Err(e) => Err(format!("cannot read the weights: {e}")),
     }
 }
 
-/// Removes a cache folder that did not check out (best effort: a read-only index keeps
-/// it, and its sessions keep coming from the original model).
-pub fn discard(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir) {
-        tracing::debug!("cannot remove `{}`: {e}", dir.display());
+/// Removes a cache folder that did not check out, or a leftover.
+///
+/// # Errors
+/// Why it could not be removed (a read-only index keeps it, and its sessions keep coming
+/// from the original model); an absent folder is no error.
+pub fn discard(dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }
 
@@ -179,7 +194,8 @@ pub trait Folder {
 }
 
 /// Writes the folded model for `key` into `cache_dir` unless one whose record, graph and
-/// weights' size check out is there: folds into a temporary folder, checks that the
+/// weights check out is there (the weights are hashed in full only when their mtime is
+/// not the one recorded): folds into a temporary folder, checks that the
 /// folded model embeds the probe to the original's vector bit for bit, records the
 /// hashes, syncs and renames the folder into place, and removes the folders of other keys
 /// and of interrupted writes. `Ok(true)` when written, `Ok(false)` when already there.
@@ -196,8 +212,10 @@ pub fn write(
     folder: &dyn Folder,
 ) -> Result<bool, String> {
     remove_others(cache_dir, key);
-    if matches!(open(cache_dir, key), Ok(Some(_))) {
-        return Ok(false);
+    if let Ok(Some(f)) = open(cache_dir, key) {
+        if still_whole(&f) {
+            return Ok(false);
+        }
     }
     std::fs::create_dir_all(cache_dir)
         .map_err(|e| format!("cannot create `{}`: {e}", cache_dir.display()))?;
@@ -210,7 +228,7 @@ pub fn write(
     ));
     let dest = cache_dir.join(key);
     let result = fill(&tmp, key, identity_key, runtime, folder).and_then(|()| {
-        discard(&dest);
+        let _ = discard(&dest);
         std::fs::rename(&tmp, &dest).map_err(|e| {
             format!(
                 "cannot rename `{}` to `{}`: {e}",
@@ -220,11 +238,37 @@ pub fn write(
         })
     });
     if result.is_err() {
-        discard(&tmp);
+        let _ = discard(&tmp);
     }
     result?;
     crate::store::sync_dir(cache_dir);
     Ok(true)
+}
+
+/// Whether a cache folder that opened is still whole: its weights' mtime is the one
+/// recorded, or they hash to the record in full (then the new mtime is recorded, e.g.
+/// after the index was copied).
+fn still_whole(f: &Folded) -> bool {
+    let mtime = mtime_ns(&f.dir.join(WEIGHTS));
+    if mtime == Some(f.record.weights_mtime_ns) {
+        return true;
+    }
+    if check_weights(f).is_err() {
+        return false;
+    }
+    let record = Record {
+        weights_mtime_ns: mtime.unwrap_or(0),
+        ..f.record.clone()
+    };
+    if let Ok(json) = serde_json::to_vec_pretty(&record) {
+        let _ = crate::store::write_atomic(&f.dir.join(RECORD), &json);
+    }
+    true
+}
+
+fn mtime_ns(path: &Path) -> Option<u128> {
+    let t = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_nanos())
 }
 
 fn fill(
@@ -242,7 +286,11 @@ fn fill(
         return Err("the folded model embeds differently from the original: not cached".into());
     }
     let (graph, weights) = (tmp.join(GRAPH), tmp.join(WEIGHTS));
-    let hash = |p: &Path| sha256_file(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()));
+    let hash = |p: &Path| {
+        open_regular(p)
+            .and_then(sha256_reader)
+            .map_err(|e| format!("cannot read `{}`: {e}", p.display()))
+    };
     let rec = Record {
         v: VERSION,
         key: key.to_string(),
@@ -251,6 +299,7 @@ fn fill(
         graph_sha256: hash(&graph)?,
         weights_bytes: std::fs::metadata(&weights).map_or(0, |m| m.len()),
         weights_sha256: hash(&weights)?,
+        weights_mtime_ns: mtime_ns(&weights).unwrap_or(0),
         probe_sha256: original,
     };
     let json = serde_json::to_vec_pretty(&rec).map_err(|e| e.to_string())?;
@@ -275,7 +324,9 @@ fn remove_others(cache_dir: &Path, key: &str) {
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with(TMP_PREFIX) || (name.len() == 64 && name != key) {
-            discard(&e.path());
+            if let Err(err) = discard(&e.path()) {
+                tracing::warn!("cannot remove `{}`: {err}", e.path().display());
+            }
         }
     }
 }
@@ -291,9 +342,11 @@ pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let problem = if name.starts_with(TMP_PREFIX) {
-            Some("left by an interrupted write".to_string())
+            Some("left by an interrupted write; the next `docfuse refresh` removes it".to_string())
         } else {
-            check_folder(cache_dir, &name).err()
+            check_folder(cache_dir, &name).err().map(|why| {
+                format!("{why}; searches do not use it (they remove it when they may), and the next `docfuse refresh` writes it again")
+            })
         };
         if let Some(p) = problem {
             out.push((e.path(), p));
@@ -390,6 +443,22 @@ mod tests {
         let f = open(d.path(), &k).unwrap().unwrap();
         assert!(check_weights(&f).unwrap_err().contains("sha256"));
         assert_eq!(damaged(d.path()).len(), 1);
+        // the writer sees the new mtime, hashes, and writes it again
+        let folds = fake("p", "p");
+        assert_eq!(write(d.path(), &k, "identity", "ort", &folds), Ok(true));
+        assert!(damaged(d.path()).is_empty());
+        // the same bytes under a new mtime (a copied index): hashed once, kept, recorded
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&w)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+        assert_eq!(write(d.path(), &k, "identity", "ort", &folds), Ok(false));
+        assert_eq!(folds.folds.get(), 1, "not folded again");
+        let rec = read_record(&d.path().join(&k)).unwrap();
+        assert_eq!(Some(rec.weights_mtime_ns), mtime_ns(&w));
         // another size
         std::fs::write(&w, vec![7u8; 4097]).unwrap();
         assert!(open(d.path(), &k).unwrap_err().contains("size"));
@@ -398,6 +467,19 @@ mod tests {
         write(d2.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
         std::fs::write(d2.path().join(&k).join(GRAPH), b"graph!").unwrap();
         assert!(open(d2.path(), &k).unwrap_err().contains("graph"));
+        // a FIFO in place of the graph or the record is refused, never waited on
+        #[cfg(unix)]
+        for name in [GRAPH, RECORD] {
+            let d3 = tempfile::tempdir().unwrap();
+            write(d3.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
+            let p = d3.path().join(&k).join(name);
+            std::fs::remove_file(&p).unwrap();
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            assert!(open(d3.path(), &k)
+                .unwrap_err()
+                .contains("not a regular file"));
+        }
         // a whole folder under another key's name: its record says so
         let other = key("identity", "ort 2");
         std::fs::rename(d2.path().join(&k), d2.path().join(&other)).unwrap();
@@ -412,9 +494,13 @@ mod tests {
         let tmp = d.path().join(".tmp-1-2");
         std::fs::create_dir_all(&tmp).unwrap();
         std::fs::write(tmp.join(WEIGHTS), b"partial").unwrap();
-        assert_eq!(
-            damaged(d.path()),
-            vec![(tmp, "left by an interrupted write".into())]
+        let found = damaged(d.path());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, tmp);
+        assert!(
+            found[0].1.starts_with("left by an interrupted write"),
+            "{}",
+            found[0].1
         );
         // written again under the same key: nothing to write, the leftover goes anyway
         assert_eq!(

@@ -78,7 +78,7 @@ fn load_ort(dylib: &Path) -> Result<Environment> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io("read", path, e))
+    crate::fsio::read_regular(path).map_err(|e| Error::io("read", path, e))
 }
 
 impl MiniLm {
@@ -152,13 +152,16 @@ impl MiniLm {
                     self.from_cache.fetch_add(1, Ordering::Relaxed);
                     return Ok(s);
                 }
-                Some(Err((folder, why))) => {
-                    tracing::warn!(
-                        "the folded model in `{}` is not used ({why}): removing it; the next `docfuse refresh` writes it again",
+                Some(Err((folder, why))) => match folded::discard(&folder) {
+                    Ok(()) => tracing::warn!(
+                        "the folded model in `{}` is not used ({why}): removed it; the next `docfuse refresh` writes it again",
                         folder.display()
-                    );
-                    folded::discard(&folder);
-                }
+                    ),
+                    Err(e) => tracing::warn!(
+                        "the folded model in `{}` is not used ({why}) and cannot be removed ({e}); until its owner deletes it or runs `docfuse refresh`, searches check it in vain",
+                        folder.display()
+                    ),
+                },
                 None => {}
             }
         }
@@ -300,7 +303,7 @@ impl Folder for MiniLm {
     }
 
     fn probe_folded(&self, dir: &Path) -> std::result::Result<String, String> {
-        let graph = std::fs::read(dir.join(GRAPH)).map_err(|e| e.to_string())?;
+        let graph = crate::fsio::read_regular(dir.join(GRAPH)).map_err(|e| e.to_string())?;
         probe(
             &mut self.open_session(graph, 1, Some(dir))?,
             self.identity.dim,

@@ -60,7 +60,7 @@ pub(super) fn drop_empty_cache(index_dir: &Path) {
 }
 
 fn read_cache(index_dir: &Path, dim: usize) -> HashMap<String, Vec<f32>> {
-    let Ok(bytes) = std::fs::read(cache_path(index_dir)) else {
+    let Ok(bytes) = crate::fsio::read_regular(cache_path(index_dir)) else {
         return HashMap::new();
     };
     bytes

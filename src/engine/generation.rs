@@ -718,7 +718,7 @@ fn write_vectors(
 
 /// The `(id, hash)` list of a published generation, if readable.
 pub(super) fn previous_chunks(gen_dir: &Path) -> Option<Vec<(String, String)>> {
-    let bytes = std::fs::read(gen_dir.join(CHUNKS_FILE)).ok()?;
+    let bytes = crate::fsio::read_regular(gen_dir.join(CHUNKS_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -733,7 +733,7 @@ fn write_ann(set: &mut VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
     HnswIndex::build(set).dump(gen_dir)?;
     let mut shas = Vec::new();
     for f in hnsw_files(gen_dir) {
-        let bytes = std::fs::read(&f).map_err(|e| Error::io("read", &f, e))?;
+        let bytes = crate::fsio::read_regular(&f).map_err(|e| Error::io("read", &f, e))?;
         shas.push(crate::hashing::sha256_hex(&bytes));
     }
     set.meta.hnsw_sha256 = Some(shas);

@@ -115,6 +115,10 @@ impl DocIndex {
         )
         .map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::corrupt(dir, reason),
+            Error::Unreadable { reason, .. } => Error::Unreadable {
+                dir: dir.to_path_buf(),
+                reason,
+            },
             other => other,
         })?;
         if let Some(p) = super::relations::chunk_priors(&gen, manifest.collection.chunks) {

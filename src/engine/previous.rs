@@ -132,7 +132,7 @@ pub(super) fn root_names(spec: &SourceSpec) -> Vec<String> {
 /// not parse.
 pub(crate) fn read_snapshot(index_dir: &Path, manifest: &Manifest) -> Result<Snapshot> {
     let path = index_dir.join(&manifest.generation_dir).join(FILES_FILE);
-    let bytes = std::fs::read(&path)
+    let bytes = crate::fsio::read_regular(&path)
         .map_err(|e| Error::corrupt(index_dir, format!("cannot read {FILES_FILE} ({e})")))?;
     if crate::hashing::sha256_hex(&bytes) != manifest.files_sha256 {
         return Err(Error::corrupt(

@@ -81,7 +81,7 @@ impl QueryCache {
             return None;
         }
         let path = self.path(query);
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = crate::fsio::read_regular(&path).ok()?;
         let v = self.decode(query, &bytes);
         if v.is_some() {
             tracing::debug!("query vector from the cache");

@@ -25,7 +25,7 @@ struct LinksFile {
 /// The links of a generation's documents in snapshot order; `None` when the file is
 /// missing, unreadable or of another version (the caller extracts them again).
 pub(super) fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
-    let bytes = std::fs::read(gen_dir.join(LINKS_FILE)).ok()?;
+    let bytes = crate::fsio::read_regular(gen_dir.join(LINKS_FILE)).ok()?;
     let file: LinksFile = serde_json::from_slice(&bytes).ok()?;
     (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)
 }
@@ -99,7 +99,7 @@ pub(super) const PAGERANK_FILE: &str = "pagerank.json";
 /// by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
 /// version or its shape does not match.
 pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
-    let bytes = std::fs::read(gen_dir.join(PAGERANK_FILE)).ok()?;
+    let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
     if r.graph_metrics_version != GRAPH_METRICS_VERSION
         || r.pagerank.len() != r.chunks.len()
@@ -121,7 +121,7 @@ pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical
 /// The chunk count of each document (snapshot order) from `pagerank.json`; `None` when
 /// it is missing, unreadable or of another version.
 pub(super) fn chunk_counts(gen_dir: &Path) -> Option<Vec<u32>> {
-    let bytes = std::fs::read(gen_dir.join(PAGERANK_FILE)).ok()?;
+    let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
     (r.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(r.chunks)
 }
@@ -184,7 +184,7 @@ pub(super) fn link_graph(
 /// unreadable.
 pub(super) fn load_graph(gen_dir: &Path) -> std::result::Result<Option<Graph>, String> {
     let path = gen_dir.join(GRAPH_FILE);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::fsio::read_regular(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),

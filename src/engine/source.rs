@@ -197,7 +197,7 @@ pub(crate) fn read_record(
         .record
         .ok_or_else(|| corrupt(format!("no record for `{}`", entry.rel_path)))?;
     let path = gen_dir.join(SOURCES_DIR).join(sources_name(entry.bucket));
-    let mut f = std::fs::File::open(&path)
+    let mut f = crate::fsio::open_regular(&path)
         .map_err(|e| corrupt(format!("cannot open `{}`: {e}", path.display())))?;
     f.seek(SeekFrom::Start(offset))
         .map_err(|e| corrupt(e.to_string()))?;

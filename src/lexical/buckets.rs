@@ -57,7 +57,7 @@ pub(crate) fn first_ordinals(buckets: &[Bucket]) -> HashMap<u64, u64> {
 /// [`Error::Corrupt`] when it is missing or does not parse.
 pub fn read_buckets(dir: &Path) -> Result<Vec<Bucket>> {
     let path = dir.join(BUCKETS_FILE);
-    let bytes = std::fs::read(&path)
+    let bytes = crate::fsio::read_regular(&path)
         .map_err(|e| Error::corrupt(dir, format!("cannot read {BUCKETS_FILE} ({e})")))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| Error::corrupt(dir, format!("{BUCKETS_FILE} does not parse ({e})")))

@@ -83,6 +83,7 @@ impl LexicalIndex {
     }
 
     /// Opens the tantivy index in `dir`; `avg_field_len` and `n` come from the manifest.
+    /// A file this user may not read is [`Error::Unreadable`], not damage.
     ///
     /// # Errors
     /// [`Error::Corrupt`] when tantivy cannot open the folder or the schema lacks a field.
@@ -92,7 +93,16 @@ impl LexicalIndex {
         avg_field_len: PerField<f32>,
         n: u64,
     ) -> Result<Self> {
-        let corrupt = |e: tantivy::TantivyError| Error::corrupt(dir, format!("lexical index: {e}"));
+        let corrupt = |e: tantivy::TantivyError| {
+            if permission_denied(&e) {
+                Error::Unreadable {
+                    dir: dir.to_path_buf(),
+                    reason: format!("lexical index: {e}"),
+                }
+            } else {
+                Error::corrupt(dir, format!("lexical index: {e}"))
+            }
+        };
         // Read-only and lock-free: a published generation never changes.
         let directory = super::readonly::ReadOnlyDirectory::open(dir).map_err(corrupt)?;
         let index = Index::open(directory).map_err(corrupt)?;
@@ -203,5 +213,16 @@ impl LexicalIndex {
             .ok_or_else(|| Error::corrupt(&self.dir, "stored chunk is missing"))?;
         serde_json::from_str(json)
             .map_err(|e| Error::corrupt(&self.dir, format!("stored chunk does not decode: {e}")))
+    }
+}
+
+/// Whether tantivy failed because a file may not be read by this user.
+fn permission_denied(e: &tantivy::TantivyError) -> bool {
+    use tantivy::directory::error::OpenReadError;
+    match e {
+        tantivy::TantivyError::OpenReadError(OpenReadError::IoError { io_error, .. }) => {
+            io_error.kind() == std::io::ErrorKind::PermissionDenied
+        }
+        _ => false,
     }
 }

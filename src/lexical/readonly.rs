@@ -12,9 +12,10 @@ use tantivy::directory::{
 };
 use tantivy::Directory;
 
-/// [`MmapDirectory`] for readers: no lock files, no writes.
+/// [`MmapDirectory`] for readers: no lock files, no writes, and only regular files read
+/// (a FIFO in place of `meta.json` or a segment file would block tantivy's read forever).
 #[derive(Debug, Clone)]
-pub(crate) struct ReadOnlyDirectory(MmapDirectory);
+pub(crate) struct ReadOnlyDirectory(MmapDirectory, std::path::PathBuf);
 
 impl ReadOnlyDirectory {
     /// Opens `dir` for reading.
@@ -22,7 +23,24 @@ impl ReadOnlyDirectory {
     /// # Errors
     /// tantivy's error when the folder does not exist or cannot be read.
     pub fn open(dir: &Path) -> tantivy::Result<Self> {
-        Ok(ReadOnlyDirectory(MmapDirectory::open(dir)?))
+        Ok(ReadOnlyDirectory(
+            MmapDirectory::open(dir)?,
+            dir.to_path_buf(),
+        ))
+    }
+
+    /// Refuses `path` when something other than a regular file is in its place.
+    fn regular(&self, path: &Path) -> Result<(), OpenReadError> {
+        match std::fs::metadata(self.1.join(path)) {
+            Ok(m) if !m.is_file() => Err(OpenReadError::IoError {
+                io_error: Arc::new(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file (a FIFO, device or folder is in its place)",
+                )),
+                filepath: path.to_path_buf(),
+            }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -35,6 +53,7 @@ fn refused() -> io::Error {
 
 impl Directory for ReadOnlyDirectory {
     fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        self.regular(path)?;
         self.0.get_file_handle(path)
     }
 
@@ -57,6 +76,7 @@ impl Directory for ReadOnlyDirectory {
     }
 
     fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.regular(path)?;
         self.0.atomic_read(path)
     }
 

@@ -63,7 +63,8 @@ fn collect(
         let sha256 = match known.get(&rel).filter(|k| k.size == size) {
             Some(k) => k.sha256.clone(),
             None => {
-                let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+                let bytes =
+                    crate::fsio::read_regular(&path).map_err(|e| Error::io("read", &path, e))?;
                 crate::hashing::sha256_hex(&bytes)
             }
         };
@@ -100,7 +101,7 @@ pub fn check_hashes(gen_dir: &Path, contents: &[GenerationFile]) -> Vec<String> 
         .iter()
         .filter_map(|f| {
             let path = gen_dir.join(&f.path);
-            match std::fs::read(&path) {
+            match crate::fsio::read_regular(&path) {
                 Err(e) => Some(format!("`{}`: {e}", f.path)),
                 Ok(b) if b.len() as u64 != f.size => Some(format!(
                     "`{}` has {} bytes, the manifest recorded {}",

@@ -202,10 +202,16 @@ impl Manifest {
 /// [`Error::NoIndex`] when there is none; [`Error::Corrupt`] when it is not JSON.
 pub fn read_json(dir: &Path) -> Result<serde_json::Value> {
     let path = dir.join(MANIFEST_FILE);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::fsio::read_regular(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NoIndex { dir: dir.into() })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(Error::Unreadable {
+                dir: dir.into(),
+                reason: format!("read `{}`: {e}", path.display()),
+            })
         }
         Err(e) => return Err(Error::io("read", path, e)),
     };

@@ -61,7 +61,7 @@ impl VectorSearch {
                 Some(recorded) => {
                     let files = super::hnsw::hnsw_files(dir);
                     for (f, want) in files.iter().zip(recorded) {
-                        let bytes = std::fs::read(f)
+                        let bytes = crate::fsio::read_regular(f)
                             .map_err(|e| Error::corrupt(dir, format!("HNSW graph: {e}")))?;
                         if &crate::hashing::sha256_hex(&bytes) != want {
                             return Err(Error::corrupt(

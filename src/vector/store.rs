@@ -94,9 +94,11 @@ impl VectorSet {
     /// its sha256 differs from the recorded one.
     pub fn read(dir: &Path) -> Result<VectorSet> {
         let corrupt = |why: String| Error::corrupt(dir, format!("vectors: {why}"));
-        let meta = std::fs::read(dir.join(VECTORS_META)).map_err(|e| corrupt(e.to_string()))?;
+        let meta = crate::fsio::read_regular(dir.join(VECTORS_META))
+            .map_err(|e| corrupt(e.to_string()))?;
         let meta: VectorMeta = serde_json::from_slice(&meta).map_err(|e| corrupt(e.to_string()))?;
-        let bytes = std::fs::read(dir.join(VECTORS_BIN)).map_err(|e| corrupt(e.to_string()))?;
+        let bytes =
+            crate::fsio::read_regular(dir.join(VECTORS_BIN)).map_err(|e| corrupt(e.to_string()))?;
         if bytes.len() != meta.hashes.len() * meta.dim * 4 {
             return Err(corrupt(format!(
                 "matrix has {} bytes, expected {}",

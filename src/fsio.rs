@@ -1,0 +1,85 @@
+//! Reading files docfuse wrote itself (manifest, generation files, caches) without ever
+//! blocking: anything but a regular file in their place — a FIFO, a device, a folder —
+//! is refused, since reading a FIFO waits forever for a writer.
+//!
+//! Must not import any other docfuse module (foundation layer).
+
+use std::fs::File;
+use std::io::{Error, ErrorKind, Read};
+use std::path::Path;
+
+fn not_regular(path: &Path) -> Error {
+    Error::new(
+        ErrorKind::InvalidInput,
+        format!(
+            "`{}` is not a regular file (a FIFO, device or folder is in its place)",
+            path.display()
+        ),
+    )
+}
+
+/// Opens `path` for reading if it is a regular file (symbolic links followed). On Unix it
+/// is opened with `O_NONBLOCK` (no effect on a regular file), so a FIFO swapped in
+/// between the check and the open cannot block; the open descriptor is checked again.
+///
+/// # Errors
+/// The open error ([`ErrorKind::NotFound`] when it is missing), or
+/// [`ErrorKind::InvalidInput`] when it is not a regular file.
+pub fn open_regular(path: impl AsRef<Path>) -> std::io::Result<File> {
+    let path = path.as_ref();
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular(path));
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = opts.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular(path));
+    }
+    Ok(file)
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]).
+///
+/// # Errors
+/// As [`open_regular`], or the read error.
+pub fn read_regular(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_or_folder_is_refused_without_blocking_and_a_file_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("manifest.json");
+        std::fs::write(&f, b"{}").unwrap();
+        assert_eq!(read_regular(&f).unwrap(), b"{}");
+        assert_eq!(
+            read_regular(d.path()).unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            read_regular(d.path().join("absent")).unwrap_err().kind(),
+            ErrorKind::NotFound
+        );
+        #[cfg(unix)]
+        {
+            let fifo = d.path().join("fifo.json");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            let e = read_regular(&fifo).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+    }
+}
