@@ -77,23 +77,11 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
     if !meta.is_file() {
         return Err(ReadError::NotRegular(special_kind(meta.file_type())));
     }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = opts
-        .open(path)
-        .map_err(|e| ReadError::Unreadable(e.to_string()))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ReadError::Unreadable(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(special_kind(meta.file_type())));
-    }
-    Ok(file)
+    // swapped for a FIFO or device since the check: refused by the open itself
+    crate::fsio::open_regular(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => ReadError::NotRegular("replaced while being opened"),
+        _ => ReadError::Unreadable(e.to_string()),
+    })
 }
 
 /// Reads `path` up to `max_bytes` (a longer file is cut at its last line end within the

@@ -79,10 +79,9 @@ pub struct Folded {
     pub dir: PathBuf,
     /// The folded graph's bytes.
     pub graph: Vec<u8>,
-    /// What a session made from it must give for [`PROBE`].
-    pub probe_sha256: String,
-    weights_sha256: String,
-    record: Record,
+    /// Its record (what the weights must hash to, what a session must give for
+    /// [`PROBE`]).
+    pub record: Record,
 }
 
 /// Whether the cache is on (`DOCFUSE_MODEL_CACHE` is not `off`).
@@ -143,8 +142,6 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
     Ok(Some(Folded {
         dir,
         graph,
-        probe_sha256: rec.probe_sha256.clone(),
-        weights_sha256: rec.weights_sha256.clone(),
         record: rec,
     }))
 }
@@ -155,7 +152,7 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
 /// Why they are not the weights recorded.
 pub fn check_weights(f: &Folded) -> Result<(), String> {
     match open_regular(f.dir.join(WEIGHTS)).and_then(sha256_reader) {
-        Ok(h) if h == f.weights_sha256 => Ok(()),
+        Ok(h) if h == f.record.weights_sha256 => Ok(()),
         Ok(_) => Err("the weights' sha256 differs from the record".into()),
         Err(e) => Err(format!("cannot read the weights: {e}")),
     }
@@ -413,7 +410,7 @@ mod tests {
         assert_eq!(f.folds.get(), 1);
         let opened = open(d.path(), &k).unwrap().unwrap();
         assert_eq!(opened.graph, b"graph");
-        assert_eq!(opened.probe_sha256, "p1");
+        assert_eq!(opened.record.probe_sha256, "p1");
         assert_eq!(check_weights(&opened), Ok(()));
         assert!(damaged(d.path()).is_empty());
         assert_eq!(names(d.path()), vec![k]);

@@ -188,7 +188,7 @@ impl MiniLm {
         checked.map_err(fail)?;
         let mut session = made.map_err(fail)?;
         match probe(&mut session, self.identity.dim) {
-            Ok(p) if p == f.probe_sha256 => {
+            Ok(p) if p == f.record.probe_sha256 => {
                 tracing::debug!("session from the folded model in {}", f.dir.display());
                 Ok(session)
             }
