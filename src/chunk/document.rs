@@ -16,6 +16,19 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
         SourceKind::Text => text_chunks(doc, &prep, cfg),
         SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None),
         SourceKind::Nav => Vec::new(),
+        SourceKind::OpenApi => spec_chunks(doc, &prep).0,
+    }
+}
+
+/// The chunks and title of an API spec; none, with a warning naming the file and why,
+/// when it is not a readable OpenAPI/Swagger document.
+fn spec_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>, Option<String>) {
+    match super::openapi::spec_chunks(doc, prep) {
+        Ok((chunks, title)) => (chunks, Some(title)),
+        Err(why) => {
+            tracing::warn!("`{}` is not indexed as an API spec: {why}", doc.rel_path);
+            (Vec::new(), None)
+        }
     }
 }
 
@@ -38,10 +51,21 @@ pub struct Chunked {
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
 pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunked {
     let prep = Prepared::new(doc);
+    if doc.kind == SourceKind::OpenApi {
+        let (chunks, title) = spec_chunks(doc, &prep);
+        return Chunked {
+            chunks,
+            links: Vec::new(),
+            for_agents: false,
+            names: title.into_iter().collect(),
+            routes: Vec::new(),
+        };
+    }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
     let (chunks, links) = match doc.kind {
         SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep)),
         SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src)),
+        SourceKind::OpenApi => (Vec::new(), Vec::new()),
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
             let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));

@@ -107,6 +107,7 @@ pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     match doc.kind {
         SourceKind::Text => return text_links(&prepared),
         SourceKind::Nav => return super::nav::nav_links(prepared.src),
+        SourceKind::OpenApi => return Vec::new(),
         SourceKind::Markdown | SourceKind::Mdx => {}
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
@@ -395,15 +396,10 @@ fn words(text: &str, at: usize, table: &LineTable, form: LinkForm, out: &mut Vec
 }
 
 /// A path-shaped word is kept only when it can name an indexed file: its extension is
-/// one docfuse indexes (`guide/setup.md`, `notes.txt`); "e.g.", `Cargo.toml` and
+/// one docfuse indexes (`guide/setup.md`, `notes.txt`, `api/openapi.yaml`); "e.g.", `Cargo.toml` and
 /// `src/lib.rs` are not documents.
 fn keeps(word: &str) -> bool {
-    is_path_shaped(word)
-        && word
-            .rsplit('/')
-            .next()
-            .and_then(|name| name.rsplit_once('.'))
-            .is_some_and(|(_, ext)| SourceKind::of_extension(ext).is_some())
+    is_path_shaped(word) && SourceKind::of_path(word).is_some()
 }
 
 /// A word that may name a file: no spaces or scheme, at least one `/` or a file

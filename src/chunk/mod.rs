@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 4;
+pub const CHUNKER_VERSION: u32 = 5;
 
 /// What kind of source a document is, decided from its file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +24,9 @@ pub enum SourceKind {
     /// `mkdocs.yml` / `mkdocs.yaml`: a site's navigation. No chunks of its own; each
     /// page of its `nav` is a link (as mdBook's `SUMMARY.md` links every chapter).
     Nav,
+    /// An OpenAPI 3.x or Swagger 2.0 spec (`openapi.json|yaml|yml`, `swagger.json|yaml|yml`,
+    /// `*.openapi.json|yaml|yml`): one section per operation, tag and schema.
+    OpenApi,
 }
 
 impl SourceKind {
@@ -39,12 +42,22 @@ impl SourceKind {
     }
 
     /// The kind of a file by its name: [`SourceKind::Nav`] for `mkdocs.yml` and
-    /// `mkdocs.yaml`, else by extension ([`Self::of_extension`]).
+    /// `mkdocs.yaml`, [`SourceKind::OpenApi`] for an API spec's name
+    /// ([`openapi::is_spec_file_name`]), else by extension ([`Self::of_extension`]).
     pub fn of_file_name(name: &str) -> Option<SourceKind> {
         if NAV_FILES.contains(&name) {
             return Some(SourceKind::Nav);
         }
+        if openapi::is_spec_file_name(name) {
+            return Some(SourceKind::OpenApi);
+        }
         SourceKind::of_extension(name.rsplit_once('.')?.1)
+    }
+
+    /// The kind of the file a `/`-separated path names ([`Self::of_file_name`] of its
+    /// last segment): whether a link or a path-shaped word can name an indexed file.
+    pub fn of_path(path: &str) -> Option<SourceKind> {
+        SourceKind::of_file_name(path.rsplit('/').next().unwrap_or(path))
     }
 }
 
@@ -142,6 +155,7 @@ mod lines;
 mod links;
 mod markdown;
 mod nav;
+pub mod openapi;
 mod source;
 mod split;
 

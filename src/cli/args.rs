@@ -17,8 +17,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Build (or rebuild) the index from folders of .md, .markdown, .mdx and .txt files
-    /// (and the `nav` of an mkdocs.yml, read as links).
+    /// Build (or rebuild) the index from folders of .md, .markdown, .mdx and .txt files,
+    /// OpenAPI/Swagger specs (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …: one
+    /// section per operation) and the `nav` of an mkdocs.yml, read as links.
     Index(IndexArgs),
     /// Bring the index up to date with its roots: re-embed only new or changed chunks.
     Refresh(RefreshArgs),

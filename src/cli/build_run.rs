@@ -99,7 +99,7 @@ pub fn report_line(index: &Path, r: &BuildReport, vectors: &Vectors) -> String {
         );
     }
     if r.documents == 0 {
-        eprintln!("warning: no .md, .markdown, .mdx or .txt file found under the roots: the index is empty\nhint: check the paths, or `--hidden`/`--no-ignore` if the files are hidden or ignored");
+        eprintln!("warning: no .md, .markdown, .mdx, .txt or OpenAPI spec file found under the roots: the index is empty\nhint: check the paths, or `--hidden`/`--no-ignore` if the files are hidden or ignored");
     }
     let f = &r.files;
     let c = &r.chunk_diff;

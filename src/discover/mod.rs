@@ -118,7 +118,7 @@ fn push_root_file(i: usize, root: &Path, meta: &std::fs::Metadata, out: &mut Dis
     let Some(kind) = kind_of(root) else {
         out.warnings.push(Warning {
             path: root.to_path_buf(),
-            message: "not a .md, .markdown, .mdx, .txt or mkdocs.yml file; skipped".into(),
+            message: "not a .md, .markdown, .mdx, .txt, mkdocs.yml or OpenAPI spec (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …) file; skipped".into(),
         });
         return;
     };

@@ -6,6 +6,7 @@
 //! text and its sha256.
 
 use super::Warning;
+use crate::chunk::SourceKind;
 use std::io::Read;
 use std::path::Path;
 
@@ -26,6 +27,8 @@ pub enum ReadError {
     NotRegular(&'static str),
     /// Binary content (a NUL byte in the first 8 KiB that is not UTF-16 text).
     Binary(String),
+    /// An API spec (by its name) that does not read as OpenAPI/Swagger, and why.
+    InvalidSpec(String),
 }
 
 impl std::fmt::Display for ReadError {
@@ -34,6 +37,7 @@ impl std::fmt::Display for ReadError {
             ReadError::Unreadable(e) => write!(f, "cannot read, skipped: {e}"),
             ReadError::NotRegular(kind) => write!(f, "not a regular file ({kind}), skipped"),
             ReadError::Binary(why) => write!(f, "{why}, skipped"),
+            ReadError::InvalidSpec(why) => write!(f, "not readable as an API spec: {why}"),
         }
     }
 }
@@ -116,7 +120,18 @@ pub fn read_checked(
             "looks binary (NUL byte)".into()
         }));
     }
-    if bytes.len() as u64 > max_bytes {
+    let spec = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(SourceKind::of_file_name)
+        == Some(SourceKind::OpenApi);
+    let whole = bytes.len() as u64 <= max_bytes;
+    if !whole && spec {
+        return Err(ReadError::InvalidSpec(format!(
+            "larger than the {max_bytes}-byte budget, and a spec cut short does not parse; raise `--max-file-bytes` to index it"
+        )));
+    }
+    if !whole {
         bytes.truncate(max_bytes as usize);
         let cut = line_end_cut(&bytes, utf16);
         bytes.truncate(cut);
@@ -126,6 +141,10 @@ pub fn read_checked(
     }
     let sha256 = crate::hashing::sha256_hex(&bytes);
     let (text, lossy) = decode(&bytes, utf16);
+    if spec {
+        let notes = crate::chunk::openapi::check(&text).map_err(ReadError::InvalidSpec)?;
+        notes.into_iter().for_each(&mut warn);
+    }
     if lossy {
         warn(match utf16 {
             Some(_) => "UTF-16 with unpaired surrogates; decoded lossily".into(),

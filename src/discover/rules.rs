@@ -62,6 +62,9 @@ pub enum SkipReason {
     Unreadable,
     /// Binary content (or UTF-16 without a byte-order mark).
     Binary,
+    /// An API spec file (`openapi.yaml`, …) that does not read as OpenAPI/Swagger
+    /// (syntax error, no version field, minified, cut by the byte budget).
+    InvalidSpec,
 }
 
 impl SkipReason {
@@ -79,6 +82,7 @@ impl SkipReason {
             SkipReason::NonUtf8Name => "non_utf8_name",
             SkipReason::Unreadable => "unreadable",
             SkipReason::Binary => "binary",
+            SkipReason::InvalidSpec => "invalid_spec",
         }
     }
 }

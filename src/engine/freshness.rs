@@ -152,7 +152,10 @@ impl DocIndex {
         let max = self.manifest().config.max_file_bytes;
         let state = match read_checked(path, max, &mut Vec::new()) {
             Ok(t) if t.sha256 == entry.sha256 => FileState::Fresh,
-            Ok(_) | Err(ReadError::Binary(_)) | Err(ReadError::NotRegular(_)) => FileState::Changed,
+            Ok(_)
+            | Err(ReadError::Binary(_))
+            | Err(ReadError::NotRegular(_))
+            | Err(ReadError::InvalidSpec(_)) => FileState::Changed,
             Err(ReadError::Unreadable(e)) => return FileState::Unreadable(e),
         };
         same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
@@ -196,7 +199,8 @@ impl DocIndex {
             let root = present[f.root];
             match known.remove(&(root, f.rel_path.as_str())) {
                 None => {
-                    // A file the build would skip (binary, special) is not new content.
+                    // A file the build would skip (binary, special, a spec that does
+                    // not parse) is not new content.
                     if read_checked(&f.path, m.config.max_file_bytes, &mut Vec::new()).is_ok() {
                         out.added.push(f.rel_path.clone());
                     }

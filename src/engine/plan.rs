@@ -186,7 +186,7 @@ fn read_found(
             }
         }
         let read = read_checked(&f.path, max_bytes, &mut out.warnings);
-        let reason = match read {
+        let (skip, what) = match read {
             Ok(t) => {
                 out.docs.push(Loaded {
                     carried: false,
@@ -211,7 +211,15 @@ fn read_found(
                 });
                 continue;
             }
-            Err(ReadError::Unreadable(e)) => e,
+            // a file that exists but cannot be read, or a spec that does not parse:
+            // its last indexed text is kept
+            Err(ReadError::Unreadable(e)) => {
+                (SkipReason::Unreadable, format!("cannot read it: {e}"))
+            }
+            Err(ReadError::InvalidSpec(why)) => (
+                SkipReason::InvalidSpec,
+                format!("not readable as an API spec: {why}"),
+            ),
             Err(other) => {
                 let reason = match other {
                     ReadError::Binary(_) => SkipReason::Binary,
@@ -225,13 +233,13 @@ fn read_found(
                 continue;
             }
         };
-        *out.skips.entry(SkipReason::Unreadable).or_default() += 1;
+        *out.skips.entry(skip).or_default() += 1;
         keep_or_warn(
             &roots[root],
             root,
             &f.rel_path,
             &f.path,
-            &reason,
+            &what,
             previous,
             out,
         )?;
@@ -263,13 +271,15 @@ fn read_found(
     Ok(())
 }
 
-/// A file that exists but cannot be read: keep its previous text (partial), or warn.
+/// A file that exists but cannot be read, or does not read as what its name says (an
+/// API spec that does not parse), `what` saying which: keep its previous text
+/// (partial), or warn.
 fn keep_or_warn(
     root_name: &str,
     root: usize,
     rel_path: &str,
     path: &Path,
-    reason: &str,
+    what: &str,
     previous: Option<&Previous>,
     out: &mut Plan,
 ) -> Result<()> {
@@ -279,16 +289,16 @@ fn keep_or_warn(
             out.partial.push(PartialFile {
                 root,
                 path: rel_path.to_string(),
-                reason: format!("cannot read it: {reason}"),
+                reason: what.to_string(),
             });
             out.warnings.push(Warning {
                 path: path.to_path_buf(),
-                message: format!("cannot read it ({reason}); its last indexed text is kept"),
+                message: format!("{what}; its last indexed text is kept"),
             });
         }
         None => out.warnings.push(Warning {
             path: path.to_path_buf(),
-            message: format!("cannot read it ({reason}); skipped"),
+            message: format!("{what}; skipped"),
         }),
     }
     Ok(())

@@ -95,7 +95,7 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         .collect();
     if !partial.is_empty() {
         reasons.push(format!(
-            "partial: {} file(s) could not be read at the last refresh; their last indexed text is kept",
+            "partial: {} file(s) could not be read (or, for API specs, parsed) at the last refresh; their last indexed text is kept",
             partial.len()
         ));
     }

@@ -49,11 +49,10 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
-/// Whether a path names a file of an indexed kind (`.md`, `.mdx`, `.markdown`, `.txt`).
+/// Whether a path names a file of an indexed kind (`.md`, `.mdx`, `.markdown`, `.txt`,
+/// an API spec, `mkdocs.yml`).
 fn is_doc_path(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.rsplit_once('.')
-        .is_some_and(|(_, ext)| crate::chunk::SourceKind::of_extension(ext).is_some())
+    crate::chunk::SourceKind::of_path(path).is_some()
 }
 
 /// Whether a link's path names an asset rather than a page: a file with an extension

@@ -571,8 +571,8 @@ impl QueryShape {
         let pathy = |t: &str| {
             let t = t.trim_matches(|c: char| "\"'`(),;?!".contains(c));
             t.trim_matches('/').contains('/')
-                || t.rsplit_once('.').is_some_and(|(stem, ext)| {
-                    !stem.is_empty() && crate::chunk::SourceKind::of_extension(ext).is_some()
+                || t.rsplit_once('.').is_some_and(|(stem, _)| {
+                    !stem.is_empty() && crate::chunk::SourceKind::of_path(t).is_some()
                 })
         };
         if tokens.iter().any(|t| pathy(t)) {
