@@ -24,7 +24,7 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
 /// when it is not a readable OpenAPI/Swagger document.
 fn spec_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>, Option<String>) {
     match super::openapi::spec_chunks(doc, prep) {
-        Ok((chunks, title)) => (chunks, Some(title)),
+        Ok((chunks, title)) => (chunks, title),
         Err(why) => {
             tracing::warn!("`{}` is not indexed as an API spec: {why}", doc.rel_path);
             (Vec::new(), None)

@@ -334,7 +334,8 @@ impl<'a> LinkCollector<'a> {
     }
 }
 
-/// Cheap test before the word scan: some `.` is followed by an indexed extension.
+/// Cheap test before the word scan: some `.` is followed by an indexed extension (or
+/// one of an API spec or `mkdocs.yml`, whose names [`keeps`] then checks).
 fn may_name_a_document(text: &str) -> bool {
     let b = text.as_bytes();
     b.iter().enumerate().any(|(i, &c)| {
@@ -342,7 +343,12 @@ fn may_name_a_document(text: &str) -> bool {
             let rest = &b[i + 1..];
             let starts =
                 |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
-            starts(b"md") || starts(b"txt") || starts(b"markdown")
+            starts(b"md")
+                || starts(b"txt")
+                || starts(b"markdown")
+                || starts(b"json")
+                || starts(b"yaml")
+                || starts(b"yml")
         }
     })
 }

@@ -11,7 +11,7 @@
 /// rebuilt by `docfuse refresh`.
 pub const CHUNKER_VERSION: u32 = 5;
 
-/// What kind of source a document is, decided from its file extension.
+/// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
@@ -25,7 +25,8 @@ pub enum SourceKind {
     /// page of its `nav` is a link (as mdBook's `SUMMARY.md` links every chapter).
     Nav,
     /// An OpenAPI 3.x or Swagger 2.0 spec (`openapi.json|yaml|yml`, `swagger.json|yaml|yml`,
-    /// `*.openapi.json|yaml|yml`): one section per operation, tag and schema.
+    /// `*.openapi.json|yaml|yml`, `*.swagger.json|yaml|yml`): one section per operation,
+    /// described tag and schema component ([`openapi`]).
     OpenApi,
 }
 

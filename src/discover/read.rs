@@ -6,7 +6,6 @@
 //! text and its sha256.
 
 use super::Warning;
-use crate::chunk::SourceKind;
 use std::io::Read;
 use std::path::Path;
 
@@ -16,6 +15,8 @@ pub struct ReadText {
     pub text: String,
     /// sha256 of the bytes read (before decoding; after the byte budget's cut).
     pub sha256: String,
+    /// The file was longer than the byte budget: `text` is its beginning.
+    pub cut: bool,
 }
 
 /// Why a file was not read.
@@ -27,7 +28,8 @@ pub enum ReadError {
     NotRegular(&'static str),
     /// Binary content (a NUL byte in the first 8 KiB that is not UTF-16 text).
     Binary(String),
-    /// An API spec (by its name) that does not read as OpenAPI/Swagger, and why.
+    /// An API spec (by its name) that does not read as OpenAPI/Swagger, and why (found
+    /// by the engine's reading of documents, which knows the kinds' rules).
     InvalidSpec(String),
 }
 
@@ -120,17 +122,7 @@ pub fn read_checked(
             "looks binary (NUL byte)".into()
         }));
     }
-    let spec = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(SourceKind::of_file_name)
-        == Some(SourceKind::OpenApi);
     let whole = bytes.len() as u64 <= max_bytes;
-    if !whole && spec {
-        return Err(ReadError::InvalidSpec(format!(
-            "larger than the {max_bytes}-byte budget, and a spec cut short does not parse; raise `--max-file-bytes` to index it"
-        )));
-    }
     if !whole {
         bytes.truncate(max_bytes as usize);
         let cut = line_end_cut(&bytes, utf16);
@@ -141,17 +133,17 @@ pub fn read_checked(
     }
     let sha256 = crate::hashing::sha256_hex(&bytes);
     let (text, lossy) = decode(&bytes, utf16);
-    if spec {
-        let notes = crate::chunk::openapi::check(&text).map_err(ReadError::InvalidSpec)?;
-        notes.into_iter().for_each(&mut warn);
-    }
     if lossy {
         warn(match utf16 {
             Some(_) => "UTF-16 with unpaired surrogates; decoded lossily".into(),
             None => "not valid UTF-8; decoded lossily".into(),
         });
     }
-    Ok(ReadText { text, sha256 })
+    Ok(ReadText {
+        text,
+        sha256,
+        cut: !whole,
+    })
 }
 
 /// [`read_checked`], with a refusal turned into a warning naming the file.

@@ -90,8 +90,8 @@ impl SkipReason {
 /// Skipped entries per reason (a skipped folder counts once, not its contents).
 pub type Skips = std::collections::BTreeMap<SkipReason, u64>;
 
-/// The kind of a path by its file name (`mkdocs.yml`) or extension (case-insensitive),
-/// or `None` if docfuse ignores it.
+/// The kind of a path by its file name (`mkdocs.yml`, `openapi.yaml`, …) or extension
+/// (case-insensitive), or `None` if docfuse ignores it.
 pub fn kind_of(path: &Path) -> Option<SourceKind> {
     SourceKind::of_file_name(path.file_name()?.to_str()?)
 }

@@ -5,7 +5,9 @@
 //! the bytes as indexed), and the answer is remembered for that size, mtime and ctime, so
 //! a touched file is hashed once, not on every query.
 
+use super::docread::read_document;
 use super::open::DocIndex;
+use crate::chunk::SourceKind;
 use crate::discover::{discover, read_checked, ReadError};
 use crate::error::Result;
 use crate::store::{FileEntry, SourceSpec};
@@ -150,8 +152,13 @@ impl DocIndex {
         }
         drop(same);
         let max = self.manifest().config.max_file_bytes;
+        let spec = SourceKind::of_path(&entry.rel_path) == Some(SourceKind::OpenApi);
         let state = match read_checked(path, max, &mut Vec::new()) {
             Ok(t) if t.sha256 == entry.sha256 => FileState::Fresh,
+            // an edit that broke a spec: a refresh keeps its last sections (partial)
+            Ok(t) if spec && (t.cut || crate::chunk::openapi::check(&t.text).is_err()) => {
+                FileState::Unreadable("not readable as an API spec".into())
+            }
             Ok(_)
             | Err(ReadError::Binary(_))
             | Err(ReadError::NotRegular(_))
@@ -201,7 +208,8 @@ impl DocIndex {
                 None => {
                     // A file the build would skip (binary, special, a spec that does
                     // not parse) is not new content.
-                    if read_checked(&f.path, m.config.max_file_bytes, &mut Vec::new()).is_ok() {
+                    let max = m.config.max_file_bytes;
+                    if read_document(&f.path, f.kind, max, &mut Vec::new()).is_ok() {
                         out.added.push(f.rel_path.clone());
                     }
                 }

@@ -12,6 +12,7 @@
 
 mod build;
 mod carry;
+mod docread;
 mod embedding;
 mod freshness;
 mod generation;

@@ -7,7 +7,7 @@ use super::options::BuildOptions;
 use super::previous::Previous;
 use super::source::{absolute, load_jsonl, Loaded, Source};
 use crate::chunk::SourceDoc;
-use crate::discover::{discover, read_checked, Discovery, ReadError, SkipReason, Skips, Warning};
+use crate::discover::{discover, Discovery, ReadError, SkipReason, Skips, Warning};
 use crate::error::{Error, Result};
 use crate::store::{FileEntry, PartialFile, SourceSpec};
 use std::path::{Path, PathBuf};
@@ -185,7 +185,7 @@ fn read_found(
                 }
             }
         }
-        let read = read_checked(&f.path, max_bytes, &mut out.warnings);
+        let read = super::docread::read_document(&f.path, f.kind, max_bytes, &mut out.warnings);
         let (skip, what) = match read {
             Ok(t) => {
                 out.docs.push(Loaded {

@@ -277,9 +277,13 @@ impl Graph {
                                 l.form == LinkForm::Anchor && l.target.eq_ignore_ascii_case(f)
                             })
                         };
+                    // an API spec's anchors are JSON pointers or a viewer's routes
+                    // (`#/components/schemas/Pet`, `#operation/listPets`), not sections
+                    let spec = crate::chunk::SourceKind::of_path(target.path)
+                        == Some(crate::chunk::SourceKind::OpenApi);
                     if fragment
                         .as_deref()
-                        .is_some_and(|f| section.is_none() && !html_id(f))
+                        .is_some_and(|f| section.is_none() && !html_id(f) && !spec)
                     {
                         self.broken.push(broken(Broken::NoSection));
                     }

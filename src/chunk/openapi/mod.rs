@@ -9,13 +9,16 @@
 //! Read with `yaml-rust2` (JSON is YAML 1.2): a spec that does not parse, is not
 //! OpenAPI/Swagger, or is minified onto a few huge lines gives an error naming why.
 
+mod sections;
 mod text;
 mod tree;
 
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
+use super::lines::LineTable;
 use super::source::Prepared;
 use super::{Chunk, ChunkKind, SourceDoc};
-use text::{operation_text, resolve, schema_text, Described};
+use sections::{Section, Spec};
+use text::Refs;
 use tree::Node;
 
 /// File names read as API specs (case-insensitive), besides names ending in
@@ -39,14 +42,10 @@ pub const SPEC_SUFFIXES: [&str; 6] = [
     ".swagger.yml",
 ];
 
-/// A line longer than this (bytes) marks a minified spec: its operations would all share
-/// that line, so each chunk would repeat the whole file. Refused with a hint instead.
-const MAX_LINE_BYTES: usize = 20_000;
-
-/// The HTTP methods of a path item, in the order OpenAPI lists them.
-const METHODS: [&str; 8] = [
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
+/// The sections' lines may repeat at most this many bytes of the file beyond its own
+/// length: more means several operations share lines (a minified or compact spec), whose
+/// every section would carry the same long lines.
+const MAX_REPEATED_BYTES: usize = 64 * 1024;
 
 /// Whether a file name is an API spec docfuse reads ([`SPEC_FILES`], or a name ending
 /// in one of [`SPEC_SUFFIXES`]), case-insensitive.
@@ -58,50 +57,38 @@ pub fn is_spec_file_name(name: &str) -> bool {
             .any(|s| lower.ends_with(s) && lower.len() > s.len())
 }
 
-/// The chunks of a spec, in source order, and the API's title.
+/// The chunks of a spec, in source order, and the API's title when it has one
+/// (`info.title`).
 ///
 /// # Errors
-/// Why the file is not read as a spec: a YAML/JSON syntax error (with its line), a
-/// document that is not OpenAPI 3.x or Swagger 2.0, or a minified spec.
+/// Why the file is not read as a spec (see [`check`]).
 pub(crate) fn spec_chunks(
     doc: &SourceDoc,
     prep: &Prepared<'_>,
-) -> Result<(Vec<Chunk>, String), String> {
+) -> Result<(Vec<Chunk>, Option<String>), String> {
     let root = load(prep.src)?;
-    let title = root
-        .get("info")
-        .and_then(|i| i.str_of("title"))
-        .map(str::to_string)
-        .unwrap_or_else(|| file_stem(&doc.rel_path));
-    let spec = Spec {
-        root: &root,
-        prep,
-        doc,
-        title: title.clone(),
-    };
-    let mut sections = Vec::new();
-    spec.preamble(&mut sections);
-    spec.tags(&mut sections);
-    for key in ["paths", "webhooks"] {
-        spec.operations(key, &mut sections);
-    }
-    spec.schemas(&mut sections);
-    sections.sort_by_key(|s| s.first);
+    let spec = spec_of(&root, prep.src, &prep.table, &doc.rel_path);
+    let sections = checked_sections(&spec)?;
     let mut slugs = SlugAllocator::default();
     let chunks = sections
         .into_iter()
-        .map(|s| spec.chunk(s, &mut slugs))
+        .map(|s| chunk(&spec, &doc.rel_path, s, &mut slugs))
         .collect();
-    Ok((chunks, title))
+    Ok((chunks, title_of(&root).map(str::to_string)))
 }
 
 /// Whether `text` reads as a spec, as [`spec_chunks`] will read it; `Ok` holds notes on
-/// what will be missing (operations that are `$ref`s to other files, not followed).
+/// what will be missing (path items and operations that are `$ref`s to other files).
 ///
 /// # Errors
-/// Why it is not read as a spec (see [`spec_chunks`]).
+/// Why it is not read as a spec: a YAML/JSON syntax error (with its line), a document
+/// that is not OpenAPI 3.x or Swagger 2.0 (no top-level `openapi`/`swagger`), too large
+/// or deep a tree, or sections that would repeat the same lines (a minified spec).
 pub fn check(text: &str) -> Result<Vec<String>, String> {
-    let root = load(text.strip_prefix('\u{feff}').unwrap_or(text))?;
+    let src = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let root = load(src)?;
+    let table = LineTable::new(src);
+    checked_sections(&spec_of(&root, src, &table, ""))?;
     let external = ["paths", "webhooks"]
         .iter()
         .filter_map(|k| root.get(k))
@@ -120,22 +107,13 @@ pub fn check(text: &str) -> Result<Vec<String>, String> {
     Ok(match external {
         0 => Vec::new(),
         n => vec![format!(
-            "{n} path item(s) or operation(s) are `$ref`s to other files, which docfuse does not follow: they are indexed by method and path only; bundle the spec into one file (e.g. `npx @redocly/cli bundle`) to index them whole"
+            "{n} path item(s) or operation(s) are `$ref`s to other files, which docfuse does not follow: they are found by their path and method only; bundle the spec into one file (e.g. `npx @redocly/cli bundle`) to index them whole"
         )],
     })
 }
 
-/// The spec's tree: refused when minified, unparsable, or not OpenAPI/Swagger.
+/// The spec's tree: refused when unparsable or not OpenAPI/Swagger.
 fn load(src: &str) -> Result<Node, String> {
-    let lines = src
-        .split('\n')
-        .flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'));
-    if let Some((i, _)) = lines.enumerate().find(|(_, l)| l.len() > MAX_LINE_BYTES) {
-        return Err(format!(
-            "line {} is longer than {MAX_LINE_BYTES} bytes (a minified spec); pretty-print it, e.g. `jq . spec.json`, to index it by operation",
-            i + 1
-        ));
-    }
     let root = tree::parse(&tree::join_surrogate_escapes(src))?;
     if ["openapi", "swagger"]
         .iter()
@@ -148,215 +126,63 @@ fn load(src: &str) -> Result<Node, String> {
     Ok(root)
 }
 
-/// An operation's title: its summary, else its `operationId`, else the first line of its
-/// description (cut at a word within 80 characters).
-fn operation_title(op: &Node) -> Option<String> {
-    if let Some(t) = op.str_of("summary").or_else(|| op.str_of("operationId")) {
-        return Some(t.to_string());
-    }
-    let first = op.str_of("description")?.lines().next()?.trim();
-    if first.chars().count() <= 80 {
-        return Some(first.to_string());
-    }
-    let cut: String = first.chars().take(80).collect();
-    let words = cut.rsplit_once(' ').map_or(cut.as_str(), |(w, _)| w);
-    Some(format!("{words}…"))
+fn title_of(root: &Node) -> Option<&str> {
+    root.get("info").and_then(|i| i.str_of("title"))
 }
 
-/// One section before it becomes a chunk; lines 0-based, inclusive.
-struct Section {
-    heading_path: Vec<String>,
-    title: String,
-    first: usize,
-    last: usize,
-    fields: Described,
+fn spec_of<'a>(root: &'a Node, src: &'a str, table: &'a LineTable, rel_path: &str) -> Spec<'a> {
+    Spec {
+        refs: Refs::new(root),
+        src,
+        table,
+        title: title_of(root).map_or_else(|| file_stem(rel_path), str::to_string),
+    }
 }
 
-struct Spec<'a> {
-    root: &'a Node,
-    prep: &'a Prepared<'a>,
-    doc: &'a SourceDoc,
-    title: String,
+/// The sections, refused when their lines would repeat more than [`MAX_REPEATED_BYTES`]
+/// of the file.
+fn checked_sections(spec: &Spec<'_>) -> Result<Vec<Section>, String> {
+    let sections = spec.sections();
+    let total: usize = sections
+        .iter()
+        .map(|s| spec.table.joined_len(s.first, s.last))
+        .sum();
+    if total > spec.src.len() + MAX_REPEATED_BYTES {
+        return Err(format!(
+            "its {} sections share lines (a minified or compact spec: {total} bytes of section text from a {}-byte file); pretty-print it, e.g. `jq . spec.json`, to index it by operation",
+            sections.len(),
+            spec.src.len()
+        ));
+    }
+    Ok(sections)
 }
 
-impl Spec<'_> {
-    fn preamble(&self, out: &mut Vec<Section>) {
-        let Some((line, info)) = self.root.entry("info") else {
-            return;
-        };
-        let mut body = vec![self.title.clone()];
-        body.extend(info.str_of("version").map(|v| format!("Version {v}")));
-        body.extend(info.str_of("description").map(str::to_string));
-        let servers = self
-            .root
-            .get("servers")
-            .map(Node::items)
-            .unwrap_or_default();
-        body.extend(
-            servers
-                .iter()
-                .filter_map(|s| s.str_of("url"))
-                .map(|u| format!("Server: {u}")),
-        );
-        body.extend(self.root.str_of("host").map(|h| format!("Host: {h}")));
-        let summary = info
-            .str_of("description")
-            .unwrap_or(&self.title)
-            .to_string();
-        out.push(Section {
-            heading_path: Vec::new(),
-            title: self.title.clone(),
-            first: line,
-            last: self.last_line(line, self.bound_after(self.root, "info")),
-            fields: Described {
-                body: body.join("\n"),
-                summary,
-                symbols: Vec::new(),
-            },
-        });
-    }
-
-    fn tags(&self, out: &mut Vec<Section>) {
-        let Some(tags) = self.root.get("tags") else {
-            return;
-        };
-        let items = tags.items();
-        for (i, tag) in items.iter().enumerate() {
-            let (Some(name), Some(description)) = (tag.str_of("name"), tag.str_of("description"))
-            else {
-                continue;
-            };
-            let bound = items.get(i + 1).map_or(tags.end_mark, |n| n.line);
-            out.push(Section {
-                heading_path: vec![self.title.clone(), name.to_string()],
-                title: name.to_string(),
-                first: tag.line,
-                last: self.last_line(tag.line, bound),
-                fields: Described {
-                    body: format!("{name}\n{description}"),
-                    summary: description.to_string(),
-                    symbols: vec![name.to_string()],
-                },
-            });
-        }
-    }
-
-    /// Every operation of `paths` (or `webhooks`), in source order. A path item or an
-    /// operation given as a local `$ref` is read where it points (a path item's
-    /// operations at their own lines there).
-    fn operations(&self, key: &str, out: &mut Vec<Section>) {
-        let Some(paths) = self.root.get(key) else {
-            return;
-        };
-        for (path, _, item) in paths.entries() {
-            let (item, _) = resolve(self.root, item);
-            let ops = item.entries();
-            for (j, (method, line, op)) in ops.iter().enumerate() {
-                let method = method.to_ascii_lowercase();
-                if !METHODS.contains(&method.as_str()) {
-                    continue;
-                }
-                let (op, _) = resolve(self.root, op);
-                let bound = ops.get(j + 1).map_or(item.end_mark, |(_, l, _)| *l);
-                let label = match key {
-                    "webhooks" => format!("{} {path} (webhook)", method.to_ascii_uppercase()),
-                    _ => format!("{} {path}", method.to_ascii_uppercase()),
-                };
-                let fields = operation_text(self.root, item, op, &label, path);
-                let mut heading_path = vec![self.title.clone()];
-                heading_path.extend(
-                    op.get("tags")
-                        .and_then(|t| t.items().first())
-                        .and_then(Node::as_str)
-                        .map(str::to_string),
-                );
-                heading_path.push(label.clone());
-                out.push(Section {
-                    heading_path,
-                    title: operation_title(op).unwrap_or(label),
-                    first: *line,
-                    last: self.last_line(*line, bound),
-                    fields,
-                });
-            }
-        }
-    }
-
-    /// Every schema component (`components.schemas`, Swagger 2.0 `definitions`).
-    fn schemas(&self, out: &mut Vec<Section>) {
-        let holder = self
-            .root
-            .get("components")
-            .and_then(|c| c.get("schemas"))
-            .or_else(|| self.root.get("definitions"));
-        let Some(schemas) = holder else {
-            return;
-        };
-        let entries = schemas.entries();
-        for (i, (name, line, schema)) in entries.iter().enumerate() {
-            let bound = entries.get(i + 1).map_or(schemas.end_mark, |(_, l, _)| *l);
-            out.push(Section {
-                heading_path: vec![self.title.clone(), "Schemas".to_string(), name.clone()],
-                title: name.clone(),
-                first: *line,
-                last: self.last_line(*line, bound),
-                fields: schema_text(self.root, name, schema),
-            });
-        }
-    }
-
-    /// The line that bounds the top-level entry `key`: the next top-level key's line,
-    /// or the root's end.
-    fn bound_after(&self, node: &Node, key: &str) -> usize {
-        let entries = node.entries();
-        let at = entries.iter().position(|(k, _, _)| k == key);
-        at.and_then(|i| entries.get(i + 1))
-            .map_or(node.end_mark, |(_, l, _)| *l)
-    }
-
-    /// The last line of an entry starting at `first` whose next sibling (or closing
-    /// token) is on line `bound`: the line before it, less trailing blank and comment
-    /// lines, never before `first`.
-    fn last_line(&self, first: usize, bound: usize) -> usize {
-        let max = self.prep.table.len().saturating_sub(1);
-        let mut last = bound.saturating_sub(1).min(max);
-        while last > first {
-            let line = self.prep.table.content(self.prep.src, last).trim();
-            if !line.is_empty() && !line.starts_with('#') {
-                break;
-            }
-            last -= 1;
-        }
-        last.max(first)
-    }
-
-    fn chunk(&self, s: Section, slugs: &mut SlugAllocator) -> Chunk {
-        // the API title is left out of ids: it is the same for every section
-        let slug = match s.heading_path.split_first() {
-            Some((_, rest)) if !rest.is_empty() => path_slug(rest, &[]),
-            _ => path_slug(&s.heading_path, &[]),
-        };
-        let slug = slugs.unique(slug);
-        let kind = match s.heading_path.is_empty() {
-            true => ChunkKind::Preamble,
-            false => ChunkKind::Section,
-        };
-        let line = |i: usize| u32::try_from(i + 1).unwrap_or(u32::MAX);
-        Chunk {
-            id: chunk_id(&self.doc.rel_path, &slug, 1),
-            kind,
-            rel_path: self.doc.rel_path.clone(),
-            title: s.title,
-            heading_path: s.heading_path,
-            start_line: line(s.first),
-            end_line: line(s.last),
-            text: self.prep.table.join(self.prep.src, s.first, s.last),
-            body: s.fields.body,
-            summary: s.fields.summary,
-            symbols: s.fields.symbols,
-            aliases: Vec::new(),
-            prelude: None,
-        }
+fn chunk(spec: &Spec<'_>, rel_path: &str, s: Section, slugs: &mut SlugAllocator) -> Chunk {
+    // the API title is left out of ids: it is the same for every section
+    let slug = match s.heading_path.split_first() {
+        Some((_, rest)) if !rest.is_empty() => path_slug(rest, &[]),
+        _ => path_slug(&s.heading_path, &[]),
+    };
+    let kind = if s.heading_path.is_empty() {
+        ChunkKind::Preamble
+    } else {
+        ChunkKind::Section
+    };
+    let line = |i: usize| u32::try_from(i + 1).unwrap_or(u32::MAX);
+    Chunk {
+        id: chunk_id(rel_path, &slugs.unique(slug), 1),
+        kind,
+        rel_path: rel_path.to_string(),
+        title: s.title,
+        heading_path: s.heading_path,
+        start_line: line(s.first),
+        end_line: line(s.last),
+        text: spec.table.join(spec.src, s.first, s.last),
+        body: s.fields.body,
+        summary: s.fields.summary,
+        symbols: s.fields.symbols,
+        aliases: Vec::new(),
+        prelude: None,
     }
 }
 

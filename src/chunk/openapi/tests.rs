@@ -1,3 +1,4 @@
+use super::sections::METHODS;
 use super::*;
 use crate::chunk::{chunk_document, ChunkerConfig, SourceKind};
 
@@ -345,7 +346,7 @@ fn crlf_and_json_tabs_keep_exact_lines() {
 #[test]
 fn what_is_not_a_readable_spec_says_why() {
     let e = spec_error("openapi: 3.0.0\ninfo: {title: x\npaths: {}\n");
-    assert!(e.contains("line"), "{e}");
+    assert!(e.starts_with("line "), "{e}");
     let e = spec_error("services:\n  web:\n    image: nginx\n");
     assert!(e.contains("(not an OpenAPI document)"), "{e}");
     let minified = format!(
@@ -424,25 +425,86 @@ fn emoji_escapes_path_item_refs_webhooks_and_untitled_operations_are_read() {
 }
 
 #[test]
-fn a_spec_cut_by_the_byte_budget_is_refused_with_the_setting_to_raise() {
-    let d = tempfile::tempdir().unwrap();
-    let path = d.path().join("openapi.yaml");
-    std::fs::write(&path, PETSTORE).unwrap();
-    let mut warnings = Vec::new();
-    assert!(crate::discover::read_checked(&path, 1 << 20, &mut warnings).is_ok());
-    match crate::discover::read_checked(&path, 1000, &mut warnings) {
-        Err(crate::discover::ReadError::InvalidSpec(why)) => {
-            assert!(why.contains("--max-file-bytes"), "{why}")
-        }
-        other => panic!("{other:?}"),
-    }
-    std::fs::write(&path, "openapi: 3.0.0\ninfo: [\n").unwrap();
-    assert!(matches!(
-        crate::discover::read_checked(&path, 1 << 20, &mut warnings),
-        Err(crate::discover::ReadError::InvalidSpec(_))
-    ));
-    // the same bytes under another name are plain text to skip by kind, not a spec
-    let other = d.path().join("notes.txt");
-    std::fs::write(&other, "openapi: 3.0.0\ninfo: [\n").unwrap();
-    assert!(crate::discover::read_checked(&other, 1 << 20, &mut warnings).is_ok());
+fn compact_json_keeps_the_closing_line_and_block_scalars_keep_their_hash_lines() {
+    let compact = "{\"openapi\":\"3.0.0\",\"info\":{\"title\":\"T\",\"version\":\"1\"},\n \"paths\":{\"/a\":{\"get\":{\"summary\":\"A\",\n   \"responses\":{\"200\":{\"description\":\"ok\"}}}}}}";
+    let c = chunks("openapi.json", compact);
+    let get = c.iter().find(|c| c.title == "A").expect("GET /a");
+    assert_eq!((get.start_line, get.end_line), (2, 3));
+    let yaml = "openapi: 3.0.0\ninfo:\n  title: T\n  version: '1'\npaths:\n  /a:\n    get:\n      description: |\n        Limits apply.\n        # Rate limits\n\n  /b:\n    get:\n      summary: B\n";
+    let c = chunks("openapi.yaml", yaml);
+    let a = c
+        .iter()
+        .find(|c| c.heading_path.last().map(String::as_str) == Some("GET /a"))
+        .expect("GET /a");
+    assert_eq!((a.start_line, a.end_line), (7, 10), "{:?}", a.text);
+    assert_eq!(a.title, "Limits apply.");
+}
+
+#[test]
+fn hostile_nesting_and_aliases_are_refused_without_overflow() {
+    let nested = format!(
+        "openapi: 3.0.0\nx:\n{}",
+        (1..3000)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect::<String>()
+    );
+    assert!(
+        spec_error(&nested).contains("deeper than 256"),
+        "{}",
+        spec_error(&nested)
+    );
+    let items = format!(
+        "openapi: 3.0.0\nx:\n{}",
+        (1..3000)
+            .map(|i| format!("{}-\n", " ".repeat(i)))
+            .collect::<String>()
+    );
+    assert!(!spec_error(&items).is_empty());
+    let big = "y".repeat(1 << 20);
+    let mut bomb = format!("openapi: 3.0.0\nd: &d \"{big}\"\nl:\n");
+    bomb.push_str(&"  - *d\n".repeat(70));
+    assert!(
+        spec_error(&bomb).contains("MiB"),
+        "{}",
+        spec_error(&bomb).len()
+    );
+}
+
+#[test]
+fn external_path_items_are_found_by_path_and_an_untitled_spec_has_no_name() {
+    let spec = "openapi: 3.0.0\npaths:\n  /pets:\n    $ref: paths/pets.yaml\n  /toys:\n    get:\n      $ref: ops/toys.yaml\n";
+    let c = chunks("shop.openapi.yaml", spec);
+    let pets = c
+        .iter()
+        .find(|c| c.heading_path.last().map(String::as_str) == Some("/pets"))
+        .expect("/pets");
+    assert_eq!(pets.heading_path, ["shop.openapi", "/pets"]);
+    assert!(
+        pets.body.contains("Defined in `paths/pets.yaml`"),
+        "{}",
+        pets.body
+    );
+    assert_eq!((pets.start_line, pets.end_line), (3, 4));
+    assert!(c
+        .iter()
+        .any(|c| c.heading_path.last().map(String::as_str) == Some("GET /toys")));
+    let notes = check(spec).expect("a spec");
+    assert!(
+        notes[0].starts_with("2 path item(s) or operation(s)"),
+        "{notes:?}"
+    );
+    let linked = crate::chunk::chunk_document_with_links(
+        &doc("shop.openapi.yaml", spec),
+        &ChunkerConfig::default(),
+    );
+    assert!(
+        linked.names.is_empty(),
+        "the file stem is no name: {:?}",
+        linked.names
+    );
+    let titled = crate::chunk::chunk_document_with_links(
+        &doc("openapi.yaml", PETSTORE),
+        &ChunkerConfig::default(),
+    );
+    assert_eq!(titled.names, ["Swagger Petstore"]);
 }

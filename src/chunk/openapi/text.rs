@@ -2,9 +2,15 @@
 //! about it, with `$ref`s resolved (local JSON pointers, chains followed).
 
 use super::tree::Node;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 /// `$ref` chains longer than this are left unresolved (a cycle, or a mistake).
 const MAX_REF_HOPS: usize = 16;
+/// A section's body is cut after this many bytes (a body is for ranking: BM25F
+/// normalises by length and the embedder reads 256 word pieces; the full text stays in
+/// the section's lines).
+const MAX_BODY_BYTES: usize = 16 * 1024;
 /// How deep schema names are gathered (`items`, `allOf`/`oneOf`/`anyOf`, properties).
 const MAX_SCHEMA_DEPTH: usize = 3;
 
@@ -16,34 +22,90 @@ pub(crate) struct Described {
     pub symbols: Vec<String>,
 }
 
-/// The node a `$ref` chain starting at `node` ends on (itself without `$ref`), and the
-/// name of the component it refers to first, as written there
-/// (`#/components/schemas/Pet` → `Pet`).
-pub(crate) fn resolve<'a>(root: &'a Node, node: &'a Node) -> (&'a Node, Option<String>) {
-    let mut at = node;
-    let mut name = None;
-    for _ in 0..MAX_REF_HOPS {
-        let Some(r) = at.str_of("$ref") else {
-            return (at, name);
-        };
-        if name.is_none() {
-            name = r
-                .rsplit('/')
-                .next()
-                .map(|n| n.replace("~1", "/").replace("~0", "~"));
-        }
-        match root.pointer(r) {
-            Some(next) => at = next,
-            None => return (at, name),
+impl Described {
+    /// Body (cut at [`MAX_BODY_BYTES`], on a character boundary), summary (cut the same
+    /// way) and symbols without empties or repeats.
+    pub fn new(body: String, summary: &str, symbols: Vec<String>) -> Described {
+        Described {
+            body: cut(body),
+            summary: cut(summary.to_string()),
+            symbols: dedup(symbols),
         }
     }
-    (at, name)
+}
+
+fn cut(mut s: String) -> String {
+    if s.len() > MAX_BODY_BYTES {
+        let mut at = MAX_BODY_BYTES;
+        while !s.is_char_boundary(at) {
+            at -= 1;
+        }
+        s.truncate(at);
+    }
+    s
+}
+
+/// A spec's tree with its local `$ref`s resolved once each.
+pub(crate) struct Refs<'a> {
+    root: &'a Node,
+    pointers: RefCell<HashMap<String, Option<&'a Node>>>,
+}
+
+impl<'a> Refs<'a> {
+    pub fn new(root: &'a Node) -> Refs<'a> {
+        Refs {
+            root,
+            pointers: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub fn root(&self) -> &'a Node {
+        self.root
+    }
+
+    /// The node a `$ref` chain starting at `node` ends on (itself without `$ref`), and
+    /// the name of the component it refers to first, as written there
+    /// (`#/components/schemas/Pet` → `Pet`).
+    pub fn resolve(&self, node: &'a Node) -> (&'a Node, Option<String>) {
+        let mut at = node;
+        let mut name = None;
+        for _ in 0..MAX_REF_HOPS {
+            let Some(r) = at.str_of("$ref") else {
+                return (at, name);
+            };
+            if name.is_none() {
+                name = r
+                    .rsplit('/')
+                    .next()
+                    .map(|n| n.replace("~1", "/").replace("~0", "~"));
+            }
+            match self.pointer(r) {
+                Some(next) => at = next,
+                None => return (at, name),
+            }
+        }
+        (at, name)
+    }
+
+    fn pointer(&self, r: &str) -> Option<&'a Node> {
+        if let Some(found) = self.pointers.borrow().get(r) {
+            return *found;
+        }
+        let found = self.root.pointer(r);
+        self.pointers.borrow_mut().insert(r.to_string(), found);
+        found
+    }
 }
 
 /// How a schema reads in one phrase: its component name, `array of X`, its type, or
 /// the names of its `allOf`/`oneOf`/`anyOf` parts; names found are added to `names`.
-fn schema_phrase(root: &Node, schema: &Node, names: &mut Vec<String>, depth: usize) -> String {
-    let (schema, name) = resolve(root, schema);
+fn schema_phrase<'a>(
+    refs: &Refs<'a>,
+    schema: &'a Node,
+    names: &mut Vec<String>,
+    depth: usize,
+) -> String {
+    let (schema, name) = refs.resolve(schema);
     if let Some(n) = name {
         names.push(n.clone());
         return n;
@@ -52,7 +114,7 @@ fn schema_phrase(root: &Node, schema: &Node, names: &mut Vec<String>, depth: usi
         return schema.str_of("type").unwrap_or("").to_string();
     }
     if let Some(items) = schema.get("items") {
-        return format!("array of {}", schema_phrase(root, items, names, depth + 1));
+        return format!("array of {}", schema_phrase(refs, items, names, depth + 1));
     }
     for (key, joiner) in [("allOf", " and "), ("oneOf", " or "), ("anyOf", " or ")] {
         let parts: Vec<String> = schema
@@ -60,7 +122,7 @@ fn schema_phrase(root: &Node, schema: &Node, names: &mut Vec<String>, depth: usi
             .map(Node::items)
             .unwrap_or_default()
             .iter()
-            .map(|p| schema_phrase(root, p, names, depth + 1))
+            .map(|p| schema_phrase(refs, p, names, depth + 1))
             .filter(|p| !p.is_empty())
             .collect();
         if !parts.is_empty() {
@@ -75,10 +137,10 @@ fn schema_phrase(root: &Node, schema: &Node, names: &mut Vec<String>, depth: usi
 }
 
 /// The text of operation `op` of path item `item`, labelled `GET /path`.
-pub(crate) fn operation_text(
-    root: &Node,
-    item: &Node,
-    op: &Node,
+pub(crate) fn operation_text<'a>(
+    refs: &Refs<'a>,
+    item: &'a Node,
+    op: &'a Node,
     label: &str,
     path: &str,
 ) -> Described {
@@ -121,7 +183,7 @@ pub(crate) fn operation_text(
         lines.push("Parameters:".to_string());
     }
     for p in params {
-        let (p, _) = resolve(root, p);
+        let (p, _) = refs.resolve(p);
         let Some(name) = p.str_of("name") else {
             continue;
         };
@@ -133,7 +195,7 @@ pub(crate) fn operation_text(
         head.push(')');
         let ty = p
             .get("schema")
-            .map(|s| schema_phrase(root, s, &mut names, 0))
+            .map(|s| schema_phrase(refs, s, &mut names, 0))
             .or_else(|| p.str_of("type").map(str::to_string))
             .unwrap_or_default();
         lines.push(join_parts(&[
@@ -143,8 +205,8 @@ pub(crate) fn operation_text(
         ]));
     }
     if let Some(body) = op.get("requestBody") {
-        let (body, _) = resolve(root, body);
-        let schemas = content_schemas(root, body, &mut names);
+        let (body, _) = refs.resolve(body);
+        let schemas = content_schemas(refs, body, &mut names);
         lines.push(join_parts(&[
             "Request body:",
             body.str_of("description").unwrap_or(""),
@@ -154,10 +216,10 @@ pub(crate) fn operation_text(
     if let Some(responses) = op.get("responses") {
         lines.push("Responses:".to_string());
         for (code, _, r) in responses.entries() {
-            let (r, _) = resolve(root, r);
-            let mut schemas = content_schemas(root, r, &mut names);
+            let (r, _) = refs.resolve(r);
+            let mut schemas = content_schemas(refs, r, &mut names);
             if let Some(s) = r.get("schema") {
-                schemas = schema_phrase(root, s, &mut names, 0);
+                schemas = schema_phrase(refs, s, &mut names, 0);
             }
             lines.push(join_parts(&[
                 &format!("{code}:"),
@@ -167,27 +229,24 @@ pub(crate) fn operation_text(
         }
     }
     symbols.extend(names);
-    Described {
-        body: lines.join("\n"),
-        summary: summary.to_string(),
-        symbols: dedup(symbols),
-    }
+    Described::new(lines.join("\n"), summary, symbols)
 }
 
 /// The schemas of a request body or response's `content` (OpenAPI 3), one phrase each,
 /// with their media types.
-fn content_schemas(root: &Node, holder: &Node, names: &mut Vec<String>) -> String {
+fn content_schemas<'a>(refs: &Refs<'a>, holder: &'a Node, names: &mut Vec<String>) -> String {
     let Some(content) = holder.get("content") else {
         return String::new();
     };
+    let mut seen = HashSet::new();
     let mut out: Vec<String> = Vec::new();
     for (media, _, m) in content.entries() {
         let phrase = m
             .get("schema")
-            .map(|s| schema_phrase(root, s, names, 0))
+            .map(|s| schema_phrase(refs, s, names, 0))
             .unwrap_or_default();
         let part = join_parts(&[media, &phrase]);
-        if !out.contains(&part) {
+        if seen.insert(part.clone()) {
             out.push(part);
         }
     }
@@ -195,16 +254,16 @@ fn content_schemas(root: &Node, holder: &Node, names: &mut Vec<String>) -> Strin
 }
 
 /// The text of schema component `name`.
-pub(crate) fn schema_text(root: &Node, name: &str, schema: &Node) -> Described {
+pub(crate) fn schema_text<'a>(refs: &Refs<'a>, name: &str, schema: &'a Node) -> Described {
     let mut names = Vec::new();
     let mut lines = vec![format!("{name} schema")];
     let description = schema.str_of("description").unwrap_or("");
     lines.extend(schema.str_of("description").map(str::to_string));
-    let shape = schema_phrase(root, schema, &mut names, 0);
+    let shape = schema_phrase(refs, schema, &mut names, 0);
     if !shape.is_empty() && shape != name {
         lines.push(format!("Type: {shape}"));
     }
-    let required: Vec<&str> = schema
+    let required: HashSet<&str> = schema
         .get("required")
         .map(Node::items)
         .unwrap_or_default()
@@ -226,8 +285,8 @@ pub(crate) fn schema_text(root: &Node, name: &str, schema: &Node) -> Described {
         } else {
             ""
         };
-        let ty = schema_phrase(root, p, &mut names, 1);
-        let (p, _) = resolve(root, p);
+        let ty = schema_phrase(refs, p, &mut names, 1);
+        let (p, _) = refs.resolve(p);
         lines.push(join_parts(&[
             &format!("{prop} ({ty}{req})"),
             p.str_of("description").unwrap_or(""),
@@ -244,11 +303,7 @@ pub(crate) fn schema_text(root: &Node, name: &str, schema: &Node) -> Described {
         lines.push(format!("Values: {}", values.join(", ")));
     }
     symbols.extend(names);
-    Described {
-        body: lines.join("\n"),
-        summary: description.to_string(),
-        symbols: dedup(symbols),
-    }
+    Described::new(lines.join("\n"), description, symbols)
 }
 
 /// The non-empty parts joined by ` — ` (the first by a space when it ends with `:`).

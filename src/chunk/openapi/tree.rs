@@ -1,24 +1,43 @@
-//! A YAML or JSON document as a tree whose every node knows its lines, from
-//! `yaml-rust2`'s marked events (JSON is read as YAML 1.2 flow style).
+//! A YAML or JSON document as a tree whose every node knows where it is, from
+//! `yaml-rust2`'s marked events (JSON is read as YAML 1.2 flow style). The events are
+//! pulled one at a time (yaml-rust2's own loader recurses once per nesting level, so a
+//! deeply nested file would overflow the stack before any cap applied).
 
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
-use yaml_rust2::scanner::TScalarStyle;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// At most this many nodes (aliases counted at each use): a document of more is refused
 /// (an alias bomb would otherwise expand without end).
 const MAX_NODES: usize = 2_000_000;
+/// At most this many bytes of scalar text (aliases counted at each use).
+const MAX_TEXT_BYTES: usize = 64 << 20;
 /// At most this deep a nesting (deeper is refused: the tree is walked recursively).
 const MAX_DEPTH: usize = 256;
+
+/// A place in the text: 0-based line and 0-based column in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl Pos {
+    fn of(mark: Marker) -> Pos {
+        Pos {
+            line: mark.line().saturating_sub(1),
+            col: mark.col(),
+        }
+    }
+}
 
 /// One node of the tree.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Node {
-    /// 0-based line where the node starts.
-    pub line: usize,
-    /// 0-based line of the token that ends it: a collection's closing `}`/`]` in flow
-    /// style, the next token (or the end of the text) in block style; a scalar's own line.
-    pub end_mark: usize,
+    /// Where the node starts.
+    pub start: Pos,
+    /// Where the token that ends it is: a collection's closing `}`/`]` in flow style, the
+    /// next token (or the end of the text) in block style; a scalar's own start.
+    pub end: Pos,
     pub value: Value,
 }
 
@@ -27,8 +46,8 @@ pub(crate) enum Value {
     /// A scalar as written (quotes removed; `null`, numbers and booleans as text).
     Scalar(String),
     Seq(Vec<Node>),
-    /// Entries in source order: key, the 0-based line of the key, the value.
-    Map(Vec<(String, usize, Node)>),
+    /// Entries in source order: key, where the key starts, the value.
+    Map(Vec<(String, Pos, Node)>),
 }
 
 impl Node {
@@ -37,13 +56,13 @@ impl Node {
         self.entry(key).map(|(_, n)| n)
     }
 
-    /// The value under `key` and the line of the key.
-    pub fn entry(&self, key: &str) -> Option<(usize, &Node)> {
+    /// The value under `key` and where the key starts.
+    pub fn entry(&self, key: &str) -> Option<(Pos, &Node)> {
         match &self.value {
             Value::Map(entries) => entries
                 .iter()
                 .find(|(k, _, _)| k == key)
-                .map(|(_, line, n)| (*line, n)),
+                .map(|(_, at, n)| (*at, n)),
             _ => None,
         }
     }
@@ -62,7 +81,7 @@ impl Node {
     }
 
     /// A mapping's entries (empty for anything else).
-    pub fn entries(&self) -> &[(String, usize, Node)] {
+    pub fn entries(&self) -> &[(String, Pos, Node)] {
         match &self.value {
             Value::Map(e) => e,
             _ => &[],
@@ -99,12 +118,16 @@ impl Node {
 /// A message naming the line of a syntax error, or saying the text is empty or too
 /// large or deep.
 pub(crate) fn parse(text: &str) -> Result<Node, String> {
+    let mut parser = Parser::new_from_str(text);
     let mut builder = Builder::default();
-    Parser::new_from_str(text)
-        .load(&mut builder, false)
-        .map_err(|e| format!("line {}: {}", e.marker().line(), e.info()))?;
-    if let Some(e) = builder.error {
-        return Err(e);
+    while builder.root.is_none() {
+        let (ev, mark) = parser
+            .next_token()
+            .map_err(|e| format!("line {}: {}", e.marker().line(), e.info()))?;
+        if ev == Event::StreamEnd {
+            break;
+        }
+        builder.handle(ev, Pos::of(mark))?;
     }
     builder
         .root
@@ -165,7 +188,7 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
 enum Frame {
     Seq(Node),
     /// The mapping so far and the key waiting for its value.
-    Map(Node, Option<(String, usize)>),
+    Map(Node, Option<(String, Pos)>),
 }
 
 #[derive(Default)]
@@ -176,50 +199,54 @@ struct Builder {
     open_anchors: Vec<usize>,
     root: Option<Node>,
     nodes: usize,
-    error: Option<String>,
-}
-
-impl MarkedEventReceiver for Builder {
-    fn on_event(&mut self, ev: Event, mark: Marker) {
-        if self.error.is_some() || self.root.is_some() {
-            return;
-        }
-        if let Err(e) = self.handle(ev, mark.line().saturating_sub(1)) {
-            self.error = Some(e);
-        }
-    }
+    bytes: usize,
 }
 
 impl Builder {
-    fn handle(&mut self, ev: Event, line: usize) -> Result<(), String> {
+    fn handle(&mut self, ev: Event, at: Pos) -> Result<(), String> {
         match ev {
             Event::Scalar(v, style, anchor, _) => {
                 let text = match (style, v.as_str()) {
                     (TScalarStyle::Plain, "~") => String::new(),
                     _ => v,
                 };
-                let node = leaf(line, Value::Scalar(text));
+                let len = text.len();
+                let node = leaf(at, Value::Scalar(text));
                 self.remember(anchor, &node);
-                self.insert(node, 1)
+                self.insert(node, (1, len))
             }
             Event::Alias(id) => {
-                let node = self
-                    .anchors
-                    .get(&id)
+                let known = self.anchors.get(&id);
+                let size = known.map(size).unwrap_or_default();
+                self.check_budget(size)?;
+                let node = known
                     .cloned()
-                    .ok_or_else(|| format!("line {}: unknown alias", line + 1))?;
-                let n = count(&node);
-                self.insert(node, n)
+                    .ok_or_else(|| format!("line {}: unknown alias", at.line + 1))?;
+                self.insert(node, size)
             }
             Event::SequenceStart(anchor, _) => {
-                self.open(Frame::Seq(leaf(line, Value::Seq(vec![]))), anchor)
+                self.open(Frame::Seq(leaf(at, Value::Seq(vec![]))), anchor)
             }
             Event::MappingStart(anchor, _) => {
-                self.open(Frame::Map(leaf(line, Value::Map(vec![])), None), anchor)
+                self.open(Frame::Map(leaf(at, Value::Map(vec![])), None), anchor)
             }
-            Event::SequenceEnd | Event::MappingEnd => self.close(line),
+            Event::SequenceEnd | Event::MappingEnd => self.close(at),
             _ => Ok(()),
         }
+    }
+
+    /// Refuses what would take the tree past [`MAX_NODES`] or [`MAX_TEXT_BYTES`].
+    fn check_budget(&self, (nodes, bytes): (usize, usize)) -> Result<(), String> {
+        if self.nodes.saturating_add(nodes) > MAX_NODES {
+            return Err(format!("more than {MAX_NODES} nodes (aliases expanded)"));
+        }
+        if self.bytes.saturating_add(bytes) > MAX_TEXT_BYTES {
+            return Err(format!(
+                "more than {} MiB of text (aliases expanded)",
+                MAX_TEXT_BYTES >> 20
+            ));
+        }
+        Ok(())
     }
 
     fn open(&mut self, frame: Frame, anchor: usize) -> Result<(), String> {
@@ -231,15 +258,19 @@ impl Builder {
         Ok(())
     }
 
-    fn close(&mut self, line: usize) -> Result<(), String> {
+    fn close(&mut self, at: Pos) -> Result<(), String> {
         let anchor = self.open_anchors.pop().unwrap_or(0);
         let mut node = match self.stack.pop() {
-            Some(Frame::Seq(n)) | Some(Frame::Map(n, _)) => n,
+            Some(Frame::Seq(n) | Frame::Map(n, _)) => n,
             None => return Ok(()),
         };
-        node.end_mark = line.max(node.line);
+        node.end = if at.line < node.start.line {
+            node.start
+        } else {
+            at
+        };
         self.remember(anchor, &node);
-        self.insert(node, 1)
+        self.insert(node, (1, 0))
     }
 
     fn remember(&mut self, anchor: usize, node: &Node) {
@@ -248,12 +279,12 @@ impl Builder {
         }
     }
 
-    /// Adds `node` (counting `n` nodes) to the open collection, or makes it the root.
-    fn insert(&mut self, node: Node, n: usize) -> Result<(), String> {
-        self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES {
-            return Err(format!("more than {MAX_NODES} nodes (aliases expanded)"));
-        }
+    /// Adds `node` (counting `(nodes, bytes)`) to the open collection, or makes it the
+    /// root.
+    fn insert(&mut self, node: Node, (nodes, bytes): (usize, usize)) -> Result<(), String> {
+        self.check_budget((nodes, bytes))?;
+        self.nodes += nodes;
+        self.bytes += bytes;
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq(seq)) => {
@@ -262,10 +293,10 @@ impl Builder {
                 }
             }
             Some(Frame::Map(map, pending)) => match pending.take() {
-                None => *pending = Some((key_text(&node), node.line)),
-                Some((key, key_line)) => {
+                None => *pending = Some((key_text(&node), node.start)),
+                Some((key, key_at)) => {
                     if let Value::Map(entries) = &mut map.value {
-                        entries.push((key, key_line, node));
+                        entries.push((key, key_at, node));
                     }
                 }
             },
@@ -274,10 +305,10 @@ impl Builder {
     }
 }
 
-fn leaf(line: usize, value: Value) -> Node {
+fn leaf(at: Pos, value: Value) -> Node {
     Node {
-        line,
-        end_mark: line,
+        start: at,
+        end: at,
         value,
     }
 }
@@ -290,10 +321,15 @@ fn key_text(node: &Node) -> String {
     }
 }
 
-fn count(node: &Node) -> usize {
-    1 + match &node.value {
-        Value::Scalar(_) => 0,
-        Value::Seq(items) => items.iter().map(count).sum(),
-        Value::Map(entries) => entries.iter().map(|(_, _, n)| count(n)).sum(),
+/// Nodes and bytes of scalar text in `node`, itself included.
+fn size(node: &Node) -> (usize, usize) {
+    let add = |(a, b): (usize, usize), (c, d): (usize, usize)| (a + c, b + d);
+    match &node.value {
+        Value::Scalar(s) => (1, s.len()),
+        Value::Seq(items) => items.iter().map(size).fold((1, 0), add),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, _, n)| add(size(n), (0, k.len())))
+            .fold((1, 0), add),
     }
 }
