@@ -21,17 +21,20 @@ pub fn read_document(
     max_bytes: u64,
     warnings: &mut Vec<Warning>,
 ) -> Result<ReadText, ReadError> {
-    let read = read_checked(path, max_bytes, warnings)?;
     if kind != SourceKind::OpenApi {
-        return Ok(read);
+        return read_checked(path, max_bytes, warnings);
     }
+    // a spec's reading notes (lossy decoding) are kept only if it is read
+    let mut notes = Vec::new();
+    let read = read_checked(path, max_bytes, &mut notes)?;
     if read.cut {
         return Err(ReadError::InvalidSpec(format!(
             "larger than the {max_bytes}-byte budget, and a spec cut short does not parse; raise `--max-file-bytes` to index it"
         )));
     }
-    let notes = crate::chunk::openapi::check(&read.text).map_err(ReadError::InvalidSpec)?;
-    warnings.extend(notes.into_iter().map(|message| Warning {
+    let spec_notes = crate::chunk::openapi::check(&read.text).map_err(ReadError::InvalidSpec)?;
+    warnings.extend(notes);
+    warnings.extend(spec_notes.into_iter().map(|message| Warning {
         path: path.to_path_buf(),
         message,
     }));

@@ -49,7 +49,7 @@ impl FileState {
 
 /// A remembered content check: the size, mtime and ctime it was made at, and whether the
 /// content was the indexed one.
-type Check = ((u64, u64, u64), bool);
+type Check = ((u64, u64, u64), FileState);
 
 /// Remembered content checks by `(root, path)`.
 #[derive(Default)]
@@ -141,13 +141,9 @@ impl DocIndex {
         }
         let key = (entry.root, entry.rel_path.clone());
         let mut same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&(seen, ok)) = same.get(&key) {
-            if seen == stat {
-                return if ok {
-                    FileState::Fresh
-                } else {
-                    FileState::Changed
-                };
+        if let Some((seen, state)) = same.get(&key) {
+            if *seen == stat {
+                return state.clone();
             }
         }
         drop(same);
@@ -166,7 +162,7 @@ impl DocIndex {
             Err(ReadError::Unreadable(e)) => return FileState::Unreadable(e),
         };
         same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
-        same.insert(key, (stat, state == FileState::Fresh));
+        same.insert(key, (stat, state.clone()));
         state
     }
 

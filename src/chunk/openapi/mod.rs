@@ -136,6 +136,7 @@ fn spec_of<'a>(root: &'a Node, src: &'a str, table: &'a LineTable, rel_path: &st
         src,
         table,
         title: title_of(root).map_or_else(|| file_stem(rel_path), str::to_string),
+        spent: std::cell::Cell::new(0),
     }
 }
 
@@ -143,6 +144,12 @@ fn spec_of<'a>(root: &'a Node, src: &'a str, table: &'a LineTable, rel_path: &st
 /// of the file.
 fn checked_sections(spec: &Spec<'_>) -> Result<Vec<Section>, String> {
     let sections = spec.sections();
+    if spec.over_budget() {
+        return Err(format!(
+            "its sections' texts would add up to more than {} bytes (a long text `$ref`'d from very many places); not indexed",
+            spec.spent.get()
+        ));
+    }
     let total: usize = sections
         .iter()
         .map(|s| spec.table.joined_len(s.first, s.last))

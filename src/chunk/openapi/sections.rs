@@ -8,6 +8,9 @@ use super::super::lines::LineTable;
 use super::text::{operation_text, schema_text, Described, Refs};
 use super::tree::{Node, Pos};
 
+/// The sections' texts may add up to this many times the file's size (+ 1 MiB).
+const MAX_TEXT_FACTOR: usize = 8;
+
 /// The HTTP methods of a path item, in the order OpenAPI lists them.
 pub(super) const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -28,11 +31,25 @@ pub(super) struct Spec<'a> {
     pub src: &'a str,
     pub table: &'a LineTable,
     pub title: String,
+    /// Bytes of section text (bodies and summaries) built so far.
+    pub spent: std::cell::Cell<usize>,
 }
 
 impl<'a> Spec<'a> {
     fn root(&self) -> &'a Node {
         self.refs.root()
+    }
+
+    /// Whether the sections' texts went past [`MAX_TEXT_FACTOR`] × the file (+ 1 MiB): a
+    /// long text `$ref`'d from very many operations. Building stops there.
+    pub fn over_budget(&self) -> bool {
+        self.spent.get() > self.src.len().saturating_mul(MAX_TEXT_FACTOR) + (1 << 20)
+    }
+
+    fn push(&self, out: &mut Vec<Section>, s: Section) {
+        let cost = s.fields.body.len() + s.fields.summary.len();
+        self.spent.set(self.spent.get().saturating_add(cost));
+        out.push(s);
     }
 
     /// Every section, in the order of their first lines.
@@ -108,9 +125,12 @@ impl<'a> Spec<'a> {
         let entries = paths.entries();
         for (i, (path, at, item)) in entries.iter().enumerate() {
             let (item, _) = self.refs.resolve(item);
+            if self.over_budget() {
+                return;
+            }
             if let Some(elsewhere) = item.str_of("$ref") {
                 let bound = entries.get(i + 1).map_or(paths.end, |(_, p, _)| *p);
-                out.push(self.external_item(path, elsewhere, at.line, bound));
+                self.push(out, self.external_item(path, elsewhere, at.line, bound));
                 continue;
             }
             let ops = item.entries();
@@ -124,7 +144,7 @@ impl<'a> Spec<'a> {
                     "webhooks" => format!("{} {path} (webhook)", method.to_ascii_uppercase()),
                     _ => format!("{} {path}", method.to_ascii_uppercase()),
                 };
-                out.push(self.operation(item, op, label, path, at.line, bound));
+                self.push(out, self.operation(item, op, label, path, at.line, bound));
             }
         }
     }
@@ -181,14 +201,20 @@ impl<'a> Spec<'a> {
         };
         let entries = schemas.entries();
         for (i, (name, at, schema)) in entries.iter().enumerate() {
+            if self.over_budget() {
+                return;
+            }
             let bound = entries.get(i + 1).map_or(schemas.end, |(_, p, _)| *p);
-            out.push(Section {
-                heading_path: vec![self.title.clone(), "Schemas".to_string(), name.clone()],
-                title: name.clone(),
-                first: at.line,
-                last: self.last_line(at.line, bound),
-                fields: schema_text(&self.refs, name, schema),
-            });
+            self.push(
+                out,
+                Section {
+                    heading_path: vec![self.title.clone(), "Schemas".to_string(), name.clone()],
+                    title: name.clone(),
+                    first: at.line,
+                    last: self.last_line(at.line, bound),
+                    fields: schema_text(&self.refs, name, schema),
+                },
+            );
         }
     }
 
@@ -217,10 +243,12 @@ impl<'a> Spec<'a> {
     }
 }
 
-/// Where a node's text begins: a block mapping's first key (yaml-rust2 marks the start
-/// of a block mapping at its first `:`), else the node's start.
+/// Where a node's text begins: the earlier of its start and its first key (yaml-rust2
+/// marks a block mapping's start at its first `:`, a flow mapping's at its `{`).
 fn begin(node: &Node) -> Pos {
-    node.entries().first().map_or(node.start, |(_, at, _)| *at)
+    node.entries()
+        .first()
+        .map_or(node.start, |(_, at, _)| node.start.min(*at))
 }
 
 /// Where the top-level entry after `key` starts, or the root's end.

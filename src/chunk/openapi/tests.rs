@@ -459,7 +459,11 @@ fn hostile_nesting_and_aliases_are_refused_without_overflow() {
             .map(|i| format!("{}-\n", " ".repeat(i)))
             .collect::<String>()
     );
-    assert!(!spec_error(&items).is_empty());
+    let e = spec_error(&items);
+    assert!(
+        e.contains("deeper than 256") || e.starts_with("line "),
+        "{e}"
+    );
     let big = "y".repeat(1 << 20);
     let mut bomb = format!("openapi: 3.0.0\nd: &d \"{big}\"\nl:\n");
     bomb.push_str(&"  - *d\n".repeat(70));
@@ -507,4 +511,55 @@ fn external_path_items_are_found_by_path_and_an_untitled_spec_has_no_name() {
         &ChunkerConfig::default(),
     );
     assert_eq!(titled.names, ["Swagger Petstore"]);
+}
+
+#[test]
+fn json_tag_lists_do_not_overlap() {
+    let spec = "{\n  \"openapi\": \"3.0.0\",\n  \"tags\": [\n    {\n      \"name\": \"a\",\n      \"description\": \"x\"\n    },\n    {\"name\": \"b\", \"description\": \"y\"}\n  ]\n}\n";
+    let c = chunks("openapi.json", spec);
+    let span = |t: &str| {
+        c.iter()
+            .find(|c| c.title == t)
+            .map(|c| (c.start_line, c.end_line))
+    };
+    assert_eq!(span("a"), Some((4, 7)));
+    assert_eq!(span("b"), Some((8, 8)));
+}
+
+#[test]
+fn anchors_alias_depth_and_ref_fan_out_are_bounded() {
+    // every anchored copy counts: 100 nested anchors over a list of 30,000 items
+    let opens: String = (0..100).map(|i| format!("&a{i} [")).collect();
+    let copies = format!(
+        "openapi: 3.0.0\nx: {opens}{}{}\n",
+        "a, ".repeat(30_000),
+        "]".repeat(100)
+    );
+    assert!(
+        spec_error(&copies).contains("nodes"),
+        "{}",
+        spec_error(&copies)
+    );
+    // an alias may not nest past the depth cap
+    let deep = format!(
+        "openapi: 3.0.0\na: &d {}{}\nb: {}*d{}\n",
+        "[".repeat(200),
+        "]".repeat(200),
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    assert!(
+        spec_error(&deep).contains("aliases expanded"),
+        "{}",
+        spec_error(&deep)
+    );
+    // one long description referenced by every operation
+    let ops: String = (0..2000)
+        .map(|i| format!("  /p{i}:\n    get:\n      $ref: '#/x'\n"))
+        .collect();
+    let fan = format!(
+        "openapi: 3.0.0\nx:\n  description: {}\npaths:\n{ops}",
+        "word ".repeat(20_000)
+    );
+    assert!(spec_error(&fan).contains("add up"), "{}", spec_error(&fan));
 }

@@ -28,10 +28,20 @@ impl Described {
     pub fn new(body: String, summary: &str, symbols: Vec<String>) -> Described {
         Described {
             body: cut(body),
-            summary: cut(summary.to_string()),
+            summary: clip(summary).to_string(),
             symbols: dedup(symbols),
         }
     }
+}
+
+/// `s` up to [`MAX_BODY_BYTES`] (on a character boundary), before it is copied: a long
+/// text `$ref`'d from many places is not copied whole for each.
+pub(crate) fn clip(s: &str) -> &str {
+    let mut at = s.len().min(MAX_BODY_BYTES);
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    &s[..at]
 }
 
 fn cut(mut s: String) -> String {
@@ -150,14 +160,14 @@ pub(crate) fn operation_text<'a>(
         .str_of("summary")
         .or_else(|| op.str_of("description"))
         .unwrap_or("");
-    lines.extend(op.str_of("summary").map(str::to_string));
-    lines.extend(op.str_of("description").map(str::to_string));
+    lines.extend(op.str_of("summary").map(|t| clip(t).to_string()));
+    lines.extend(op.str_of("description").map(|t| clip(t).to_string()));
     // what the path item says of the resource, for all its operations
     lines.extend(
         ["summary", "description"]
             .iter()
             .filter_map(|k| item.str_of(k))
-            .map(str::to_string),
+            .map(|t| clip(t).to_string()),
     );
     if op.str_of("deprecated") == Some("true") {
         lines.push("Deprecated.".to_string());
@@ -258,7 +268,7 @@ pub(crate) fn schema_text<'a>(refs: &Refs<'a>, name: &str, schema: &'a Node) -> 
     let mut names = Vec::new();
     let mut lines = vec![format!("{name} schema")];
     let description = schema.str_of("description").unwrap_or("");
-    lines.extend(schema.str_of("description").map(str::to_string));
+    lines.extend(schema.str_of("description").map(|t| clip(t).to_string()));
     let shape = schema_phrase(refs, schema, &mut names, 0);
     if !shape.is_empty() && shape != name {
         lines.push(format!("Type: {shape}"));
@@ -310,7 +320,7 @@ pub(crate) fn schema_text<'a>(refs: &Refs<'a>, name: &str, schema: &'a Node) -> 
 fn join_parts(parts: &[&str]) -> String {
     let kept: Vec<&str> = parts
         .iter()
-        .map(|p| p.trim())
+        .map(|p| clip(p.trim()))
         .filter(|p| !p.is_empty())
         .collect();
     let mut out = String::new();

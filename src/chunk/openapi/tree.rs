@@ -15,7 +15,7 @@ const MAX_TEXT_BYTES: usize = 64 << 20;
 const MAX_DEPTH: usize = 256;
 
 /// A place in the text: 0-based line and 0-based column in characters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub(crate) struct Pos {
     pub line: usize,
     pub col: usize,
@@ -212,13 +212,18 @@ impl Builder {
                 };
                 let len = text.len();
                 let node = leaf(at, Value::Scalar(text));
-                self.remember(anchor, &node);
+                self.remember(anchor, &node)?;
                 self.insert(node, (1, len))
             }
             Event::Alias(id) => {
                 let known = self.anchors.get(&id);
                 let size = known.map(size).unwrap_or_default();
                 self.check_budget(size)?;
+                if self.stack.len() + known.map_or(0, depth) > MAX_DEPTH {
+                    return Err(format!(
+                        "nested deeper than {MAX_DEPTH} levels (aliases expanded)"
+                    ));
+                }
                 let node = known
                     .cloned()
                     .ok_or_else(|| format!("line {}: unknown alias", at.line + 1))?;
@@ -269,14 +274,20 @@ impl Builder {
         } else {
             at
         };
-        self.remember(anchor, &node);
+        self.remember(anchor, &node)?;
         self.insert(node, (1, 0))
     }
 
-    fn remember(&mut self, anchor: usize, node: &Node) {
+    /// Keeps a copy of an anchored node for its aliases, counted in the budget.
+    fn remember(&mut self, anchor: usize, node: &Node) -> Result<(), String> {
         if anchor > 0 {
+            let (nodes, bytes) = size(node);
+            self.check_budget((nodes, bytes))?;
+            self.nodes += nodes;
+            self.bytes += bytes;
             self.anchors.insert(anchor, node.clone());
         }
+        Ok(())
     }
 
     /// Adds `node` (counting `(nodes, bytes)`) to the open collection, or makes it the
@@ -318,6 +329,15 @@ fn key_text(node: &Node) -> String {
     match &node.value {
         Value::Scalar(s) => s.clone(),
         _ => String::new(),
+    }
+}
+
+/// Levels of nesting under `node` (0 for a scalar).
+fn depth(node: &Node) -> usize {
+    match &node.value {
+        Value::Scalar(_) => 0,
+        Value::Seq(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Map(entries) => 1 + entries.iter().map(|(_, _, n)| depth(n)).max().unwrap_or(0),
     }
 }
 
