@@ -45,13 +45,8 @@ pub(crate) fn clip(s: &str) -> &str {
 }
 
 fn cut(mut s: String) -> String {
-    if s.len() > MAX_BODY_BYTES {
-        let mut at = MAX_BODY_BYTES;
-        while !s.is_char_boundary(at) {
-            at -= 1;
-        }
-        s.truncate(at);
-    }
+    let keep = clip(&s).len();
+    s.truncate(keep);
     s
 }
 
@@ -273,13 +268,7 @@ pub(crate) fn schema_text<'a>(refs: &Refs<'a>, name: &str, schema: &'a Node) -> 
     if !shape.is_empty() && shape != name {
         lines.push(format!("Type: {shape}"));
     }
-    let required: HashSet<&str> = schema
-        .get("required")
-        .map(Node::items)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Node::as_str)
-        .collect();
+    let required: HashSet<&str> = schema.strings("required").collect();
     let mut symbols = vec![name.to_string()];
     let props = schema
         .get("properties")
@@ -302,13 +291,7 @@ pub(crate) fn schema_text<'a>(refs: &Refs<'a>, name: &str, schema: &'a Node) -> 
             p.str_of("description").unwrap_or(""),
         ]));
     }
-    let values: Vec<&str> = schema
-        .get("enum")
-        .map(Node::items)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Node::as_str)
-        .collect();
+    let values: Vec<&str> = schema.strings("enum").collect();
     if !values.is_empty() {
         lines.push(format!("Values: {}", values.join(", ")));
     }

@@ -88,6 +88,15 @@ impl Node {
         }
     }
 
+    /// The non-empty scalar items of the sequence under `key` (`required`, `enum`).
+    pub fn strings(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.get(key)
+            .map(Node::items)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Node::as_str)
+    }
+
     /// A sequence's items (empty for anything else).
     pub fn items(&self) -> &[Node] {
         match &self.value {
