@@ -6,6 +6,7 @@
 //! frequencies; Robertson & Zaragoza, 2009), which tantivy's per-field BM25 cannot express.
 //! Must not import: `store`, `engine`, `cli` (indexes sit below composition).
 
+mod accs;
 mod bm25f;
 mod buckets;
 mod explain;

@@ -1,6 +1,7 @@
 //! BM25F query execution: analyse, expand prefixes, read postings per field, score with
 //! named parts, rank with a stable tie-break, cut at the floor.
 
+use super::accs::{Acc, Accs};
 use super::bm25f::{field_tf, idf, pseudo_tf, saturate};
 use super::explain::{Explain, FieldExplain, TermExplain};
 use super::reader::LexicalIndex;
@@ -8,10 +9,10 @@ use crate::analysis::query_terms;
 use crate::config::{Field as DocField, PerField, QueryParams};
 use crate::error::Result;
 use crate::projection::{symbol_key, StoredChunk};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
+use tantivy::{DocSet, Searcher, Term, TERMINATED};
 
 /// At most this many query terms are used (the rest of a very long query is ignored).
 const MAX_QUERY_TERMS: usize = 64;
@@ -52,25 +53,15 @@ struct QTerm {
     stop: bool,
 }
 
-#[derive(Default)]
-struct Acc {
-    ord: u64,
-    tf: Vec<PerField<f32>>,
-    lens: PerField<f32>,
-    /// (query term, field, variant) triples that matched, for explain.
-    matched: Vec<(usize, usize, usize)>,
-    exact: [bool; 3],
-}
-
 /// The full outcome of one lexical query: every matching chunk scored and ranked (no
 /// floor, no limit). Front ends cut it; fusion reads all of it.
 pub struct LexicalRun {
     searcher: Searcher,
     qterms: Vec<QTerm>,
-    accs: HashMap<DocAddress, Acc>,
+    accs: Accs,
     ranked: Vec<Ranked>,
-    /// Position in `ranked` of each chunk ordinal (for [`LexicalIndex::hit_for`]).
-    rank_of: HashMap<u64, usize>,
+    /// (chunk ordinal, position in `ranked`), sorted (for [`LexicalIndex::hit_for`]).
+    rank_of: Vec<(u64, usize)>,
 }
 
 /// One ranked chunk of a [`LexicalRun`], without its stored text.
@@ -122,7 +113,7 @@ impl LexicalRun {
                 let base = r.parts.base();
                 let exact: f32 = r.parts.exact.iter().sum();
                 Scored {
-                    ord: self.accs[&r.addr].ord,
+                    ord: r.ord,
                     score: r.parts.score,
                     base,
                     exact_share: if best > 0.0 { exact / best } else { 0.0 },
@@ -188,17 +179,15 @@ impl LexicalIndex {
         let mut accs = self.collect(&searcher, &qterms)?;
         self.mark_exact(&searcher, text, &mut accs)?;
         mark_whole_identifiers(text, &qterms, &mut accs);
-        self.fill_lengths_and_ords(&searcher, &mut accs, qterms.len())?;
+        self.fill_lengths_and_ords(&searcher, &mut accs)?;
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
             self.rank(&qterms, &accs, params, QueryShape::of(text))
         };
-        let rank_of = ranked
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (accs[&r.addr].ord, i))
-            .collect();
+        let mut rank_of: Vec<(u64, usize)> =
+            ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
+        rank_of.sort_unstable();
         Ok(LexicalRun {
             searcher,
             qterms,
@@ -213,8 +202,8 @@ impl LexicalIndex {
     /// # Errors
     /// [`crate::Error::Corrupt`] when `ord` is not in the index or its chunk is unreadable.
     pub fn hit_for(&self, run: &LexicalRun, ord: u64, explain: bool) -> Result<Hit> {
-        if let Some(r) = run.rank_of.get(&ord).map(|&i| &run.ranked[i]) {
-            return self.acc_hit(run, r, explain);
+        if let Ok(at) = run.rank_of.binary_search_by_key(&ord, |&(o, _)| o) {
+            return self.acc_hit(run, &run.ranked[run.rank_of[at].1], explain);
         }
         let addr = self.addr_of(ord)?;
         Ok(Hit {
@@ -222,22 +211,40 @@ impl LexicalIndex {
             ord,
             chunk: self.stored(&run.searcher, addr)?,
             matched_terms: Vec::new(),
-            explain: explain.then(|| self.explain(&run.qterms, &Acc::default(), &Ranked::zero())),
+            explain: explain.then(|| {
+                let zero = Candidate {
+                    acc: &Acc::default(),
+                    tf: &[],
+                    matched: Vec::new(),
+                };
+                self.explain(&run.qterms, &zero, &Ranked::zero())
+            }),
         })
     }
 
     fn acc_hit(&self, run: &LexicalRun, r: &Ranked, explain: bool) -> Result<Hit> {
-        let acc = &run.accs[&r.addr];
+        let acc = run.accs.get(r.acc);
+        let tf = run.accs.tf(r.acc);
         let matched_terms = (0..run.qterms.len())
-            .filter(|&q| acc.tf.get(q).is_some_and(|tf| tf.iter().any(|t| *t > 0.0)))
+            .filter(|&q| tf.get(q).is_some_and(|tf| tf.iter().any(|t| *t > 0.0)))
             .map(|q| run.qterms[q].text.clone())
             .collect();
+        let addr = acc
+            .addr
+            .ok_or_else(|| crate::Error::corrupt(&self.dir, "a candidate has no address"))?;
         Ok(Hit {
             score: r.parts.score,
             ord: acc.ord,
-            chunk: self.stored(&run.searcher, r.addr)?,
+            chunk: self.stored(&run.searcher, addr)?,
             matched_terms,
-            explain: explain.then(|| self.explain(&run.qterms, acc, r)),
+            explain: explain.then(|| {
+                let c = Candidate {
+                    acc,
+                    tf,
+                    matched: run.accs.matched_of(r.acc),
+                };
+                self.explain(&run.qterms, &c, r)
+            }),
         })
     }
 
@@ -304,8 +311,8 @@ impl LexicalIndex {
     }
 
     /// Reads the postings of every variant in every field; fills per-chunk frequencies.
-    fn collect(&self, s: &Searcher, qterms: &[QTerm]) -> Result<HashMap<DocAddress, Acc>> {
-        let mut accs: HashMap<DocAddress, Acc> = HashMap::new();
+    fn collect(&self, s: &Searcher, qterms: &[QTerm]) -> Result<Accs> {
+        let mut accs = Accs::new(qterms.len(), s.segment_readers().len());
         for (seg, sr) in s.segment_readers().iter().enumerate() {
             for (f, &field) in self.fields.text.iter().enumerate() {
                 let inv = sr.inverted_index(field)?;
@@ -327,12 +334,8 @@ impl LexicalIndex {
                                 doc = post.advance();
                                 continue;
                             }
-                            let acc = accs.entry(DocAddress::new(seg as u32, doc)).or_default();
-                            if acc.tf.is_empty() {
-                                acc.tf = vec![[0.0; 7]; qterms.len()];
-                            }
-                            acc.tf[q][f] += weight * post.term_freq() as f32;
-                            acc.matched.push((q, f, v));
+                            let i = accs.entry(seg, sr.max_doc(), doc);
+                            accs.add(i, q, f, v, weight * post.term_freq() as f32);
                             doc = post.advance();
                         }
                     }
@@ -342,12 +345,7 @@ impl LexicalIndex {
         Ok(accs)
     }
 
-    fn fill_lengths_and_ords(
-        &self,
-        s: &Searcher,
-        accs: &mut HashMap<DocAddress, Acc>,
-        nq: usize,
-    ) -> Result<()> {
+    fn fill_lengths_and_ords(&self, s: &Searcher, accs: &mut Accs) -> Result<()> {
         // Each segment's readers once; then one pass over the candidates.
         let mut readers = Vec::with_capacity(s.segment_readers().len());
         for sr in s.segment_readers() {
@@ -359,13 +357,11 @@ impl LexicalIndex {
                 .collect::<tantivy::Result<_>>()?;
             readers.push((norms, self.segment_ords(sr)?));
         }
-        for (addr, acc) in accs.iter_mut() {
+        for acc in accs.iter_mut() {
+            let Some(addr) = acc.addr else { continue };
             let Some((norms, ords)) = readers.get(addr.segment_ord as usize) else {
                 continue;
             };
-            if acc.tf.is_empty() {
-                acc.tf = vec![[0.0; 7]; nq];
-            }
             for (f, norm) in norms.iter().enumerate() {
                 acc.lens[f] = norm.fieldnorm(addr.doc_id) as f32;
             }
@@ -376,12 +372,7 @@ impl LexicalIndex {
 
     /// Sets the exact-match flags: whole-query identity always; per-token identity only
     /// for queries of at most two white-space separated tokens.
-    fn mark_exact(
-        &self,
-        s: &Searcher,
-        query: &str,
-        accs: &mut HashMap<DocAddress, Acc>,
-    ) -> Result<()> {
+    fn mark_exact(&self, s: &Searcher, query: &str, accs: &mut Accs) -> Result<()> {
         let keys = exact_keys(query);
         let targets: [(Field, &Vec<String>); 3] = [
             (self.fields.id_key, &keys.ids),
@@ -402,9 +393,8 @@ impl LexicalIndex {
                     let mut doc = post.doc();
                     while doc != TERMINATED {
                         if !sr.is_deleted(doc) {
-                            accs.entry(DocAddress::new(seg as u32, doc))
-                                .or_default()
-                                .exact[i] = true;
+                            let at = accs.entry(seg, sr.max_doc(), doc);
+                            accs.get_mut(at).exact[i] = true;
                         }
                         doc = post.advance();
                     }
@@ -424,7 +414,7 @@ impl LexicalIndex {
 /// a longer question the identifier is one clue among several (on the Rust book it cost
 /// `mpsc::channel tx.clone() multiple producers` its first rank). Hyphenated and dotted
 /// words (`IL-6`, `e.g.`) are left out: on SciFact they cost 0.02 nDCG@10.
-fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut HashMap<DocAddress, Acc>) {
+fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut Accs) {
     if query.split_whitespace().count() > 2 {
         return;
     }
@@ -435,10 +425,14 @@ fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut HashMap<DocA
     if !whole.contains(&true) {
         return;
     }
-    for acc in accs.values_mut() {
-        if acc.matched.iter().any(|&(q, _, v)| v == 0 && whole[q]) {
-            acc.exact[2] = true;
-        }
+    let named: Vec<usize> = accs
+        .matched()
+        .iter()
+        .filter(|m| m.variant == 0 && whole[m.q as usize])
+        .map(|m| m.acc as usize)
+        .collect();
+    for i in named {
+        accs.get_mut(i).exact[2] = true;
     }
 }
 
@@ -588,8 +582,18 @@ impl QueryShape {
     }
 }
 
+/// One candidate as explain reads it.
+struct Candidate<'a> {
+    acc: &'a Acc,
+    tf: &'a [PerField<f32>],
+    matched: Vec<super::accs::Matched>,
+}
+
 struct Ranked {
-    addr: DocAddress,
+    /// The candidate's index in the run's [`Accs`].
+    acc: usize,
+    /// Chunk ordinal (the tie-break key).
+    ord: u64,
     parts: Parts,
     idf: std::sync::Arc<Vec<(u64, f32)>>,
 }
@@ -598,7 +602,8 @@ impl Ranked {
     /// The parts of a chunk that matched nothing.
     fn zero() -> Ranked {
         Ranked {
-            addr: DocAddress::new(0, 0),
+            acc: 0,
+            ord: 0,
             parts: Parts {
                 aboutness: 1.0,
                 prior: 1.0,
@@ -614,13 +619,13 @@ impl LexicalIndex {
     fn rank(
         &self,
         qterms: &[QTerm],
-        accs: &HashMap<DocAddress, Acc>,
+        accs: &Accs,
         p: &QueryParams,
         shape: QueryShape,
     ) -> Vec<Ranked> {
         let mut df = vec![0u64; qterms.len()];
-        for acc in accs.values() {
-            for (q, tf) in acc.tf.iter().enumerate() {
+        for i in 0..accs.len() {
+            for (q, tf) in accs.tf(i).iter().enumerate() {
                 if tf.iter().any(|t| *t > 0.0) {
                     df[q] += 1;
                 }
@@ -632,16 +637,21 @@ impl LexicalIndex {
         let mass: f32 = idfs.iter().zip(&qw).map(|((_, i), w)| i * w).sum();
         let mut ranked: Vec<Ranked> = accs
             .iter()
-            .map(|(addr, acc)| Ranked {
-                addr: *addr,
-                parts: self.with_priors(self.base_parts(acc, &idfs, &qw, mass, p), acc, p, shape),
-                idf: idfs.clone(),
+            .enumerate()
+            .map(|(i, acc)| {
+                let base = self.base_parts(acc, accs.tf(i), &idfs, &qw, mass, p);
+                Ranked {
+                    acc: i,
+                    ord: acc.ord,
+                    parts: self.with_priors(base, acc, p, shape),
+                    idf: idfs.clone(),
+                }
             })
             .collect();
         let best = ranked.iter().map(|r| r.parts.base()).fold(0.0f32, f32::max);
         let gains = [p.exact_id_gain, p.exact_path_gain, p.exact_symbol_gain];
         for r in &mut ranked {
-            let acc = &accs[&r.addr];
+            let acc = accs.get(r.acc);
             for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
                 *part = if hit { gain * best } else { 0.0 };
             }
@@ -658,7 +668,7 @@ impl LexicalIndex {
             b.parts
                 .score
                 .total_cmp(&a.parts.score)
-                .then_with(|| accs[&a.addr].ord.cmp(&accs[&b.addr].ord))
+                .then_with(|| a.ord.cmp(&b.ord))
         });
         ranked
     }
@@ -689,6 +699,7 @@ impl LexicalIndex {
     fn base_parts(
         &self,
         acc: &Acc,
+        tfs: &[PerField<f32>],
         idfs: &[(u64, f32)],
         qw: &[f32],
         mass: f32,
@@ -696,7 +707,7 @@ impl LexicalIndex {
     ) -> Parts {
         let mut lexical = 0.0;
         let mut about_mass = 0.0;
-        for (q, tf) in acc.tf.iter().enumerate() {
+        for (q, tf) in tfs.iter().enumerate() {
             let ptf = pseudo_tf(&self.params, tf, &acc.lens, &self.avg_field_len);
             let w = qw[q];
             lexical += w * idfs[q].1 * saturate(ptf, self.params.k1);
@@ -722,10 +733,11 @@ impl LexicalIndex {
         }
     }
 
-    fn explain(&self, qterms: &[QTerm], acc: &Acc, r: &Ranked) -> Explain {
+    fn explain(&self, qterms: &[QTerm], c: &Candidate, r: &Ranked) -> Explain {
         let prm = &self.params;
+        let acc = c.acc;
         let mut terms = Vec::new();
-        for (q, tf) in acc.tf.iter().enumerate() {
+        for (q, tf) in c.tf.iter().enumerate() {
             let ptf = pseudo_tf(prm, tf, &acc.lens, &self.avg_field_len);
             if ptf <= 0.0 {
                 continue;
@@ -738,11 +750,11 @@ impl LexicalIndex {
                 .map(|f| {
                     let i = f.index();
                     let weighted = field_tf(prm, i, tf[i], acc.lens[i], self.avg_field_len[i]);
-                    let mut matched: Vec<String> = acc
+                    let mut matched: Vec<String> = c
                         .matched
                         .iter()
-                        .filter(|(mq, mf, _)| *mq == q && *mf == i)
-                        .map(|(_, _, v)| qterms[q].variants[*v].0.clone())
+                        .filter(|m| m.q as usize == q && m.field as usize == i)
+                        .map(|m| qterms[q].variants[m.variant as usize].0.clone())
                         .collect();
                     matched.dedup();
                     FieldExplain {
