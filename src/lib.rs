@@ -41,6 +41,7 @@ pub mod fusion;
 pub mod graph;
 pub mod hashing;
 pub mod lexical;
+pub mod pack;
 pub mod projection;
 pub mod retriever;
 pub mod server;

@@ -389,6 +389,81 @@ fn a_missing_root_is_reported_and_can_be_dropped() {
 }
 
 #[test]
+fn any_root_can_be_dropped_by_name_with_its_chunks() {
+    let d = tempfile::tempdir().unwrap();
+    for root in ["keep", "other", "gone"] {
+        fs::create_dir(d.path().join(root)).unwrap();
+        fs::write(
+            d.path().join(root).join(format!("{root}.md")),
+            format!("# {root}\n\nword {root}\n"),
+        )
+        .unwrap();
+    }
+    let o = docfuse(
+        d.path(),
+        &["index", "--no-embeddings", "keep", "other", "gone"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let paths = |d: &std::path::Path| {
+        let (code, v) = search_json(d, &["word"]);
+        assert_eq!(code, 0);
+        let mut p: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(paths(d.path()), ["gone.md", "keep.md", "other.md"]);
+
+    // A folder that still exists, named through `..`.
+    let o = docfuse(
+        d.path(),
+        &["refresh", "--json", "--drop-root", "keep/../other"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["files"]["removed"].as_u64(), v["documents"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(paths(d.path()), ["gone.md", "keep.md"]);
+    assert!(
+        d.path().join("other/other.md").exists(),
+        "files are not touched"
+    );
+
+    // A folder that is gone: dropped by the path it had, without --drop-missing-roots.
+    fs::remove_dir_all(d.path().join("gone")).unwrap();
+    let o = docfuse(d.path(), &["refresh", "--json", "--drop-root", "./gone"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(paths(d.path()), ["keep.md"]);
+
+    // Not a root (any more), or the last one: clear errors, nothing changes.
+    let o = docfuse(d.path(), &["refresh", "--drop-root", "other"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is not a root of the index"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("keep"),
+        "lists the roots: {}",
+        stderr(&o)
+    );
+    let o = docfuse(d.path(), &["refresh", "--drop-root", "keep"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no root"), "{}", stderr(&o));
+    let o = docfuse(d.path(), &["refresh", "keep", "--drop-root", "keep"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give it once"), "{}", stderr(&o));
+    assert_eq!(paths(d.path()), ["keep.md"]);
+}
+
+#[test]
 fn progress_off_a_terminal_is_plain_lines_on_stderr() {
     let d = tempfile::tempdir().unwrap();
     let docs = sample_docs();

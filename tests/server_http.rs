@@ -363,6 +363,109 @@ async fn passages_are_exact_by_path_and_by_id() {
     );
 }
 
+/// Every page of `GET /v1/document` for `path` under `app`, following `next_from`.
+async fn document_pages(app: &Router, path: &str) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut from = 0;
+    loop {
+        let (status, v) = send(app, get(&format!("/v1/document?path={path}&from={from}"))).await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(v["from"].as_u64(), Some(from));
+        let next = v["next_from"].as_u64();
+        pages.push(v);
+        match next {
+            Some(n) => from = n,
+            None => return pages,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_document_reads_as_its_chunks_in_order_within_the_budget() {
+    let path = "reference/manifest.md";
+    for (app, budget_tokens) in [
+        (app(), None),
+        (
+            router(
+                DocfuseRetriever::open(cargo_index()).unwrap(),
+                HttpConfig {
+                    budget: docfuse::retriever::Budget { tokens: 1500 },
+                    ..HttpConfig::default()
+                },
+            ),
+            Some(1500usize),
+        ),
+    ] {
+        let pages = document_pages(&app, path).await;
+        let total = pages[0]["total_chunks"].as_u64().unwrap() as usize;
+        let chunks: Vec<&Value> = pages
+            .iter()
+            .flat_map(|p| p["chunks"].as_array().unwrap())
+            .collect();
+        assert_eq!(chunks.len(), total, "every chunk once");
+        assert!(total > 10, "{total}");
+        let mut last_end = 0;
+        for c in &chunks {
+            let (a, b) = (
+                c["start_line"].as_u64().unwrap() as usize,
+                c["end_line"].as_u64().unwrap() as usize,
+            );
+            assert!(a > last_end, "in file order, not overlapping: {c}");
+            last_end = b;
+            let lines = file_lines(path, a, b);
+            if c["truncated"] == true {
+                let text = c["text"].as_str().unwrap();
+                let kept = text.strip_suffix('…').expect("a cut chunk ends with …");
+                assert!(lines.starts_with(kept), "the beginning of {}", c["id"]);
+            } else {
+                assert_eq!(c["text"], lines, "exact lines of {}", c["id"]);
+            }
+            assert!(c["id"].as_str().unwrap().starts_with(path));
+        }
+        assert_eq!(chunks[0]["heading_path"][0], "The Manifest Format");
+        if let Some(t) = budget_tokens {
+            assert!(pages.len() > 1, "a small budget pages the document");
+            for p in &pages {
+                let n = serde_json::to_vec(p).unwrap().len();
+                assert!(n <= t * 4, "page of {n} bytes over a {t}-token budget");
+            }
+        }
+    }
+
+    let app = app();
+    for (uri, status, code) in [
+        (
+            "/v1/document?path=../secret.md",
+            StatusCode::FORBIDDEN,
+            "forbidden_path",
+        ),
+        (
+            "/v1/document?path=no/such.md",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        ("/v1/document", StatusCode::BAD_REQUEST, "bad_request"),
+        (
+            "/v1/document?path=faq.md&from=99999",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/document?path=faq.md&from=-1",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "/v1/document?path=faq.md&start_line=3",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+    ] {
+        let (s, v) = send(&app, get(uri)).await;
+        assert_eq!((s, error_code(&v)), (status, code), "{uri}: {v}");
+    }
+}
+
 #[tokio::test]
 async fn bad_passage_requests_are_refused_with_the_right_status() {
     let app = app();

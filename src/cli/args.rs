@@ -43,6 +43,28 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve the MCP tools (search_docs, read_passage, handoff, index_status) on stdin/stdout.
     Mcp(McpArgs),
+    /// Write a docs pack: a folder's documentation files and API specs, with a pack.json
+    /// (repository code, version, file list with sha256), as one .tar.gz for `index --pack`.
+    Pack(PackArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Folder whose documentation goes into the pack (walked as `index` walks a root).
+    #[arg(value_name = "ROOT")]
+    pub root: PathBuf,
+    /// The pack to write (a .tar.gz).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Repository code: 1 to 64 of a-z 0-9 . _ - (default: from the folder's name).
+    #[arg(long, value_name = "CODE")]
+    pub repo: Option<String>,
+    /// Version recorded in pack.json.
+    #[arg(long, value_name = "VERSION", default_value = "0")]
+    pub version: String,
+    /// Print pack.json's summary as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -114,8 +136,16 @@ pub struct IndexArgs {
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Folders (or files) to index.
-    #[arg(value_name = "ROOT", required_unless_present = "jsonl")]
+    #[arg(value_name = "ROOT", required_unless_present_any = ["jsonl", "pack"])]
     pub roots: Vec<PathBuf>,
+    /// Ingest a docs pack (a file or an http(s) URL, from `docfuse pack`) as the root
+    /// `pack:CODE`: verified whole, unpacked into INDEX/packs/CODE, indexed with the
+    /// index's other roots kept. Unchanged files are not read or embedded again.
+    #[arg(long, value_name = "FILE_OR_URL", conflicts_with = "jsonl")]
+    pub pack: Option<String>,
+    /// Largest pack accepted, in bytes (compressed).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, requires = "pack")]
+    pub max_pack_bytes: u64,
     /// Index a JSONL corpus of {"_id", "title", "text"} records (BEIR format) instead of folders.
     #[arg(long, value_name = "FILE", conflicts_with = "roots")]
     pub jsonl: Option<PathBuf>,
@@ -174,6 +204,11 @@ pub struct RunArgs {
     /// Remove roots of the index that no longer exist, with their chunks.
     #[arg(long)]
     pub drop_missing_roots: bool,
+    /// Remove this root of the index, with its chunks, whether or not its folder still
+    /// exists (repeatable; the other roots are kept). `pack:CODE` names an ingested pack
+    /// (its unpacked files are deleted too).
+    #[arg(long, value_name = "ROOT")]
+    pub drop_root: Vec<PathBuf>,
 }
 
 impl RunArgs {
@@ -196,6 +231,7 @@ impl RunArgs {
             force: self.force,
             no_wait: self.no_wait,
             drop_missing_roots: self.drop_missing_roots,
+            drop_roots: self.drop_root.clone(),
             bucket_chunks: None,
         }
     }

@@ -11,14 +11,20 @@ use serde_json::{json, Value};
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let overrides = overrides_of(&a)?;
     let config = IndexConfig::with_overrides(&overrides)?;
+    let mut roots = a.roots.clone();
+    if let Some(p) = &a.pack {
+        roots.push(super::pack::ingest(&a.index, p, a.max_pack_bytes)?.dir);
+    }
     let source = match &a.jsonl {
         Some(f) => Source::Jsonl(f.clone()),
-        None => Source::Roots(a.roots.clone()),
+        None => Source::Roots(roots),
     };
     check_sources(&source)?;
     let vectors = Vectors::load(!a.no_embeddings);
-    let opts = a.run.build_options(config, overrides, &vectors);
+    let mut opts = a.run.build_options(config, overrides, &vectors);
+    opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
     let report = run_build(&a.index, &source, &opts)?;
+    super::pack::remove_dropped(&a.index, &a.run.drop_root);
     print_report(&a.index, &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }

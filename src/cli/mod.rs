@@ -12,6 +12,7 @@ mod handoff;
 mod index;
 mod mcp;
 mod output;
+mod pack;
 mod refresh;
 mod search;
 mod serve;
@@ -52,6 +53,7 @@ pub fn run() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Pack(a) => pack::run(a),
     };
     match outcome {
         Ok(code) => code,

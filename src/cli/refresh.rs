@@ -17,11 +17,20 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
     let source = rec.source_for(&a.roots);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
-    let opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
+    let mut opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
+    opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
     let report = run_build(&a.index, &source, &opts)?;
+    super::pack::remove_dropped(&a.index, &a.run.drop_root);
     print_report(&a.index, &report, &vectors, a.json)?;
     if a.watch {
-        watch(&a, &rec.spec, &source, &opts, &vectors)?;
+        // The roots as this refresh left them: a dropped root is neither watched nor
+        // dropped again.
+        let now = Recorded::load(&a.index)?;
+        let opts = BuildOptions {
+            drop_roots: Vec::new(),
+            ..opts
+        };
+        watch(&a, &now.spec, &source, &opts, &vectors)?;
     }
     Ok(super::EXIT_OK)
 }

@@ -52,6 +52,9 @@ pub struct BuildOptions<'a> {
     pub no_wait: bool,
     /// Remove the index's roots that no longer exist (and their chunks) instead of failing.
     pub drop_missing_roots: bool,
+    /// Remove these roots of the index (and their chunks), whether or not they exist; a
+    /// path that is not a root of the index is an error.
+    pub drop_roots: Vec<std::path::PathBuf>,
     /// Chunks per lexical bucket (default [`crate::engine::BUCKET_CHUNKS`]): what a refresh
     /// indexes again around a changed file. Rankings never depend on it.
     pub bucket_chunks: Option<u64>,

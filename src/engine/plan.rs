@@ -50,6 +50,11 @@ pub(super) fn plan(
         warnings: Vec::new(),
     };
     let requested = match source {
+        Source::Jsonl(_) if !opts.drop_roots.is_empty() => {
+            return Err(Error::Config(
+                "--drop-root: an index of a JSONL corpus has no roots to drop".into(),
+            ));
+        }
         Source::Jsonl(path) => {
             let abs = absolute(path)?;
             out.docs = load_jsonl(&abs, &mut out.warnings)?;
@@ -64,6 +69,7 @@ pub(super) fn plan(
             .collect::<Result<Vec<String>>>()?,
     };
     let mut existing = prev_roots.to_vec();
+    drop_named_roots(&mut existing, &opts.drop_roots, &requested)?;
     if let Some(gone) = existing.iter().find(|r| !Path::new(r.as_str()).exists()) {
         if !opts.drop_missing_roots {
             return Err(Error::Config(format!(
@@ -95,6 +101,66 @@ pub(super) fn plan(
         .sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
     out.spec = SourceSpec::Roots { roots };
     Ok(out)
+}
+
+/// Removes the roots named by `drop` from the index's roots `existing`. A path names a
+/// root when it resolves to it (through symlinks while the folder exists; made absolute
+/// and cleaned of `.` and `..` once it is gone).
+///
+/// # Errors
+/// [`Error::Config`] when a path is not a root of the index (its roots are listed) or
+/// is also given as a root to index.
+fn drop_named_roots(
+    existing: &mut Vec<String>,
+    drop: &[PathBuf],
+    requested: &[String],
+) -> Result<()> {
+    for d in drop {
+        let key = root_key(d);
+        let listed = || existing.join("`, `");
+        let Some(at) = existing.iter().position(|r| Path::new(r) == key) else {
+            return Err(Error::Config(format!(
+                "`{}` is not a root of the index\nhint: its roots are `{}`",
+                d.display(),
+                listed()
+            )));
+        };
+        if requested.iter().any(|r| Path::new(r) == key) {
+            return Err(Error::Config(format!(
+                "`{}` is given both as a root to index and with --drop-root\nhint: give it once",
+                d.display()
+            )));
+        }
+        existing.remove(at);
+    }
+    if !drop.is_empty() && existing.is_empty() && requested.is_empty() {
+        return Err(Error::Config(
+            "--drop-root would leave the index with no root\nhint: delete the index folder instead, or give a folder to index".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The absolute form of `path` as the index records roots: canonical while it exists,
+/// else joined to the working directory with `.` and `..` resolved lexically.
+fn root_key(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let joined = std::env::current_dir()
+        .map(|cwd| cwd.join(path))
+        .unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The build's roots and the indexes of those to refresh. A requested folder inside a

@@ -343,6 +343,25 @@ impl DocfuseRetriever {
         passage::read(&self.inner(), request, super::MAX_PASSAGE_BYTES)
     }
 
+    /// One page of a document's chunks, in file order, their texts totalling at most
+    /// `max_bytes` (at least one chunk per page). See [`DocumentRequest`].
+    ///
+    /// # Errors
+    /// [`RetrieveError::Refused`] / [`RetrieveError::InvalidRequest`] for a path outside
+    /// the roots or a `from` past the end; [`RetrieveError::NotFound`] for a file that is
+    /// not indexed; [`RetrieveError::Engine`] when the index cannot be read.
+    pub async fn read_document(
+        &self,
+        request: &super::DocumentRequest,
+        max_bytes: usize,
+    ) -> Result<super::Document, RetrieveError> {
+        let request = request.clone();
+        self.run_blocking(false, move |inner| {
+            super::document::read(inner, &request, max_bytes)
+        })
+        .await
+    }
+
     /// The handoff for `target` (a document path, folder, section id, title or alias):
     /// where to start reading, what to read before editing, where to edit, which checks
     /// apply ([`crate::engine::handoff_for_entity`]).

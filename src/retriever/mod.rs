@@ -56,6 +56,7 @@
 
 mod budget;
 mod docfuse;
+mod document;
 mod filter;
 mod format;
 mod hybrid;
@@ -74,14 +75,15 @@ pub use budget::{
 pub use docfuse::{
     DocfuseRetriever, IndexStatus, Retrieval, VectorsReport, DEFAULT_MAX_QUEUED, STATUS_LIST_CAP,
 };
+pub use document::{Document, DocumentChunk, DocumentRequest};
 pub use filter::{PathFilter, PathFilters};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
 pub use json::{SearchEnvelope, SearchResult};
 pub use passage::{Passage, PassageRequest, MAX_PASSAGE_BYTES, MAX_PASSAGE_LINES};
 pub use request::{
-    passage_args, search_args, validate_search, Args, SearchArgs, MAX_LIMIT, MAX_PATTERN_BYTES,
-    MAX_QUERY_BYTES,
+    document_args, passage_args, search_args, validate_search, Args, SearchArgs, MAX_LIMIT,
+    MAX_PATTERN_BYTES, MAX_QUERY_BYTES,
 };
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 

@@ -90,6 +90,19 @@ pub(super) struct ChunkTable {
     by_id: HashMap<String, Vec<usize>>,
 }
 
+impl ChunkTable {
+    /// The chunks of file `path` of root `root`, in file order.
+    pub(super) fn of_file<'a>(
+        &'a self,
+        root: usize,
+        path: &'a str,
+    ) -> impl Iterator<Item = &'a ChunkRef> + 'a {
+        self.refs
+            .iter()
+            .filter(move |c| c.root == root && c.path == path)
+    }
+}
+
 pub(super) fn read(
     inner: &Inner,
     req: &PassageRequest,
@@ -176,7 +189,7 @@ pub(super) fn read(
 
 /// The text to serve for an indexed file: the file on disk when its content is the
 /// indexed one (size and mtime, then sha256), else the index's copy with the reason.
-fn verified_text(
+pub(super) fn verified_text(
     inner: &Inner,
     root: usize,
     path: &str,
@@ -206,7 +219,7 @@ fn verified_text(
 
 /// Checks a requested path without touching the disk and returns it normalised
 /// (`.` and empty components dropped, `/`-separated).
-fn normalise(p: &str) -> Result<String, RetrieveError> {
+pub(super) fn normalise(p: &str) -> Result<String, RetrieveError> {
     let refuse = |why: &str| {
         RetrieveError::Refused(format!(
             "path `{}` is refused: {why}; pass a path relative to an indexed root, as shown in search results",
@@ -251,7 +264,11 @@ fn has_percent_escape(p: &str) -> bool {
 }
 
 /// The root (the asked one, else the first) whose snapshot holds `rel`.
-fn indexed_root(inner: &Inner, rel: &str, root: Option<usize>) -> Result<usize, RetrieveError> {
+pub(super) fn indexed_root(
+    inner: &Inner,
+    rel: &str,
+    root: Option<usize>,
+) -> Result<usize, RetrieveError> {
     let files = inner
         .files
         .get_or_init(|| {
@@ -327,7 +344,7 @@ fn confined(inner: &Inner, root: usize, rel: &str) -> Result<PathBuf, RetrieveEr
 }
 
 /// Lines as the chunker numbers them: LF, CRLF and lone CR end a line; a BOM is dropped.
-fn split_lines(text: &str) -> Vec<&str> {
+pub(super) fn split_lines(text: &str) -> Vec<&str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
     let bytes = text.as_bytes();
@@ -435,7 +452,7 @@ fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
 
 pub(crate) use crate::chunk::section_id;
 
-fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
+pub(super) fn chunks(inner: &Inner) -> Result<&ChunkTable, RetrieveError> {
     inner
         .chunks
         .get_or_init(|| {

@@ -343,6 +343,29 @@ pub fn passage_args(value: &Value, what: &'static str) -> Result<PassageRequest,
     })
 }
 
+/// A [`super::DocumentRequest`] from `value` (a JSON object: `path`, optional `root` and
+/// `from`), for `GET /v1/document` and MCP; `what` names it in errors.
+///
+/// # Errors
+/// [`RetrieveError::InvalidRequest`] for an unknown field, a missing `path` or a value of
+/// the wrong type or range.
+pub fn document_args(
+    value: &Value,
+    what: &'static str,
+) -> Result<super::DocumentRequest, RetrieveError> {
+    let a = Args::new(value, &["path", "root", "from"], what)?;
+    let path = a.string("path")?.ok_or_else(|| {
+        RetrieveError::InvalidRequest(format!(
+            "missing `path` in {what}: a file path relative to an indexed root, as in search results"
+        ))
+    })?;
+    Ok(super::DocumentRequest {
+        path,
+        root: a.integer("root", 0..=u32::MAX as u64)?.map(|n| n as usize),
+        from: a.integer("from", 0..=u32::MAX as u64)?.unwrap_or(0) as usize,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,6 +106,7 @@ pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
     let routes = Router::new()
         .route("/v1/search", post(search))
         .route("/v1/passage", get(passage))
+        .route("/v1/document", get(document))
         .route("/v1/handoff", get(handoff))
         .route("/v1/status", get(status))
         .route("/healthz", get(healthz))
@@ -262,7 +263,7 @@ async fn search(
 fn passage_value(params: &HashMap<String, String>) -> Value {
     let mut m = serde_json::Map::new();
     for (k, v) in params {
-        let numeric = matches!(k.as_str(), "start_line" | "end_line" | "root");
+        let numeric = matches!(k.as_str(), "start_line" | "end_line" | "root" | "from");
         let value = match v.parse::<u64>() {
             Ok(n) if numeric => Value::from(n),
             _ => Value::from(v.clone()),
@@ -278,20 +279,37 @@ async fn passage(
 ) -> Result<Json<Passage>, ApiError> {
     let Query(params) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
     let req = passage_args(&passage_value(&params), "the query string")?;
-    let budget = s.config.budget.bytes();
-    // JSON escaping can grow text; leave room for it and for the other fields.
+    let r = &s.retriever;
+    within_budget(s.config.budget.bytes(), |n| r.read_passage_page(&req, n)).await
+}
+
+/// The first page `read(allowance)` gives whose JSON fits in `budget` bytes: the text
+/// allowance starts at 4/5 of the budget less 2 KiB (JSON escaping can grow text; the
+/// other fields need room) and shrinks in proportion until it fits (or is 256 bytes).
+async fn within_budget<T, F, Fut>(budget: usize, mut read: F) -> Result<Json<T>, ApiError>
+where
+    T: Serialize,
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<T, crate::retriever::RetrieveError>>,
+{
     let mut allowance = budget.saturating_sub(2048) * 4 / 5;
     loop {
-        let p = s
-            .retriever
-            .read_passage_page(&req, allowance.max(1))
-            .await?;
-        let (p, size) = sized(p);
+        let (page, size) = sized(read(allowance.max(1)).await?);
         if size <= budget || allowance <= 256 {
-            return Ok(Json(p));
+            return Ok(Json(page));
         }
         allowance = allowance * budget / size * 9 / 10;
     }
+}
+
+async fn document(
+    State(s): State<AppState>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Json<crate::retriever::Document>, ApiError> {
+    let Query(params) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
+    let req = crate::retriever::document_args(&passage_value(&params), "the query string")?;
+    let r = &s.retriever;
+    within_budget(s.config.budget.bytes(), |n| r.read_document(&req, n)).await
 }
 
 async fn handoff(

@@ -1,0 +1,61 @@
+//! Getting a pack's bytes: a local file, or an HTTP(S) URL fetched with `ureq` (a
+//! timeout for the whole call, the size limit enforced while reading).
+
+use super::{Limits, PackError};
+use std::io::Read;
+use std::path::Path;
+
+/// The bytes of the pack at `source`: an `http://` or `https://` URL, else a file path.
+///
+/// # Errors
+/// [`PackError::Fetch`] when the URL cannot be fetched (connection, status other than
+/// 2xx, timeout); [`PackError::Io`] when the file cannot be read;
+/// [`PackError::Refused`] when it is larger than `limits.max_pack_bytes`.
+pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
+    let too_big = || {
+        PackError::Refused(format!(
+            "`{source}` is larger than the limit of {} bytes",
+            limits.max_pack_bytes
+        ))
+    };
+    let lower = source.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return fetch_url(source, limits, too_big);
+    }
+    let path = Path::new(source);
+    let file = std::fs::File::open(path).map_err(|e| PackError::io("cannot open", path, e))?;
+    let mut bytes = Vec::new();
+    file.take(limits.max_pack_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| PackError::io("cannot read", path, e))?;
+    if bytes.len() as u64 > limits.max_pack_bytes {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+fn fetch_url(
+    url: &str,
+    limits: &Limits,
+    too_big: impl Fn() -> PackError,
+) -> Result<Vec<u8>, PackError> {
+    let fail = |reason: String| PackError::Fetch {
+        url: url.to_string(),
+        reason,
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(limits.timeout))
+        .build()
+        .into();
+    let mut resp = agent.get(url).call().map_err(|e| fail(e.to_string()))?;
+    let mut bytes = Vec::new();
+    resp.body_mut()
+        .as_reader()
+        .take(limits.max_pack_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 > limits.max_pack_bytes {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,162 @@
+//! Docs packs: a repository's documentation as one `.tar.gz` — `pack.json` (repository
+//! code, version, creation time, every file with its size and sha256) and the files under
+//! `docs/` — written by `docfuse pack`, fetched, verified whole and unpacked into the
+//! index folder by `docfuse index --pack`.
+//!
+//! A pack is refused whole, before anything is written, when an entry is not a regular
+//! file or folder (a symlink, a hard link, a device), a path is absolute, has `..`, a
+//! backslash or a NUL byte, a file is missing from `pack.json` or listed but absent, a
+//! size or sha256 differs, or a limit is passed.
+//! Must not import: `engine`, `cli`, `server` (packs sit beside discovery).
+
+mod fetch;
+mod read;
+mod write;
+
+pub use fetch::fetch;
+pub use read::{install, read, Installed, Pack};
+pub use write::write;
+
+use serde::{Deserialize, Serialize};
+
+/// Name of the manifest inside a pack.
+pub const MANIFEST_FILE: &str = "pack.json";
+/// Folder of the documentation files inside a pack.
+pub const DOCS_DIR: &str = "docs";
+/// Version of the pack layout written and read.
+pub const PACK_FORMAT: u32 = 1;
+/// Folder of the index that holds unpacked packs, one folder per repository code.
+pub const PACKS_DIR: &str = "packs";
+
+/// `pack.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackManifest {
+    /// [`PACK_FORMAT`].
+    pub format: u32,
+    /// Repository code: 1 to 64 of `a-z 0-9 . _ -`, starting with a letter or digit.
+    pub repo: String,
+    pub version: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// Every file, sorted by path.
+    pub files: Vec<PackFile>,
+}
+
+/// One file of a pack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    /// `/`-separated, relative to the pack's `docs/` folder.
+    pub path: String,
+    /// Bytes.
+    pub size: u64,
+    /// Lowercase hex sha256 of the bytes.
+    pub sha256: String,
+}
+
+/// Limits on a pack being read.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Most bytes of the compressed pack (default 64 MiB).
+    pub max_pack_bytes: u64,
+    /// Most bytes of all its files, unpacked (default 512 MiB).
+    pub max_unpacked_bytes: u64,
+    /// Most files (default 100,000).
+    pub max_files: usize,
+    /// A fetch over HTTP(S) taking longer fails (default 60 s).
+    pub timeout: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_pack_bytes: 64 << 20,
+            max_unpacked_bytes: 512 << 20,
+            max_files: 100_000,
+            timeout: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why a pack cannot be written, fetched or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("pack refused: {0}")]
+    Refused(String),
+    #[error("cannot fetch the pack from `{url}`: {reason}")]
+    Fetch { url: String, reason: String },
+    #[error("{what} `{path}`: {source}")]
+    Io {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Discover(#[from] crate::Error),
+}
+
+impl PackError {
+    fn io(what: &'static str, path: &std::path::Path, source: std::io::Error) -> Self {
+        PackError::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Whether `code` is a valid repository code.
+pub fn valid_code(code: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c);
+    (1..=64).contains(&code.len())
+        && code.chars().all(ok)
+        && code.starts_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// A repository code made from a folder name: lowercased, other characters as `-`.
+pub fn code_from_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    s = s.trim_start_matches(['.', '_', '-']).to_string();
+    if s.is_empty() {
+        "docs".into()
+    } else {
+        s
+    }
+}
+
+/// Checks a pack-relative path: `/`-separated normal components only.
+fn check_rel(path: &str) -> Result<(), PackError> {
+    let refuse = |why: &str| PackError::Refused(format!("path `{}` {why}", path.escape_debug()));
+    if path.is_empty() {
+        return Err(refuse("is empty"));
+    }
+    if path.contains('\0') || path.contains('\\') {
+        return Err(refuse("has a NUL byte or a backslash"));
+    }
+    if path.starts_with('/') {
+        return Err(refuse("is absolute"));
+    }
+    for part in path.split('/') {
+        match part {
+            "" | "." => return Err(refuse("has an empty or `.` component")),
+            ".." => return Err(refuse("leaves its root (`..`)")),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+use super::*;
+use std::fs;
+
+fn docs() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("guide")).unwrap();
+    fs::write(
+        d.path().join("README.md"),
+        "# Tasks service\n\nSchedules tasks.\n",
+    )
+    .unwrap();
+    fs::write(d.path().join("guide/start.md"), "# Start\n\nRun it.\n").unwrap();
+    fs::write(
+        d.path().join("openapi.yaml"),
+        "openapi: 3.0.0\ninfo: {title: T, version: '1'}\npaths: {}\n",
+    )
+    .unwrap();
+    fs::write(d.path().join("main.rs"), "fn main() {}\n").unwrap();
+    d
+}
+
+fn packed(d: &Path) -> (PackManifest, Vec<u8>) {
+    let out = d.join("p.tar.gz");
+    let m = write(&d.join("src"), "tasks", "1.2.0", &out, Default::default()).unwrap();
+    (m, fs::read(out).unwrap())
+}
+
+use std::path::Path;
+
+fn setup() -> (tempfile::TempDir, PackManifest, Vec<u8>) {
+    let t = tempfile::tempdir().unwrap();
+    let src = docs();
+    fs::rename(src.path(), t.path().join("src")).unwrap();
+    let (m, bytes) = packed(t.path());
+    (t, m, bytes)
+}
+
+/// A tar.gz of raw entries: (name bytes, type, body); names are written as given.
+fn raw_pack(entries: &[(&[u8], tar::EntryType, &[u8])]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    for (name, kind, body) in entries {
+        let mut h = tar::Header::new_old();
+        h.as_old_mut().name[..name.len()].copy_from_slice(name);
+        h.set_size(body.len() as u64);
+        h.set_entry_type(*kind);
+        h.set_mode(0o644);
+        if *kind == tar::EntryType::Symlink {
+            h.set_link_name("/etc/passwd").unwrap();
+        }
+        h.set_cksum();
+        b.append(&h, *body).unwrap();
+    }
+    b.into_inner().unwrap().finish().unwrap()
+}
+
+fn manifest_json(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let m = PackManifest {
+        format: PACK_FORMAT,
+        repo: "tasks".into(),
+        version: "1".into(),
+        created_at: "2026-12-02T00:00:00Z".into(),
+        files: files
+            .iter()
+            .map(|(p, b)| PackFile {
+                path: p.to_string(),
+                size: b.len() as u64,
+                sha256: crate::hashing::sha256_hex(b),
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&m).unwrap()
+}
+
+#[test]
+fn a_written_pack_reads_back_with_its_documentation_only() {
+    let (_t, m, bytes) = setup();
+    let paths: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["README.md", "guide/start.md", "openapi.yaml"]);
+    assert_eq!((m.repo.as_str(), m.version.as_str()), ("tasks", "1.2.0"));
+    assert!(
+        m.created_at.ends_with('Z') && m.created_at.len() == 20,
+        "{}",
+        m.created_at
+    );
+    let p = read(&bytes, &Limits::default()).unwrap();
+    assert_eq!(p.manifest, m);
+    assert_eq!(p.files["guide/start.md"], b"# Start\n\nRun it.\n");
+}
+
+#[test]
+fn install_keeps_unchanged_files_and_removes_dropped_ones() {
+    let (t, _m, bytes) = setup();
+    let packs = t.path().join("index/packs");
+    let p = read(&bytes, &Limits::default()).unwrap();
+    let first = install(&p, &packs).unwrap();
+    assert_eq!((first.written, first.kept, first.removed), (3, 0, 0));
+    let readme = packs.join("tasks/README.md");
+    let mtime = fs::metadata(&readme).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+
+    fs::write(
+        t.path().join("src/guide/start.md"),
+        "# Start\n\nRun it twice.\n",
+    )
+    .unwrap();
+    fs::remove_file(t.path().join("src/openapi.yaml")).unwrap();
+    let (_, bytes) = packed(t.path());
+    let again = install(&read(&bytes, &Limits::default()).unwrap(), &packs).unwrap();
+    assert_eq!((again.written, again.kept, again.removed), (1, 1, 1));
+    assert_eq!(fs::metadata(&readme).unwrap().modified().unwrap(), mtime);
+    assert!(!packs.join("tasks/openapi.yaml").exists());
+    assert_eq!(
+        fs::read_to_string(packs.join("tasks/guide/start.md")).unwrap(),
+        "# Start\n\nRun it twice.\n"
+    );
+    let leftovers: Vec<_> = fs::read_dir(&packs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(leftovers, ["tasks"]);
+}
+
+#[test]
+fn unsafe_or_altered_packs_are_refused_whole() {
+    let ok: &[u8] = b"# A\n";
+    let m = manifest_json(&[("a.md", ok)]);
+    let reg = tar::EntryType::Regular;
+    let good = raw_pack(&[(b"pack.json", reg, &m), (b"docs/a.md", reg, ok)]);
+    assert!(read(&good, &Limits::default()).is_ok());
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "..",
+            raw_pack(&[(b"pack.json", reg, &m), (b"docs/../../a.md", reg, ok)]),
+        ),
+        (
+            "absolute",
+            raw_pack(&[(b"pack.json", reg, &m), (b"/docs/a.md", reg, ok)]),
+        ),
+        (
+            "Symlink",
+            raw_pack(&[
+                (b"pack.json", reg, &m),
+                (b"docs/a.md", tar::EntryType::Symlink, b""),
+            ]),
+        ),
+        (
+            "Link",
+            raw_pack(&[
+                (b"pack.json", reg, &m),
+                (b"docs/a.md", tar::EntryType::Link, b""),
+            ]),
+        ),
+        (
+            "does not match",
+            raw_pack(&[(b"pack.json", reg, &m), (b"docs/a.md", reg, b"# B\n")]),
+        ),
+        (
+            "lists 1 files, the pack holds 2",
+            raw_pack(&[
+                (b"pack.json", reg, &m),
+                (b"docs/a.md", reg, ok),
+                (b"docs/b.md", reg, ok),
+            ]),
+        ),
+        (
+            "outside",
+            raw_pack(&[
+                (b"pack.json", reg, &m),
+                (b"docs/a.md", reg, ok),
+                (b"other.md", reg, ok),
+            ]),
+        ),
+        ("no `pack.json`", raw_pack(&[(b"docs/a.md", reg, ok)])),
+        ("not a readable", b"not a tarball at all".to_vec()),
+    ];
+    for (why, bytes) in cases {
+        let e = read(&bytes, &Limits::default()).unwrap_err().to_string();
+        assert!(e.contains(why), "{why}: {e}");
+    }
+    let small = Limits {
+        max_unpacked_bytes: 3,
+        ..Limits::default()
+    };
+    let e = read(&good, &small).unwrap_err().to_string();
+    assert!(e.contains("more than 3 bytes"), "{e}");
+    let tiny = Limits {
+        max_pack_bytes: 10,
+        ..Limits::default()
+    };
+    assert!(read(&good, &tiny)
+        .unwrap_err()
+        .to_string()
+        .contains("over the limit"));
+}
+
+#[test]
+fn codes() {
+    for c in ["tasks", "a", "billing-api", "v1.2_x"] {
+        assert!(valid_code(c), "{c}");
+    }
+    for c in ["", "Tasks", "-x", "a/b", "a b", &"x".repeat(65)] {
+        assert!(!valid_code(c), "{c}");
+    }
+    assert_eq!(code_from_name("My Service!"), "my-service-");
+    assert_eq!(code_from_name("..."), "docs");
+    assert!(valid_code(&code_from_name("My Service!")));
+}

@@ -1,0 +1,193 @@
+//! Docs packs end to end through the CLI: `docfuse pack`, `index --pack` from a file and
+//! from an HTTP server in the test, re-ingesting (unchanged, one page changed), refusing
+//! altered packs without touching the index, and `refresh --drop-root pack:CODE`.
+
+mod common;
+use common::*;
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Serves whatever `body` holds at any path, until the test ends; returns the base URL.
+fn serve(body: Arc<Mutex<Vec<u8>>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let b = body.lock().unwrap().clone();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                b.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&b);
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn service_docs(dir: &Path) {
+    fs::create_dir_all(dir.join("guide")).unwrap();
+    fs::write(
+        dir.join("README.md"),
+        "# Petstore service\n\nKeeps the pets of the store.\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("guide/feeding.md"),
+        "# Feeding\n\nFeed the pets twice a day.\n",
+    )
+    .unwrap();
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi/petstore.yaml"),
+        dir.join("openapi.yaml"),
+    )
+    .unwrap();
+}
+
+#[track_caller]
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// `docfuse pack svc -o svc.tar.gz --repo pets --json` with `extra` flags.
+#[track_caller]
+fn pack(p: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "pack",
+        "svc",
+        "-o",
+        "svc.tar.gz",
+        "--repo",
+        "pets",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json_of(&docfuse(p, &args))
+}
+
+#[track_caller]
+fn top(d: &Path, query: &str) -> serde_json::Value {
+    let o = docfuse(d, &["search", "--json", "-n", "3", query]);
+    json_of(&o)["results"][0].clone()
+}
+
+#[test]
+fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    service_docs(&p.join("svc"));
+    fs::create_dir(p.join("own")).unwrap();
+    fs::write(p.join("own/notes.md"), "# Notes\n\nOur own widgets.\n").unwrap();
+
+    let v = pack(p, &["--version", "1.0.0"]);
+    assert_eq!(
+        (v["repo"].as_str(), v["files"].as_u64()),
+        (Some("pets"), Some(3))
+    );
+    let body = Arc::new(Mutex::new(fs::read(p.join("svc.tar.gz")).unwrap()));
+    let url = format!("{}/packs/pets.tar.gz", serve(body.clone()));
+
+    json_of(&docfuse(p, &["index", "--no-embeddings", "--json", "own"]));
+    let v = json_of(&docfuse(
+        p,
+        &["index", "--json", "--no-embeddings", "--pack", &url],
+    ));
+    assert_eq!(v["files"]["added"].as_u64(), Some(3), "{v}");
+    assert_eq!(v["documents"].as_u64(), Some(4));
+    // Its pages and its API operations are searchable, its lines exact.
+    let hit = top(p, "List all pets");
+    assert_eq!(hit["path"], "openapi.yaml", "{hit}");
+    assert!(
+        hit["heading_path"].to_string().contains("GET /pets"),
+        "{hit}"
+    );
+    assert_eq!(top(p, "feed pets twice")["path"], "guide/feeding.md");
+    assert_eq!(top(p, "widgets")["path"], "notes.md");
+
+    // The same pack again: nothing is added or changed.
+    let v = json_of(&docfuse(
+        p,
+        &["index", "--json", "--no-embeddings", "--pack", &url],
+    ));
+    assert_eq!(
+        (
+            v["chunk_diff"]["added"].as_u64(),
+            v["chunk_diff"]["changed"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{v}"
+    );
+
+    // One page changed: only its file is changed.
+    fs::write(
+        p.join("svc/guide/feeding.md"),
+        "# Feeding\n\nFeed the pets three times a day.\n",
+    )
+    .unwrap();
+    pack(p, &[]);
+    *body.lock().unwrap() = fs::read(p.join("svc.tar.gz")).unwrap();
+    let v = json_of(&docfuse(
+        p,
+        &["index", "--json", "--no-embeddings", "--pack", &url],
+    ));
+    assert_eq!(
+        (
+            v["files"]["changed"].as_u64(),
+            v["files"]["added"].as_u64(),
+            v["files"]["removed"].as_u64()
+        ),
+        (Some(1), Some(0), Some(0)),
+        "{v}"
+    );
+    assert_eq!(top(p, "three times a day")["path"], "guide/feeding.md");
+
+    // An altered pack is refused whole: the index and the unpacked files stay as they were.
+    let status_before = json_of(&docfuse(p, &["status", "--json"]));
+    let mut bad = body.lock().unwrap().clone();
+    let n = bad.len();
+    bad[n / 2] ^= 0xff;
+    *body.lock().unwrap() = bad;
+    let o = docfuse(p, &["index", "--no-embeddings", "--pack", &url]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("pack refused"), "{}", stderr(&o));
+    let o = docfuse(
+        p,
+        &[
+            "index",
+            "--no-embeddings",
+            "--pack",
+            &url,
+            "--max-pack-bytes",
+            "100",
+        ],
+    );
+    assert!(
+        stderr(&o).contains("larger than the limit"),
+        "{}",
+        stderr(&o)
+    );
+    let status_after = json_of(&docfuse(p, &["status", "--json"]));
+    assert_eq!(status_before["generation"], status_after["generation"]);
+    assert!(p.join(".docfuse/packs/pets/guide/feeding.md").is_file());
+
+    // Dropping the pack's repository: its documents leave, the other root stays.
+    let v = json_of(&docfuse(
+        p,
+        &["refresh", "--json", "--drop-root", "pack:pets"],
+    ));
+    assert_eq!(v["documents"].as_u64(), Some(1), "{v}");
+    assert_eq!(top(p, "widgets")["path"], "notes.md");
+    // Nothing of it is found any more (exit 1: no result).
+    let o = docfuse(p, &["search", "--json", "List all pets"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(0), "{v}");
+    assert!(!p.join(".docfuse/packs/pets").exists());
+}
