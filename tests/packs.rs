@@ -191,3 +191,32 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
     assert_eq!(v["results"].as_array().map(Vec::len), Some(0), "{v}");
     assert!(!p.join(".docfuse/packs/pets").exists());
 }
+
+#[test]
+fn a_pack_stays_a_root_of_its_own_inside_an_indexed_folder() {
+    let src = tempfile::tempdir().unwrap();
+    service_docs(&src.path().join("svc"));
+    pack(src.path(), &[]);
+    let file = src.path().join("svc.tar.gz");
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    fs::write(p.join("notes.md"), "# Notes\n\nOur own widgets.\n").unwrap();
+
+    // The index folder (./.docfuse, with its packs/) lies inside the root `.`, whose walk
+    // skips it: the pack must not be merged into `.` and lost.
+    json_of(&docfuse(p, &["index", "--no-embeddings", "--json", "."]));
+    let o = docfuse(
+        p,
+        &["index", "--no-embeddings", "--pack", file.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(top(p, "List all pets")["path"], "openapi.yaml");
+    json_of(&docfuse(p, &["index", "--no-embeddings", "--json", "."]));
+    assert_eq!(top(p, "List all pets")["path"], "openapi.yaml");
+    assert_eq!(top(p, "widgets")["path"], "notes.md");
+    let v = json_of(&docfuse(
+        p,
+        &["refresh", "--json", "--drop-root", "pack:pets"],
+    ));
+    assert_eq!(v["documents"].as_u64(), Some(1), "{v}");
+}

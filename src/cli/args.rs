@@ -140,7 +140,7 @@ pub struct IndexArgs {
     pub roots: Vec<PathBuf>,
     /// Ingest a docs pack (a file or an http(s) URL, from `docfuse pack`) as the root
     /// `pack:CODE`: verified whole, unpacked into INDEX/packs/CODE, indexed with the
-    /// index's other roots kept. Unchanged files are not read or embedded again.
+    /// index's other roots kept. Unchanged files are not written, read or embedded again.
     #[arg(long, value_name = "FILE_OR_URL", conflicts_with = "jsonl")]
     pub pack: Option<String>,
     /// Largest pack accepted, in bytes (compressed).
@@ -232,6 +232,7 @@ impl RunArgs {
             no_wait: self.no_wait,
             drop_missing_roots: self.drop_missing_roots,
             drop_roots: self.drop_root.clone(),
+            hooks: Default::default(),
             bucket_chunks: None,
         }
     }

@@ -11,20 +11,45 @@ use serde_json::{json, Value};
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let overrides = overrides_of(&a)?;
     let config = IndexConfig::with_overrides(&overrides)?;
-    let mut roots = a.roots.clone();
-    if let Some(p) = &a.pack {
-        roots.push(super::pack::ingest(&a.index, p, a.max_pack_bytes)?.dir);
-    }
     let source = match &a.jsonl {
         Some(f) => Source::Jsonl(f.clone()),
-        None => Source::Roots(roots),
+        None => Source::Roots(a.roots.clone()),
     };
     check_sources(&source)?;
+    // A pack is fetched and verified first; it is unpacked under the writer lock.
+    let pack = match &a.pack {
+        Some(p) => Some(super::pack::fetch_verified(p, a.max_pack_bytes)?),
+        None => None,
+    };
+    if let Some(p) = &pack {
+        let dir = super::pack::dir_of(&a.index, p);
+        if super::pack::drop_roots(&a.index, &a.run.drop_root).contains(&dir) {
+            anyhow::bail!(
+                "the pack `{}` is both ingested (--pack) and dropped (--drop-root)\nhint: give one of them",
+                p.manifest.repo
+            );
+        }
+    }
+    let source = match (source, &pack) {
+        (Source::Roots(mut r), Some(p)) => {
+            r.push(super::pack::dir_of(&a.index, p));
+            Source::Roots(r)
+        }
+        (s, _) => s,
+    };
     let vectors = Vectors::load(!a.no_embeddings);
     let mut opts = a.run.build_options(config, overrides, &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
+    let install = || match &pack {
+        Some(p) => super::pack::install(&a.index, p),
+        None => Ok(()),
+    };
+    let remove = || super::pack::remove_dropped(&a.index, &a.run.drop_root);
+    opts.hooks = crate::engine::BuildHooks {
+        before: Some(&install),
+        after: Some(&remove),
+    };
     let report = run_build(&a.index, &source, &opts)?;
-    super::pack::remove_dropped(&a.index, &a.run.drop_root);
     print_report(&a.index, &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }

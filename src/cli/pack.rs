@@ -1,7 +1,7 @@
 //! `docfuse pack` and the pack side of `index --pack` / `--drop-root pack:CODE`.
 
 use super::args::PackArgs;
-use crate::pack::{code_from_name, Installed, Limits, PACKS_DIR};
+use crate::pack::{code_from_name, Limits, Pack, PACKS_DIR};
 use anyhow::Context;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -44,24 +44,30 @@ pub fn run(a: PackArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// Fetches, verifies and unpacks the pack at `source` into `index`'s packs folder; says
-/// what it did on stderr.
-pub(super) fn ingest(index: &Path, source: &str, max_pack_bytes: u64) -> anyhow::Result<Installed> {
-    let limits = Limits {
-        max_pack_bytes,
-        ..Limits::default()
-    };
+/// Fetches and verifies the pack at `source` (nothing is written).
+pub(super) fn fetch_verified(source: &str, max_pack_bytes: u64) -> anyhow::Result<Pack> {
+    let limits = Limits::for_pack_bytes(max_pack_bytes);
     let bytes = crate::pack::fetch(source, &limits)?;
-    let pack = crate::pack::read(&bytes, &limits).with_context(|| format!("`{source}`"))?;
-    let packs = index.join(PACKS_DIR);
-    std::fs::create_dir_all(&packs)
-        .with_context(|| format!("cannot create `{}`", packs.display()))?;
-    let done = crate::pack::install(&pack, &packs)?;
+    crate::pack::read(&bytes, &limits).with_context(|| format!("`{source}`"))
+}
+
+/// The folder `pack` is unpacked into in `index` (the root it is indexed as).
+pub(super) fn dir_of(index: &Path, pack: &Pack) -> PathBuf {
+    index.join(PACKS_DIR).join(&pack.manifest.repo)
+}
+
+/// Unpacks `pack` into `index` (run under the writer lock); says what it did on stderr.
+pub(super) fn install(index: &Path, pack: &Pack) -> crate::error::Result<()> {
+    let done = crate::pack::install(pack, &index.join(PACKS_DIR))?;
     eprintln!(
         "pack `{}` version {}: {} files written, {} unchanged, {} removed",
-        pack.manifest.repo, pack.manifest.version, done.written, done.kept, done.removed
+        pack.manifest.repo,
+        pack.manifest.version.escape_debug(),
+        done.written,
+        done.kept,
+        done.removed
     );
-    Ok(done)
+    Ok(())
 }
 
 /// `--drop-root` values with `pack:CODE` resolved to the pack's folder in `index`.
@@ -72,14 +78,22 @@ pub(super) fn drop_roots(index: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Deletes the unpacked files of the `pack:CODE` roots among `roots` (after they left
-/// the index).
-pub(super) fn remove_dropped(index: &Path, roots: &[PathBuf]) {
+/// Deletes the unpacked files of the `pack:CODE` roots among `roots` (run under the
+/// writer lock, once they left the index).
+pub(super) fn remove_dropped(index: &Path, roots: &[PathBuf]) -> crate::error::Result<()> {
     for dir in roots.iter().filter_map(|r| pack_dir(index, r)) {
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
-            eprintln!("warning: cannot delete `{}`: {e}", dir.display());
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(crate::Error::Io {
+                    action: "cannot delete",
+                    path: dir,
+                    source: e,
+                })
+            }
+            _ => {}
         }
     }
+    Ok(())
 }
 
 /// The folder of `pack:CODE` in `index`, when `root` names a pack.

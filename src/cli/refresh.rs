@@ -19,8 +19,9 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let mut opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
+    let remove = || super::pack::remove_dropped(&a.index, &a.run.drop_root);
+    opts.hooks.after = Some(&remove);
     let report = run_build(&a.index, &source, &opts)?;
-    super::pack::remove_dropped(&a.index, &a.run.drop_root);
     print_report(&a.index, &report, &vectors, a.json)?;
     if a.watch {
         // The roots as this refresh left them: a dropped root is neither watched nor
@@ -28,6 +29,7 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
         let now = Recorded::load(&a.index)?;
         let opts = BuildOptions {
             drop_roots: Vec::new(),
+            hooks: Default::default(),
             ..opts
         };
         watch(&a, &now.spec, &source, &opts, &vectors)?;

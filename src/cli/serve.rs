@@ -46,7 +46,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
             })?;
         let local = listener.local_addr()?;
         eprintln!(
-            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/handoff, GET /v1/status, GET /healthz); Ctrl-C stops",
+            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, GET /healthz); Ctrl-C stops",
             a.index.display()
         );
         serve(listener, router(retriever, config), shutdown_signal())

@@ -15,7 +15,9 @@ mod rules;
 mod walk;
 
 pub use read::{open_regular, read_checked, read_text, special_kind, ReadError, ReadText};
-pub use rules::{kind_of, SkipReason, Skips, WalkOptions, DEPENDENCY_DIRS, IGNORE_FILES, VCS_DIRS};
+pub use rules::{
+    kind_of, skip_by_name, SkipReason, Skips, WalkOptions, DEPENDENCY_DIRS, IGNORE_FILES, VCS_DIRS,
+};
 
 use crate::chunk::SourceKind;
 use crate::error::{Error, Result};

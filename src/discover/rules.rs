@@ -97,7 +97,7 @@ pub fn kind_of(path: &Path) -> Option<SourceKind> {
 }
 
 /// Why a folder entry named `name` is skipped by name alone, if it is.
-pub(super) fn skip_by_name(name: &str, is_dir: bool, opts: WalkOptions) -> Option<SkipReason> {
+pub fn skip_by_name(name: &str, is_dir: bool, opts: WalkOptions) -> Option<SkipReason> {
     if is_dir && VCS_DIRS.contains(&name) {
         return Some(SkipReason::VersionControl);
     }

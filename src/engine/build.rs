@@ -57,7 +57,13 @@ pub fn build(
     if let Some(e) = opts.embedder {
         e.use_cache_dir(&cache);
     }
+    if let Some(before) = opts.hooks.before {
+        before()?;
+    }
     let report = build_locked(index_dir, source, opts, progress, started)?;
+    if let Some(after) = opts.hooks.after {
+        after()?;
+    }
     if let Some(e) = opts.embedder {
         prepare_model_cache(e, &cache);
     }
@@ -85,7 +91,7 @@ fn build_locked(
 ) -> Result<BuildReport> {
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
-    let mut plan = plan(source, &prev_roots, previous.as_ref(), opts)?;
+    let mut plan = plan(index_dir, source, &prev_roots, previous.as_ref(), opts)?;
     plan.warnings.splice(0..0, notes);
     let files = diff_files(previous.as_ref(), &plan);
     let unavailable = opts.embedder_unavailable.map(str::to_string);

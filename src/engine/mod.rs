@@ -54,7 +54,9 @@ pub use lock::{
 };
 pub use matchline::{best_line, snippet_at, MatchLine, SNIPPET_CHARS};
 pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
-pub use options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
+pub use options::{
+    BuildHooks, BuildOptions, BuildReport, ChunkDiff, FileDiff, LockedStep, Phase, Progress,
+};
 pub use proximity::ProximityExplain;
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use source::Source;

@@ -24,6 +24,16 @@ pub struct Progress {
     pub total: u64,
 }
 
+/// A step run under the writer lock (see [`BuildOptions::hooks`]).
+pub type LockedStep<'a> = &'a (dyn Fn() -> crate::error::Result<()> + Sync);
+
+/// Steps run while the writer lock is held.
+#[derive(Clone, Copy, Default)]
+pub struct BuildHooks<'a> {
+    pub before: Option<LockedStep<'a>>,
+    pub after: Option<LockedStep<'a>>,
+}
+
 /// How to build.
 #[derive(Clone, Default)]
 pub struct BuildOptions<'a> {
@@ -55,6 +65,11 @@ pub struct BuildOptions<'a> {
     /// Remove these roots of the index (and their chunks), whether or not they exist; a
     /// path that is not a root of the index is an error.
     pub drop_roots: Vec<std::path::PathBuf>,
+    /// Run while the writer lock is held: `before` ahead of reading the roots (e.g. to
+    /// unpack a docs pack into one), `after` once the new generation is published (e.g.
+    /// to delete the files of a dropped root). An error of `before` fails the build
+    /// before anything is written; an error of `after` is returned after the publish.
+    pub hooks: BuildHooks<'a>,
     /// Chunks per lexical bucket (default [`crate::engine::BUCKET_CHUNKS`]): what a refresh
     /// indexes again around a changed file. Rankings never depend on it.
     pub bucket_chunks: Option<u64>,

@@ -33,6 +33,7 @@ pub(super) struct Plan {
 /// [`Error::Root`] for a root that is missing or cannot be listed; [`Error::Config`] when
 /// a root of the index has gone and `drop_missing_roots` is not set, or there is no root.
 pub(super) fn plan(
+    index_dir: &Path,
     source: &Source,
     prev_roots: &[String],
     previous: Option<&Previous>,
@@ -78,7 +79,10 @@ pub(super) fn plan(
         }
         existing.retain(|r| Path::new(r.as_str()).exists());
     }
-    let (roots, refreshed) = merge_roots(&existing, &requested, &mut out.warnings);
+    let packs = root_key(&index_dir.join(crate::pack::PACKS_DIR));
+    let walk = opts.config.walk;
+    let nests = |inner: &str, outer: &str| nests(inner, outer, walk, &packs);
+    let (roots, refreshed) = merge_roots(&existing, &requested, &nests, &mut out.warnings);
     if roots.is_empty() {
         return Err(Error::Config(
             "no root to index\nhint: pass one or more folders".into(),
@@ -115,8 +119,13 @@ fn drop_named_roots(
     drop: &[PathBuf],
     requested: &[String],
 ) -> Result<()> {
+    let mut seen = Vec::new();
     for d in drop {
         let key = root_key(d);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
         let listed = || existing.join("`, `");
         let Some(at) = existing.iter().position(|r| Path::new(r) == key) else {
             return Err(Error::Config(format!(
@@ -141,6 +150,25 @@ fn drop_named_roots(
     Ok(())
 }
 
+/// Whether root `inner` is part of root `outer`: inside it, and reached by its walk — no
+/// folder on the way is skipped by name (hidden, version control, dependency folders) —
+/// and not an unpacked docs pack of the index (under `packs`), which stays a root of its
+/// own. A root the outer walk would not reach is never merged into it (its files would
+/// silently leave the index).
+fn nests(inner: &str, outer: &str, walk: crate::discover::WalkOptions, packs: &Path) -> bool {
+    let (inner_p, outer_p) = (Path::new(inner), Path::new(outer));
+    if inner == outer || !inner_p.starts_with(outer_p) || inner_p.starts_with(packs) {
+        return false;
+    }
+    let Ok(rest) = inner_p.strip_prefix(outer_p) else {
+        return false;
+    };
+    rest.components().all(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        crate::discover::skip_by_name(&name, true, walk).is_none()
+    })
+}
+
 /// The absolute form of `path` as the index records roots: canonical while it exists,
 /// else joined to the working directory with `.` and `..` resolved lexically.
 fn root_key(path: &Path) -> PathBuf {
@@ -160,6 +188,18 @@ fn root_key(path: &Path) -> PathBuf {
             other => out.push(other),
         }
     }
+    // The deepest folder that still exists, canonical (symlinks resolved), then the rest.
+    let mut base = out.as_path();
+    let mut rest = Vec::new();
+    while let Some(parent) = base.parent() {
+        if let Some(name) = base.file_name() {
+            rest.push(name.to_os_string());
+        }
+        base = parent;
+        if let Ok(canon) = std::fs::canonicalize(base) {
+            return rest.iter().rev().fold(canon, |p, n| p.join(n));
+        }
+    }
     out
 }
 
@@ -170,9 +210,9 @@ fn root_key(path: &Path) -> PathBuf {
 fn merge_roots(
     existing: &[String],
     requested: &[String],
+    inside: &dyn Fn(&str, &str) -> bool,
     warnings: &mut Vec<Warning>,
 ) -> (Vec<String>, Vec<usize>) {
-    let inside = |a: &str, b: &str| a != b && Path::new(a).starts_with(b);
     let mut note = |path: &str, message: String| {
         warnings.push(Warning {
             path: PathBuf::from(path),
@@ -402,39 +442,72 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    /// `merge_roots` with the default walk and the index's packs at `/i/packs`.
+    fn merge_roots_(
+        existing: &[String],
+        requested: &[String],
+        w: &mut Vec<Warning>,
+    ) -> (Vec<String>, Vec<usize>) {
+        let walk = crate::discover::WalkOptions::default();
+        let n = |a: &str, b: &str| nests(a, b, walk, Path::new("/i/packs"));
+        merge_roots(existing, requested, &n, w)
+    }
+
+    #[test]
+    fn a_root_the_outer_walk_would_not_reach_stays_a_root() {
+        let mut w = Vec::new();
+        for inner in ["/d/.docfuse/packs/x", "/d/node_modules/p", "/d/a/.git/b"] {
+            assert_eq!(
+                merge_roots_(&s(&["/d"]), &s(&[inner]), &mut w),
+                (s(&["/d", inner]), vec![1]),
+                "{inner}"
+            );
+            assert_eq!(
+                merge_roots_(&s(&[inner]), &s(&["/d"]), &mut w),
+                (s(&[inner, "/d"]), vec![1]),
+                "{inner}"
+            );
+        }
+        assert_eq!(
+            merge_roots_(&s(&["/i/packs/x"]), &s(&["/i"]), &mut w),
+            (s(&["/i/packs/x", "/i"]), vec![1])
+        );
+        assert!(w.is_empty(), "{w:?}");
+    }
+
     #[test]
     fn roots_are_refreshed_merged_or_added() {
         let mut w = Vec::new();
         // a folder inside a root refreshes the root
         assert_eq!(
-            merge_roots(&s(&["/d"]), &s(&["/d/guide"]), &mut w),
+            merge_roots_(&s(&["/d"]), &s(&["/d/guide"]), &mut w),
             (s(&["/d"]), vec![0])
         );
         // repeated roots are merged, with a warning
         assert_eq!(
-            merge_roots(&s(&[]), &s(&["/e", "/e"]), &mut w),
+            merge_roots_(&s(&[]), &s(&["/e", "/e"]), &mut w),
             (s(&["/e"]), vec![0])
         );
         assert_eq!(w.len(), 1);
         // a root containing a root of the index replaces it
         assert_eq!(
-            merge_roots(&s(&["/d/guide", "/x"]), &s(&["/d"]), &mut w),
+            merge_roots_(&s(&["/d/guide", "/x"]), &s(&["/d"]), &mut w),
             (s(&["/x", "/d"]), vec![1])
         );
         assert!(w[1].message.contains("merged"), "{w:?}");
         // nested requested roots: the outer one
         assert_eq!(
-            merge_roots(&s(&[]), &s(&["/d", "/d/x"]), &mut w),
+            merge_roots_(&s(&[]), &s(&["/d", "/d/x"]), &mut w),
             (s(&["/d"]), vec![0])
         );
         // a name prefix is not a folder prefix
         assert_eq!(
-            merge_roots(&s(&["/doc"]), &s(&["/docs"]), &mut w),
+            merge_roots_(&s(&["/doc"]), &s(&["/docs"]), &mut w),
             (s(&["/doc", "/docs"]), vec![1])
         );
         // no request: every root
         assert_eq!(
-            merge_roots(&s(&["/a", "/b"]), &[], &mut w),
+            merge_roots_(&s(&["/a", "/b"]), &[], &mut w),
             (s(&["/a", "/b"]), vec![0, 1])
         );
     }

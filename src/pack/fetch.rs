@@ -23,6 +23,12 @@ pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
         return fetch_url(source, limits, too_big);
     }
     let path = Path::new(source);
+    let meta = std::fs::metadata(path).map_err(|e| PackError::io("cannot open", path, e))?;
+    if !meta.is_file() {
+        return Err(PackError::Refused(format!(
+            "`{source}` is not a regular file"
+        )));
+    }
     let file = std::fs::File::open(path).map_err(|e| PackError::io("cannot open", path, e))?;
     let mut bytes = Vec::new();
     file.take(limits.max_pack_bytes + 1)
@@ -40,8 +46,8 @@ fn fetch_url(
     too_big: impl Fn() -> PackError,
 ) -> Result<Vec<u8>, PackError> {
     let fail = |reason: String| PackError::Fetch {
-        url: url.to_string(),
-        reason,
+        url: redacted(url),
+        reason: reason.replace(url, &redacted(url)),
     };
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(limits.timeout))
@@ -58,4 +64,28 @@ fn fetch_url(
         return Err(too_big());
     }
     Ok(bytes)
+}
+
+/// `url` with its user information (`user:password@`) replaced by `***@`.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn credentials_are_not_shown() {
+        assert_eq!(
+            super::redacted("https://user:pw@h.example:8/p@x?q"),
+            "https://***@h.example:8/p@x?q"
+        );
+        assert_eq!(super::redacted("http://h/a@b"), "http://h/a@b");
+    }
 }

@@ -1,7 +1,7 @@
 //! Docs packs: a repository's documentation as one `.tar.gz` — `pack.json` (repository
 //! code, version, creation time, every file with its size and sha256) and the files under
 //! `docs/` — written by `docfuse pack`, fetched, verified whole and unpacked into the
-//! index folder by `docfuse index --pack`.
+//! index folder (`INDEX/packs/CODE/`, updated in place) by `docfuse index --pack`.
 //!
 //! A pack is refused whole, before anything is written, when an entry is not a regular
 //! file or folder (a symlink, a hard link, a device), a path is absolute, has `..`, a
@@ -68,6 +68,19 @@ pub struct Limits {
     pub timeout: std::time::Duration,
 }
 
+impl Limits {
+    /// The default limits with packs up to `max_pack_bytes`, which may unpack to 16 times
+    /// that (at most 512 MiB): a small limit also bounds what a gzip bomb can unpack.
+    pub fn for_pack_bytes(max_pack_bytes: u64) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_pack_bytes,
+            max_unpacked_bytes: max_pack_bytes.saturating_mul(16).min(d.max_unpacked_bytes),
+            ..d
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -102,6 +115,20 @@ impl PackError {
             what,
             path: path.to_path_buf(),
             source,
+        }
+    }
+}
+
+impl From<PackError> for crate::Error {
+    fn from(e: PackError) -> Self {
+        match e {
+            PackError::Io { what, path, source } => crate::Error::Io {
+                action: what,
+                path,
+                source,
+            },
+            PackError::Discover(e) => e,
+            other => crate::Error::Config(other.to_string()),
         }
     }
 }

@@ -45,12 +45,22 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
     }
     let refuse = |why: String| PackError::Refused(why);
     let not_tar = |e: std::io::Error| refuse(format!("not a readable .tar.gz ({e})"));
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
-    let mut manifest: Option<Vec<u8>> = None;
+    // The tar stream is at most the files' bytes plus a few 512-byte blocks per entry.
+    let cap = limits
+        .max_unpacked_bytes
+        .saturating_add(2048 * (limits.max_files as u64 + 16));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes).take(cap));
+    let mut entries = 0usize;
+    let mut manifest: Option<PackManifest> = None;
+    let mut sizes: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut total = 0u64;
     for entry in archive.entries().map_err(not_tar)? {
         let mut entry = entry.map_err(not_tar)?;
+        entries += 1;
+        if entries > limits.max_files + 16 {
+            return Err(refuse(format!("more than {} entries", limits.max_files)));
+        }
         let raw = entry.path_bytes().into_owned();
         let path =
             String::from_utf8(raw).map_err(|_| refuse("an entry's path is not UTF-8".into()))?;
@@ -69,24 +79,22 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
             }
         }
         check_rel(&path)?;
-        let budget = limits.max_unpacked_bytes.saturating_sub(total);
-        let mut body = Vec::new();
-        (&mut entry)
-            .take(budget + 1)
-            .read_to_end(&mut body)
-            .map_err(not_tar)?;
-        total += body.len() as u64;
-        if total > limits.max_unpacked_bytes {
-            return Err(refuse(format!(
-                "its files unpack to more than {} bytes",
-                limits.max_unpacked_bytes
-            )));
+        if manifest.is_none() {
+            if path != MANIFEST_FILE {
+                return Err(refuse(format!(
+                    "its first file is `{}`, not `{MANIFEST_FILE}`",
+                    path.escape_debug()
+                )));
+            }
+            let body = read_body(&mut entry, MAX_MANIFEST_BYTES, &mut total, limits)?;
+            let m: PackManifest = serde_json::from_slice(&body)
+                .map_err(|e| refuse(format!("`{MANIFEST_FILE}` is invalid: {e}")))?;
+            sizes = m.files.iter().map(|f| (f.path.clone(), f.size)).collect();
+            manifest = Some(m);
+            continue;
         }
         if path == MANIFEST_FILE {
-            if manifest.replace(body).is_some() {
-                return Err(refuse(format!("`{MANIFEST_FILE}` is in it twice")));
-            }
-            continue;
+            return Err(refuse(format!("`{MANIFEST_FILE}` is in it twice")));
         }
         let Some(rel) = path.strip_prefix(&format!("{DOCS_DIR}/")) else {
             return Err(refuse(format!(
@@ -94,6 +102,23 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
                 path.escape_debug()
             )));
         };
+        // Checked before the bytes are read: a file not listed, or not of its listed size.
+        match sizes.get(rel) {
+            None => {
+                return Err(refuse(format!(
+                    "`{}` is in the pack but not in `{MANIFEST_FILE}`",
+                    rel.escape_debug()
+                )))
+            }
+            Some(&size) if entry.header().size().ok() != Some(size) => {
+                return Err(refuse(format!(
+                    "`{}` does not match its size and sha256 in `{MANIFEST_FILE}`",
+                    rel.escape_debug()
+                )))
+            }
+            Some(_) => {}
+        }
+        let body = read_body(&mut entry, u64::MAX, &mut total, limits)?;
         if files.len() >= limits.max_files {
             return Err(refuse(format!("more than {} files", limits.max_files)));
         }
@@ -105,10 +130,35 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
         }
     }
     let manifest = manifest.ok_or_else(|| refuse(format!("it has no `{MANIFEST_FILE}`")))?;
-    let manifest: PackManifest = serde_json::from_slice(&manifest)
-        .map_err(|e| refuse(format!("`{MANIFEST_FILE}` is invalid: {e}")))?;
     verify(&manifest, &files)?;
     Ok(Pack { manifest, files })
+}
+
+/// Most bytes of `pack.json`.
+const MAX_MANIFEST_BYTES: u64 = 32 << 20;
+
+/// Reads one entry's bytes, at most `max`, counting them in `total` against the
+/// unpacked limit.
+fn read_body(
+    entry: &mut impl Read,
+    max: u64,
+    total: &mut u64,
+    limits: &Limits,
+) -> Result<Vec<u8>, PackError> {
+    let budget = limits.max_unpacked_bytes.saturating_sub(*total).min(max);
+    let mut body = Vec::new();
+    entry
+        .take(budget.saturating_add(1))
+        .read_to_end(&mut body)
+        .map_err(|e| PackError::Refused(format!("not a readable .tar.gz ({e})")))?;
+    *total += body.len() as u64;
+    if body.len() as u64 > budget {
+        return Err(PackError::Refused(format!(
+            "its files unpack to more than {} bytes",
+            budget.min(limits.max_unpacked_bytes)
+        )));
+    }
+    Ok(body)
 }
 
 /// Checks the manifest against the files: format, code, the same paths, sizes and hashes.
@@ -125,6 +175,20 @@ fn verify(m: &PackManifest, files: &BTreeMap<String, Vec<u8>>) -> Result<(), Pac
             "repository code `{}` is invalid",
             m.repo.escape_debug()
         ));
+    }
+    let mut paths: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    for w in paths.windows(2) {
+        if w[0] == w[1] || w[1].starts_with(&format!("{}/", w[0])) {
+            return refuse(format!(
+                "`{MANIFEST_FILE}` lists `{}` and `{}`: a path twice, or a file that is also a folder",
+                w[0].escape_debug(),
+                w[1].escape_debug()
+            ));
+        }
+    }
+    if m.version.len() > 128 || m.version.chars().any(char::is_control) {
+        return refuse("its version is longer than 128 bytes or has control characters".into());
     }
     if m.files.len() != files.len() {
         return refuse(format!(
@@ -148,59 +212,77 @@ fn verify(m: &PackManifest, files: &BTreeMap<String, Vec<u8>>) -> Result<(), Pac
     Ok(())
 }
 
-/// Unpacks `pack` into `packs_dir/CODE/`: the new tree is made beside it (unchanged
-/// files hard-linked from the current one, so their mtimes stay and a refresh does not
-/// read them again), then swapped in by two renames.
+/// Unpacks `pack` into `packs_dir/CODE/` in place: a file with the same bytes is left
+/// untouched (size, mtime and ctime kept, so a refresh does not even read it), a new or
+/// changed one is written beside itself and renamed over, and files the pack no longer
+/// has are deleted (with folders left empty). Run it under the index's writer lock: a
+/// refresh must not walk the folder half-updated.
 ///
 /// # Errors
-/// [`PackError::Io`] when a folder or file cannot be written.
+/// [`PackError::Io`] when a folder or file cannot be written or removed (the folder is
+/// then a mix of both versions; ingesting the pack again completes it).
 pub fn install(pack: &Pack, packs_dir: &Path) -> Result<Installed, PackError> {
-    let code = &pack.manifest.repo;
-    let dir = packs_dir.join(code);
-    let tmp = packs_dir.join(format!(".{code}.new-{}", std::process::id()));
-    let old = packs_dir.join(format!(".{code}.old-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| PackError::io("cannot create", &tmp, e))?;
+    let dir = packs_dir.join(&pack.manifest.repo);
+    std::fs::create_dir_all(&dir).map_err(|e| PackError::io("cannot create", &dir, e))?;
     let mut out = Installed {
         dir: dir.clone(),
         written: 0,
         kept: 0,
         removed: 0,
     };
-    let filled = fill(pack, &dir, &tmp, &mut out);
-    if let Err(e) = filled {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
-    out.removed = files_under(&dir, "")
-        .iter()
-        .filter(|rel| !pack.files.contains_key(rel.as_str()))
-        .count();
-    if dir.exists() {
-        std::fs::rename(&dir, &old).map_err(|e| PackError::io("cannot move", &dir, e))?;
-    }
-    std::fs::rename(&tmp, &dir).map_err(|e| PackError::io("cannot move", &tmp, e))?;
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(out)
-}
-
-fn fill(pack: &Pack, current: &Path, tmp: &Path, out: &mut Installed) -> Result<(), PackError> {
-    for (rel, body) in &pack.files {
-        let dest = tmp.join(rel);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| PackError::io("cannot create", parent, e))?;
+    for rel in files_under(&dir, "") {
+        if !pack.files.contains_key(&rel) {
+            let path = dir.join(&rel);
+            std::fs::remove_file(&path).map_err(|e| PackError::io("cannot remove", &path, e))?;
+            out.removed += 1;
         }
-        let was = current.join(rel);
-        let same = std::fs::read(&was).is_ok_and(|b| b == *body);
-        if same && std::fs::hard_link(&was, &dest).is_ok() {
+    }
+    remove_empty_dirs(&dir);
+    for (rel, body) in &pack.files {
+        let dest = dir.join(rel);
+        if std::fs::symlink_metadata(&dest).is_ok_and(|m| m.is_file())
+            && std::fs::read(&dest).is_ok_and(|b| b == *body)
+        {
             out.kept += 1;
             continue;
         }
-        std::fs::write(&dest, body).map_err(|e| PackError::io("cannot write", &dest, e))?;
+        write_file(&dest, body)?;
         out.written += 1;
     }
-    Ok(())
+    Ok(out)
+}
+
+/// Writes `body` to `dest` through a hidden file beside it (never walked) and a rename;
+/// whatever was at `dest` (a file, a folder, a link) is replaced.
+fn write_file(dest: &Path, body: &[u8]) -> Result<(), PackError> {
+    let parent = dest.parent().unwrap_or(dest);
+    std::fs::create_dir_all(parent).map_err(|e| PackError::io("cannot create", parent, e))?;
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.docfuse-new-{}", std::process::id()));
+    std::fs::write(&tmp, body).map_err(|e| PackError::io("cannot write", &tmp, e))?;
+    if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
+        let _ = std::fs::remove_dir_all(dest);
+    }
+    std::fs::rename(&tmp, dest).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        PackError::io("cannot write", dest, e)
+    })
+}
+
+/// Removes the empty folders under `dir` (not `dir` itself).
+fn remove_empty_dirs(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            remove_empty_dirs(&e.path());
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
 }
 
 /// Paths (`/`-separated, after `prefix`) of the regular files under `dir` (none when it

@@ -127,6 +127,8 @@ fn unsafe_or_altered_packs_are_refused_whole() {
     let ok: &[u8] = b"# A\n";
     let m = manifest_json(&[("a.md", ok)]);
     let reg = tar::EntryType::Regular;
+    let twice = manifest_json(&[("a.md", ok), ("a.md", ok)]);
+    let nested = manifest_json(&[("a", ok), ("a/b.md", ok)]);
     let good = raw_pack(&[(b"pack.json", reg, &m), (b"docs/a.md", reg, ok)]);
     assert!(read(&good, &Limits::default()).is_ok());
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -157,7 +159,7 @@ fn unsafe_or_altered_packs_are_refused_whole() {
             raw_pack(&[(b"pack.json", reg, &m), (b"docs/a.md", reg, b"# B\n")]),
         ),
         (
-            "lists 1 files, the pack holds 2",
+            "in the pack but not in `pack.json`",
             raw_pack(&[
                 (b"pack.json", reg, &m),
                 (b"docs/a.md", reg, ok),
@@ -172,7 +174,30 @@ fn unsafe_or_altered_packs_are_refused_whole() {
                 (b"other.md", reg, ok),
             ]),
         ),
-        ("no `pack.json`", raw_pack(&[(b"docs/a.md", reg, ok)])),
+        ("not `pack.json`", raw_pack(&[(b"docs/a.md", reg, ok)])),
+        (
+            "not `pack.json`",
+            raw_pack(&[(b"docs/a.md", reg, ok), (b"pack.json", reg, &m)]),
+        ),
+        (
+            "does not match",
+            raw_pack(&[
+                (b"pack.json", reg, &m),
+                (b"docs/a.md", reg, b"# A longer\n"),
+            ]),
+        ),
+        (
+            "a path twice",
+            raw_pack(&[(b"pack.json", reg, &twice), (b"docs/a.md", reg, ok)]),
+        ),
+        (
+            "also a folder",
+            raw_pack(&[
+                (b"pack.json", reg, &nested),
+                (b"docs/a", reg, ok),
+                (b"docs/a/b.md", reg, ok),
+            ]),
+        ),
         ("not a readable", b"not a tarball at all".to_vec()),
     ];
     for (why, bytes) in cases {

@@ -25,6 +25,11 @@ pub fn write(
     out: &Path,
     walk: WalkOptions,
 ) -> Result<PackManifest, PackError> {
+    if version.len() > 128 || version.chars().any(char::is_control) {
+        return Err(PackError::Refused(
+            "the version must be at most 128 bytes, without control characters".into(),
+        ));
+    }
     if !valid_code(repo) {
         return Err(PackError::Refused(format!(
             "repository code `{}` must be 1 to 64 of a-z 0-9 . _ - starting with a letter or digit",
@@ -54,9 +59,7 @@ pub fn write(
         format: PACK_FORMAT,
         repo: repo.to_string(),
         version: version.to_string(),
-        created_at: jiff::Timestamp::now()
-            .round(jiff::Unit::Second)
-            .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string()),
+        created_at: now_rfc3339(),
         files,
     };
     let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
@@ -69,12 +72,22 @@ pub fn write(
     written.map(|()| manifest)
 }
 
+/// Now, to the second (truncated, never ahead), as RFC 3339 UTC.
+fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}
+
 fn write_tar(path: &Path, manifest: &PackManifest, bodies: &[Vec<u8>]) -> Result<(), PackError> {
     let io = |e| PackError::io("cannot write", path, e);
     let file = std::fs::File::create(path).map_err(io)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
-    let json = serde_json::to_vec_pretty(manifest).unwrap_or_default();
+    let json = serde_json::to_vec_pretty(manifest)
+        .map_err(std::io::Error::other)
+        .map_err(io)?;
     append(&mut tar, MANIFEST_FILE, &json).map_err(io)?;
     for (f, body) in manifest.files.iter().zip(bodies) {
         append(&mut tar, &format!("{DOCS_DIR}/{}", f.path), body).map_err(io)?;

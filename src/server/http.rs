@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `POST /v1/search` | JSON body `{"query", "limit", "mode", "filters": {"path_prefix", "globs", "exclude"}, "explain", "floor", "include_content"}` → the `docfuse search --json` envelope |
 //! | `GET /v1/passage` | `?path=&start_line=&end_line=` or `?id=` (and `root=`) → a page of an indexed file's lines |
+//! | `GET /v1/document` | `?path=` (and `root=`, `from=`) → a page of a document's chunks in file order |
 //! | `GET /v1/handoff` | `?target=` (a document path, folder, section id, title or alias) and `caveats=true` → where to start reading, what to read before editing, where to edit, which checks apply |
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
 //! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
@@ -370,7 +371,7 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         "not_found",
         format!(
-            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/handoff, GET /v1/status, GET /healthz",
+            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, GET /healthz",
             uri.path()
         ),
     )
