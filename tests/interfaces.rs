@@ -375,6 +375,51 @@ fn every_response_stays_under_the_budget_and_pages_end_on_a_line() {
         lines[4..].join("\n"),
         "the pages make the whole section"
     );
+    // MCP: the whole of other.md as its sections, page by page, each page under the budget
+    let other = long_section(400);
+    let other_lines: Vec<&str> = other.lines().collect();
+    let (mut from, mut pages, mut last_end) = (0u64, 0, 0usize);
+    loop {
+        let (r, n) = mcp.call("read_document", json!({"path": "other.md", "from": from}));
+        assert!(n <= max, "read_document page {pages}: {n} bytes");
+        assert_eq!(r["isError"], false, "{r}");
+        let d = &r["structuredContent"];
+        for c in d["chunks"].as_array().unwrap() {
+            let (a, b) = (
+                c["start_line"].as_u64().unwrap() as usize,
+                c["end_line"].as_u64().unwrap() as usize,
+            );
+            assert!(a > last_end, "sections in order: {c}");
+            last_end = b;
+            let lines = other_lines[a - 1..b].join("\n");
+            let text = c["text"].as_str().unwrap();
+            match text.strip_suffix('…') {
+                Some(kept) if c["truncated"] == true => assert!(lines.starts_with(kept)),
+                _ => assert_eq!(text, lines),
+            }
+        }
+        pages += 1;
+        match d["next_from"].as_u64() {
+            Some(next) => {
+                assert!(r["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("from={next}")));
+                from = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(
+        last_end,
+        other_lines.len(),
+        "every section, to the last line"
+    );
+    let (r, _) = mcp.call("read_document", json!({"path": "../other.md"}));
+    assert_eq!(
+        r["structuredContent"]["error"]["code"], "forbidden_path",
+        "{r}"
+    );
     let (_, n) = mcp.call("index_status", json!({}));
     assert!(n <= max);
     // HTTP: search with contents, and a page of the passage

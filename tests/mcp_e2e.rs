@@ -258,7 +258,7 @@ fn stdout_carries_only_json_rpc_and_the_server_exits_on_eof() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(v[0]["result"]["serverInfo"]["name"], "docfuse");
-    assert_eq!(v[1]["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(v[1]["result"]["tools"].as_array().unwrap().len(), 5);
     let results = &v[2]["result"]["structuredContent"]["results"];
     assert_eq!(results.as_array().unwrap().len(), 2, "{}", v[2]);
     assert_eq!(v[2]["result"]["isError"], false);

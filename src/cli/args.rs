@@ -41,7 +41,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Serve the HTTP API (search, passages, handoffs, status) on a loopback address.
     Serve(ServeArgs),
-    /// Serve the MCP tools (search_docs, read_passage, handoff, index_status) on stdin/stdout.
+    /// Serve the MCP tools (search_docs, read_passage, read_document, handoff, index_status)
+    /// on stdin/stdout.
     Mcp(McpArgs),
     /// Write a docs pack: a folder's documentation files and API specs, with a pack.json
     /// (repository code, version, file list with sha256), as one .tar.gz for `index --pack`.

@@ -1,5 +1,6 @@
 //! The MCP server (Model Context Protocol, official `rmcp` SDK) on stdio: tools
-//! `search_docs`, `read_passage` and `index_status` over one opened index.
+//! `search_docs`, `read_passage`, `read_document`, `handoff` and `index_status` over one
+//! opened index.
 //!
 //! stdout carries only protocol messages; logs go to stderr. The tools publish plain
 //! JSON Schemas ([`super::mcp_schema`]) and read their arguments with the same parser
@@ -68,6 +69,22 @@ impl DocfuseMcp {
         Parameters(args): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(match self.passage(Value::Object(args)).await {
+            Ok(r) => r,
+            Err(e) => tool_error(&e),
+        })
+    }
+
+    #[tool(
+        name = "read_document",
+        description = "Read a whole indexed documentation file as its sections (chunks) in file order, each with its id, heading path, line range and text: give a path relative to the indexed root, as in search results. Long documents come in pages: call again with from set to the answer's next_from. A single section larger than a page is cut and marked truncated (read it with read_passage and its lines). If the file changed since indexing, the indexed text is returned, marked STALE.",
+        input_schema = mcp_schema::read_document(),
+        annotations(title = "Read a document", read_only_hint = true)
+    )]
+    async fn read_document(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.document(Value::Object(args)).await {
             Ok(r) => r,
             Err(e) => tool_error(&e),
         })
@@ -164,22 +181,42 @@ impl DocfuseMcp {
     }
 
     async fn passage(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
-        let req = passage_args(&args, "read_passage")?;
-        let budget = self.budget.bytes();
-        // The text goes out twice (text content and structured content).
-        let mut allowance = budget.saturating_sub(2048) * 2 / 5;
-        loop {
-            let p = self
-                .retriever
-                .read_passage_page(&req, allowance.max(1))
-                .await?;
-            let result = structured(passage_text(&p), &p);
-            let size = result_size(&result);
-            if size <= budget || allowance <= 256 {
-                return Ok(result);
-            }
-            allowance = allowance * budget / size * 9 / 10;
+        let req = &passage_args(&args, "read_passage")?;
+        let r = &self.retriever;
+        within_budget(self.budget.bytes(), |n| async move {
+            let p = r.read_passage_page(req, n).await?;
+            Ok(structured(passage_text(&p), &p))
+        })
+        .await
+    }
+
+    async fn document(&self, args: Value) -> Result<CallToolResult, RetrieveError> {
+        let req = &crate::retriever::document_args(&args, "read_document")?;
+        let r = &self.retriever;
+        within_budget(self.budget.bytes(), |n| async move {
+            let d = r.read_document(req, n).await?;
+            Ok(structured(document_text(&d), &d))
+        })
+        .await
+    }
+}
+
+/// The first result `read(allowance)` gives that fits in `budget` bytes: the text goes
+/// out twice (text content and structured content), so the allowance starts at 2/5 of
+/// the budget less 2 KiB and shrinks in proportion until it fits (or is 256 bytes).
+async fn within_budget<F, Fut>(budget: usize, mut read: F) -> Result<CallToolResult, RetrieveError>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<CallToolResult, RetrieveError>>,
+{
+    let mut allowance = budget.saturating_sub(2048) * 2 / 5;
+    loop {
+        let result = read(allowance.max(1)).await?;
+        let size = result_size(&result);
+        if size <= budget || allowance <= 256 {
+            return Ok(result);
         }
+        allowance = allowance * budget / size * 9 / 10;
     }
 }
 
@@ -318,6 +355,42 @@ fn passage_text(p: &Passage) -> String {
         "{} (of {} lines){heading}{page}{stale}\n\n{}",
         p.source, p.total_lines, p.text
     )
+}
+
+fn document_text(d: &crate::retriever::Document) -> String {
+    let shown = d.chunks.len();
+    let mut text = format!(
+        "{} (root {}): sections {}-{} of {}",
+        d.path,
+        d.root,
+        d.from + 1,
+        d.from + shown,
+        d.total_chunks
+    );
+    if let Some(next) = d.next_from {
+        text.push_str(&format!(
+            "; for the next page call read_document with from={next}"
+        ));
+    }
+    if let Some(r) = &d.stale_reason {
+        text.push_str(&format!("\nSTALE: {r}"));
+    }
+    for c in &d.chunks {
+        let cut = if c.truncated {
+            " (cut: read the rest with read_passage)"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "\n\n## {} · {}:{}-{}{cut}\n{}",
+            c.heading_path.join(" › "),
+            d.path,
+            c.start_line,
+            c.end_line,
+            c.text
+        ));
+    }
+    text
 }
 
 fn status_text(s: &IndexStatus) -> String {

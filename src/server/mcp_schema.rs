@@ -126,6 +126,33 @@ pub fn read_passage() -> Arc<Map<String, Value>> {
     }))
 }
 
+/// Input schema of `read_document`.
+pub fn read_document() -> Arc<Map<String, Value>> {
+    object(json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A file path relative to the indexed root, as shown in search results, e.g. \"guide/install.md\". Paths outside the indexed roots are refused."
+            },
+            "root": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Root number when several indexed roots hold the same path (default: the first)."
+            },
+            "from": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Position of the first section to return, 0-based: the previous answer's next_from."
+            }
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    }))
+}
+
 /// Input schema of `handoff`.
 pub fn handoff() -> Arc<Map<String, Value>> {
     object(json!({

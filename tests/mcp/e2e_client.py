@@ -104,7 +104,7 @@ async def exercise(session):
     listed = await session.list_tools()
     transcript.append({"tools/list": dump(listed)})
     tools = {t.name: t for t in listed.tools}
-    check(set(tools) == {"search_docs", "read_passage", "index_status", "handoff"}, "the four tools", listed)
+    check(set(tools) == {"search_docs", "read_passage", "read_document", "index_status", "handoff"}, "the five tools", listed)
     for t in tools.values():
         check(t.description and len(t.description) > 40, f"{t.name} has a description", t)
     search_schema = field(tools["search_docs"], "input_schema", "inputSchema")
@@ -213,6 +213,26 @@ async def exercise(session):
             result, data, is_error = await call(session, "read_passage", args)
             check(is_error, f"`{path}` is refused", result)
             check(data["error"]["code"] == "forbidden_path", f"`{path}` is forbidden_path", result)
+    # read_document: the sections of faq.md in file order, each its exact lines; the same
+    # traversal refusals as read_passage
+    start, last_end, pages = 0, 0, 0
+    while True:
+        result, data, is_error = await call(session, "read_document", {"path": "faq.md", "from": start})
+        check(not is_error and data["from"] == start, "read_document succeeds", result)
+        for c in data["chunks"]:
+            check(c["start_line"] > last_end, "sections in file order", c)
+            last_end = c["end_line"]
+            if not c["truncated"]:
+                check(c["text"] == file_lines("faq.md", c["start_line"], c["end_line"]), "a section's exact lines", c)
+        pages += 1
+        if data["next_from"] is None:
+            break
+        start = data["next_from"]
+    check(last_end > 100, "the whole of faq.md", last_end)
+    for path in refused:
+        result, data, is_error = await call(session, "read_document", {"path": path})
+        check(is_error and data["error"]["code"] == "forbidden_path", f"read_document `{path}` is forbidden_path", result)
+
     # an indexed file replaced by a symlink that leaves the root is never read: by path
     # or by id, the text served is the indexed one, marked stale with the reason
     stem = os.path.splitext(os.path.basename(LINKED_REL))[0]
@@ -225,6 +245,9 @@ async def exercise(session):
         result, data, is_error = await call(session, "read_passage", args)
         check(not is_error and data["stale"] is True and "outside its root" in data["stale_reason"], f"{args} serves the indexed text, marked stale", result)
         check("STALE" in text_of(result), f"{args}: the text content says so", result)
+    result, data, is_error = await call(session, "read_document", {"path": LINKED_REL})
+    check(not is_error and data["stale"] is True and "outside its root" in data["stale_reason"], "read_document serves the indexed text, marked stale", result)
+    check("STALE" in text_of(result), "read_document: the text content says so", result)
     # a file changed after indexing: results are marked, reads serve the indexed lines
     result, data, is_error = await call(session, "search_docs", {"query": "lock", "limit": 50, "path_prefix": CHANGED_REL, "mode": "lexical"})
     check(data["results"] and all(h["stale_reason"] == "file changed since indexing" for h in data["results"]), "results from the changed file are marked", data)
