@@ -138,13 +138,11 @@ fn slice(lines: &[&str], start: u32, end: u32) -> String {
         .unwrap_or_default()
 }
 
-/// `text` cut to at most `max` bytes at a character boundary, ending with `…`.
+/// `text` cut to at most `max` bytes, ending with `…`: at a line end when one falls in
+/// the second half, else at a character boundary ([`super::budget::cut_at_line`]).
 fn cut(text: &str, max: usize) -> String {
-    let mut end = max.saturating_sub('…'.len_utf8()).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    let room = max.saturating_sub('…'.len_utf8());
+    format!("{}…", super::budget::cut_at_line(text, room))
 }
 
 #[cfg(test)]

@@ -58,26 +58,12 @@ pub fn format_retrieved_documents(docs: &[RetrievedDocument], max_tokens: usize)
             out.push_str(sep);
             out.push_str(&header);
             out.push('\n');
-            out.push_str(cut(content, room).trim_end());
+            out.push_str(super::budget::cut_at_line(content, room).trim_end());
             out.push_str(CUT_MARK);
         }
         break;
     }
     out
-}
-
-/// The longest prefix of `text` of at most `room` bytes, ending at a line end when one
-/// falls in its second half, else at a character boundary.
-fn cut(text: &str, room: usize) -> &str {
-    let mut end = room.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let prefix = &text[..end];
-    match prefix.rfind('\n') {
-        Some(nl) if nl >= end / 2 => &prefix[..nl],
-        _ => prefix,
-    }
 }
 
 #[cfg(test)]
