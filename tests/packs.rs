@@ -5,31 +5,8 @@
 mod common;
 use common::*;
 use std::fs;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-/// Serves whatever `body` holds at any path, until the test ends; returns the base URL.
-fn serve(body: Arc<Mutex<Vec<u8>>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
-            let b = body.lock().unwrap().clone();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                b.len()
-            );
-            let _ = s.write_all(head.as_bytes());
-            let _ = s.write_all(&b);
-        }
-    });
-    format!("http://{addr}")
-}
 
 fn service_docs(dir: &Path) {
     fs::create_dir_all(dir.join("guide")).unwrap();
@@ -92,7 +69,7 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
         (Some("pets"), Some(3))
     );
     let body = Arc::new(Mutex::new(fs::read(p.join("svc.tar.gz")).unwrap()));
-    let url = format!("{}/packs/pets.tar.gz", serve(body.clone()));
+    let url = format!("{}/packs/pets.tar.gz", serve_bytes(body.clone()));
 
     json_of(&docfuse(p, &["index", "--no-embeddings", "--json", "own"]));
     let v = json_of(&docfuse(

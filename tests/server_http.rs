@@ -724,3 +724,149 @@ async fn hybrid_index_answers_hybrid_and_is_healthy() {
     assert_eq!(v["vectors"]["usable"], true);
     assert_eq!(v["vectors"]["model"], "all-MiniLM-L6-v2");
 }
+
+/// `req` as if it came from `peer`.
+fn from_peer(mut req: Request<Body>, peer: &str) -> Request<Body> {
+    let addr: std::net::SocketAddr = peer.parse().unwrap();
+    req.extensions_mut()
+        .insert(axum::extract::ConnectInfo(addr));
+    req
+}
+
+#[tokio::test]
+async fn refresh_jobs_answer_only_loopback_peers_and_take_no_fields() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = runs.clone();
+    let jobs = docfuse::server::jobs::RefreshJobs::start(Box::new(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(json!({"generation": 7}))
+    }))
+    .unwrap();
+    let retriever = DocfuseRetriever::open(cargo_index()).unwrap();
+    let with_jobs =
+        docfuse::server::http::router_with(retriever, HttpConfig::default(), Some(jobs));
+    for peer in [
+        "10.1.2.3:5000",
+        "[2001:db8::1]:5000",
+        "[::ffff:10.0.0.1]:80",
+    ] {
+        let (status, v) = send(&with_jobs, from_peer(post("/v1/refresh", ""), peer)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{peer}");
+        assert_eq!(error_code(&v), "forbidden_remote");
+        let (status, _) = send(&with_jobs, from_peer(get("/v1/refresh/1"), peer)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{peer}");
+    }
+    // no peer address known: refused too
+    let (status, _) = send(&with_jobs, post("/v1/refresh", "")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, v) = send(
+        &with_jobs,
+        from_peer(post("/v1/refresh", r#"{"roots": []}"#), "127.0.0.1:9"),
+    )
+    .await;
+    assert_eq!(
+        (status, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing ran yet"
+    );
+    for (peer, body) in [
+        ("127.0.0.1:9", ""),
+        ("[::1]:9", "{}"),
+        ("[::ffff:127.0.0.1]:9", " "),
+    ] {
+        let (status, v) = send(&with_jobs, from_peer(post("/v1/refresh", body), peer)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{peer}: {v}");
+        assert!(v["job"].as_u64().unwrap() >= 1, "{v}");
+        assert!(["queued", "running", "done"].contains(&v["status"].as_str().unwrap()));
+    }
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        let (status, v) = send(&with_jobs, from_peer(get("/v1/refresh/1"), "127.0.0.1:9")).await;
+        assert_eq!(status, StatusCode::OK);
+        last = v;
+        if last["status"] == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        last,
+        json!({"job": 1, "status": "done", "report": {"generation": 7}})
+    );
+    let (status, v) = send(&with_jobs, from_peer(get("/v1/refresh/999"), "127.0.0.1:9")).await;
+    assert_eq!(
+        (status, error_code(&v)),
+        (StatusCode::NOT_FOUND, "not_found")
+    );
+    let (status, _) = send(&with_jobs, from_peer(get("/v1/refresh/x"), "127.0.0.1:9")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // a server without refresh jobs says so
+    let (status, v) = send(&app(), from_peer(post("/v1/refresh", ""), "127.0.0.1:9")).await;
+    assert_eq!(
+        (status, error_code(&v)),
+        (StatusCode::NOT_FOUND, "not_found")
+    );
+}
+
+#[test]
+fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::create_dir_all(p.join("docs")).unwrap();
+    std::fs::write(p.join("docs/a.md"), "# Alpha\n\nThe first page.\n").unwrap();
+    let o = docfuse(p, &["index", "--no-embeddings", "--index", "idx", "docs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--index", "idx"])
+        .current_dir(p)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let addr = served_addr(&mut err);
+    std::fs::write(
+        p.join("docs/b.md"),
+        "# Bravo\n\nA zeppelin page written while serving.\n",
+    )
+    .unwrap();
+    let (code, v) = exchange(&addr, "POST", "/v1/refresh", None);
+    assert_eq!(code, 202, "{v}");
+    let job = v["job"].as_u64().unwrap();
+    let mut done = Value::Null;
+    for _ in 0..300 {
+        let (code, v) = exchange(&addr, "GET", &format!("/v1/refresh/{job}"), None);
+        assert_eq!(code, 200, "{v}");
+        if matches!(v["status"].as_str(), Some("done" | "failed")) {
+            done = v;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(done["status"], "done", "{done}");
+    assert_eq!(done["report"]["files"]["added"], 1, "{done}");
+    let generation = done["report"]["generation"].as_u64().unwrap();
+    assert_eq!(generation, 2, "{done}");
+    // the server answers from the new generation
+    let mut found = Value::Null;
+    for _ in 0..50 {
+        let (code, v) = exchange(
+            &addr,
+            "POST",
+            "/v1/search",
+            Some(r#"{"query": "zeppelin"}"#),
+        );
+        assert_eq!(code, 200, "{v}");
+        if v["generation"] == generation {
+            found = v;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(found["results"][0]["path"], "b.md", "{found}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -47,6 +47,30 @@ pub enum Command {
     /// Write a docs pack: a folder's documentation files and API specs, with a pack.json
     /// (repository code, version, file list with sha256), as one .tar.gz for `index --pack`.
     Pack(PackArgs),
+    /// Ingest docs packs as services come and go on NATS: `service.register` (with the
+    /// `docs_pack` capability) fetches and indexes the service's pack, `service.unregister`
+    /// removes it, `gateway.online` (and the start) pulls every known pack again.
+    Ingest(IngestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// NATS server to subscribe to, e.g. `nats://127.0.0.1:4222`.
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// Index folder (created by the first pack ingested when there is none).
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Largest pack accepted, in bytes (compressed).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_pack_bytes: u64,
+    /// Do not embed (lexical only); default: embed when the index has vectors (or, for a
+    /// new index, always).
+    #[arg(long)]
+    pub no_embeddings: bool,
+    /// Print one JSON line per event handled on stdout (default: a line of text).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,8 +40,9 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let vectors = Vectors::load(!a.no_embeddings);
     let mut opts = a.run.build_options(config, overrides, &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
+    let from = a.pack.as_deref().map(super::pack::source_of);
     let install = || match &pack {
-        Some(p) => super::pack::install(&a.index, p),
+        Some(p) => super::pack::install(&a.index, p, from.as_deref()),
         None => Ok(()),
     };
     let remove = || super::pack::remove_dropped(&a.index, &a.run.drop_root);

@@ -10,6 +10,8 @@ mod eval;
 mod graph;
 mod handoff;
 mod index;
+mod ingest;
+mod job;
 mod mcp;
 mod output;
 mod pack;
@@ -54,6 +56,7 @@ pub fn run() -> i32 {
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Pack(a) => pack::run(a),
+        Command::Ingest(a) => ingest::run(a),
     };
     match outcome {
         Ok(code) => code,

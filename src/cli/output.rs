@@ -10,11 +10,16 @@ pub fn print_line(s: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `value` as pretty JSON to stdout.
 pub use crate::chunk::printable;
 
+/// Writes `value` as pretty JSON to stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     print_line(&serde_json::to_string_pretty(value)?)
+}
+
+/// Writes `value` as one line of JSON to stdout (JSON Lines, for a stream of records).
+pub fn print_json_line<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    print_line(&serde_json::to_string(value)?)
 }
 
 /// True when `e` is a closed stdout (`docfuse search … | head`): not an error.

@@ -44,6 +44,16 @@ pub fn run(a: PackArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
+/// Where the pack at `source` comes from, as recorded: an http(s) URL as given, a file
+/// as its absolute path.
+pub(super) fn source_of(source: &str) -> String {
+    let lower = source.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return source.to_string();
+    }
+    std::fs::canonicalize(source).map_or_else(|_| source.to_string(), |p| p.display().to_string())
+}
+
 /// Fetches and verifies the pack at `source` (nothing is written).
 pub(super) fn fetch_verified(source: &str, max_pack_bytes: u64) -> anyhow::Result<Pack> {
     let limits = Limits::for_pack_bytes(max_pack_bytes);
@@ -56,9 +66,14 @@ pub(super) fn dir_of(index: &Path, pack: &Pack) -> PathBuf {
     index.join(PACKS_DIR).join(&pack.manifest.repo)
 }
 
-/// Unpacks `pack` into `index` (run under the writer lock); says what it did on stderr.
-pub(super) fn install(index: &Path, pack: &Pack) -> crate::error::Result<()> {
-    let done = crate::pack::install(pack, &index.join(PACKS_DIR))?;
+/// Unpacks `pack` into `index` (run under the writer lock) and records `from` as where
+/// it comes from (what `ingest` pulls again); says what it did on stderr.
+pub(super) fn install(index: &Path, pack: &Pack, from: Option<&str>) -> crate::error::Result<()> {
+    let packs = index.join(PACKS_DIR);
+    let done = crate::pack::install(pack, &packs)?;
+    if let Some(from) = from {
+        crate::pack::record_source(&packs, &pack.manifest.repo, from)?;
+    }
     eprintln!(
         "pack `{}` version {}: {} files written, {} unchanged, {} removed",
         pack.manifest.repo,
@@ -78,10 +93,14 @@ pub(super) fn drop_roots(index: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Deletes the unpacked files of the `pack:CODE` roots among `roots` (run under the
-/// writer lock, once they left the index).
+/// Deletes the unpacked files of the `pack:CODE` roots among `roots`, and their recorded
+/// sources (run under the writer lock, once they left the index).
 pub(super) fn remove_dropped(index: &Path, roots: &[PathBuf]) -> crate::error::Result<()> {
+    let packs = index.join(PACKS_DIR);
     for dir in roots.iter().filter_map(|r| pack_dir(index, r)) {
+        if let Some(code) = dir.file_name().and_then(|c| c.to_str()) {
+            crate::pack::forget_source(&packs, code)?;
+        }
         match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(crate::Error::Io {

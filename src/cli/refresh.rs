@@ -2,6 +2,7 @@
 
 use super::args::{RefreshArgs, RunArgs};
 use super::build_run::{print_report, report_line, run_build, Vectors};
+use super::job::Recorded;
 use crate::engine::{BuildOptions, Source};
 use crate::store::SourceSpec;
 use anyhow::Context;
@@ -35,64 +36,6 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
         watch(&a, &now.spec, &source, &opts, &vectors)?;
     }
     Ok(super::EXIT_OK)
-}
-
-/// What the index records about itself, read leniently (an index of an older docfuse is
-/// refreshed into a rebuild).
-struct Recorded {
-    spec: SourceSpec,
-    overrides: serde_json::Value,
-    /// Vectors were asked for when it was built.
-    wanted: bool,
-}
-
-impl Recorded {
-    /// [`Recorded::load`]; when there is no manifest yet but a writer holds the lock (a
-    /// first `index` still running), waits for it (or, with `wait` false, says so).
-    fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
-        match Recorded::load(index) {
-            Err(e)
-                if matches!(e.downcast_ref(), Some(crate::Error::NoIndex { .. }))
-                    && index.join(crate::engine::LOCK_FILE).exists() =>
-            {
-                let lock = crate::engine::acquire_writer_lock(index, wait, &mut |holder| {
-                    eprintln!(
-                        "waiting for another docfuse ({holder}) building `{}`…",
-                        index.display()
-                    )
-                })?;
-                drop(lock);
-                Recorded::load(index)
-            }
-            other => other,
-        }
-    }
-
-    fn load(index: &std::path::Path) -> anyhow::Result<Recorded> {
-        let v = crate::store::read_manifest_json(index)?;
-        let spec: SourceSpec = v
-            .get("source")
-            .and_then(|s| serde_json::from_value(s.clone()).ok())
-            .with_context(|| format!("the manifest of `{}` does not say what was indexed\nhint: rebuild it with `docfuse index --force --index {} <ROOT>...`", index.display(), index.display()))?;
-        let wanted = v
-            .get("embeddings")
-            .and_then(|e| e.get("wanted"))
-            .and_then(serde_json::Value::as_bool)
-            // an index of an older docfuse: vectors were wanted if it had some
-            .unwrap_or_else(|| v.get("vectors").is_some_and(|x| !x.is_null()));
-        Ok(Recorded {
-            spec,
-            overrides: v.get("config_overrides").cloned().unwrap_or_default(),
-            wanted,
-        })
-    }
-
-    fn source_for(&self, roots: &[PathBuf]) -> Source {
-        match &self.spec {
-            SourceSpec::Jsonl { file } => Source::Jsonl(PathBuf::from(file)),
-            SourceSpec::Roots { .. } => Source::Roots(roots.to_vec()),
-        }
-    }
 }
 
 /// Refreshes every root of the index at `index` with its recorded configuration, for

@@ -2,7 +2,8 @@
 
 use super::args::ServeArgs;
 use crate::retriever::DocfuseRetriever;
-use crate::server::http::{router, serve, HttpConfig};
+use crate::server::http::{router_with, serve, HttpConfig};
+use crate::server::jobs::RefreshJobs;
 use anyhow::Context;
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     if !a.addr.ip().is_unspecified() {
         hosts.push(a.addr.ip().to_string());
     }
+    let jobs = refresh_jobs(&a.index)?;
     let config = HttpConfig {
         request_timeout: Duration::from_millis(a.timeout_ms),
         max_body_bytes: a.max_body_bytes,
@@ -46,10 +48,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
             })?;
         let local = listener.local_addr()?;
         eprintln!(
-            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, GET /healthz); Ctrl-C stops",
+            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, POST /v1/refresh from this machine, GET /healthz); Ctrl-C stops",
             a.index.display()
         );
-        serve(listener, router(retriever, config), shutdown_signal())
+        serve(
+            listener,
+            router_with(retriever, config, Some(jobs)),
+            shutdown_signal(),
+        )
             .await
             .context("the HTTP server failed")
     });
@@ -58,8 +64,32 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
+/// The jobs of `POST /v1/refresh`: a refresh of every root of `index` with its recorded
+/// settings (the model loaded by the first job that needs it, then kept).
+fn refresh_jobs(index: &std::path::Path) -> anyhow::Result<RefreshJobs> {
+    let index = index.to_path_buf();
+    let vectors = std::sync::OnceLock::new();
+    let run = move || -> Result<serde_json::Value, String> {
+        let wanted = super::job::Recorded::load(&index)
+            .map(|r| r.wanted)
+            .map_err(|e| super::output::error_text(&e))?;
+        let vectors = vectors.get_or_init(|| super::build_run::Vectors::load(wanted));
+        let job = super::job::Job::default();
+        let report = super::job::run_job(&index, &job, vectors)
+            .map_err(|e| super::output::error_text(&e))?;
+        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        v["index"] = serde_json::json!(index);
+        eprintln!(
+            "docfuse: refresh job: {}",
+            super::build_run::report_line(&index, &report, vectors)
+        );
+        Ok(v)
+    };
+    RefreshJobs::start(Box::new(run)).context("cannot start the refresh jobs thread")
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(super) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

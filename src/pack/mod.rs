@@ -9,12 +9,15 @@
 //! size or sha256 differs, or a limit is passed.
 //! Must not import: `engine`, `cli`, `server` (packs sit beside discovery).
 
+pub mod event;
 mod fetch;
 mod read;
+mod sources;
 mod write;
 
 pub use fetch::fetch;
 pub use read::{install, read, Installed, Pack};
+pub use sources::{forget_source, record_source, sources, Sources, SOURCES_FILE};
 pub use write::write;
 
 use serde::{Deserialize, Serialize};
@@ -105,6 +108,9 @@ pub enum PackError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    /// The record of pack sources is damaged.
+    #[error("{0}")]
+    Sources(String),
     #[error(transparent)]
     Discover(#[from] crate::Error),
 }

@@ -7,6 +7,8 @@
 //! | `GET /v1/document` | `?path=` (and `root=`, `from=`) → a page of a document's chunks in file order |
 //! | `GET /v1/handoff` | `?target=` (a document path, folder, section id, title or alias) and `caveats=true` → where to start reading, what to read before editing, where to edit, which checks apply |
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
+//! | `POST /v1/refresh` | from this machine only (a loopback peer): starts a refresh job of the index (one at a time, through the writer lock; a request while one waits to start joins it) → `202 {"job", "status"}` |
+//! | `GET /v1/refresh/{job}` | from this machine only: `{"job", "status": "queued"|"running"|"done"|"failed", "report"|"error"}` |
 //! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status for a bad request
@@ -19,13 +21,14 @@
 //! `Origin` is another site, is refused (DNS rebinding: a web page must not read the
 //! docs through the developer's browser).
 
+use super::jobs::{JobView, RefreshJobs, KEPT_JOBS};
 use super::ErrorBody;
 use crate::retriever::{
     fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
     Passage, RetrieveError, SearchEnvelope, SearchResult,
 };
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -34,6 +37,7 @@ use axum::{Json, Router};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,6 +87,7 @@ pub const SEARCH_DEFAULT_LIMIT: usize = 10;
 struct AppState {
     retriever: DocfuseRetriever,
     config: Arc<HttpConfig>,
+    refresh: Option<RefreshJobs>,
 }
 
 /// `GET /healthz`.
@@ -97,12 +102,23 @@ pub struct Health {
     pub generation: u64,
 }
 
-/// The routes over `retriever`, with the limits of `config`.
+/// The routes over `retriever`, with the limits of `config` (no refresh jobs:
+/// `POST /v1/refresh` says it is not enabled).
 pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
+    router_with(retriever, config, None)
+}
+
+/// [`router`], with `POST /v1/refresh` running `refresh` jobs.
+pub fn router_with(
+    retriever: DocfuseRetriever,
+    config: HttpConfig,
+    refresh: Option<RefreshJobs>,
+) -> Router {
     let config = Arc::new(config);
     let state = AppState {
         retriever,
         config: config.clone(),
+        refresh,
     };
     let routes = Router::new()
         .route("/v1/search", post(search))
@@ -110,6 +126,8 @@ pub fn router(retriever: DocfuseRetriever, config: HttpConfig) -> Router {
         .route("/v1/document", get(document))
         .route("/v1/handoff", get(handoff))
         .route("/v1/status", get(status))
+        .route("/v1/refresh", post(refresh_submit))
+        .route("/v1/refresh/{job}", get(refresh_get))
         .route("/healthz", get(healthz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -134,7 +152,8 @@ pub fn with_limits(routes: Router, config: &HttpConfig) -> Router {
         .layer(axum::middleware::from_fn_with_state(hosts, host_guard))
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves.
+/// Serves `app` on `listener` until `shutdown` resolves (each request knows its peer's
+/// address: `POST /v1/refresh` answers loopback peers only).
 ///
 /// # Errors
 /// An I/O error of the listener.
@@ -143,9 +162,12 @@ pub async fn serve(
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 /// An error response: a status, the JSON error body and, for a request refused under
@@ -355,6 +377,83 @@ async fn status(State(s): State<AppState>) -> Result<Json<IndexStatus>, ApiError
     ))
 }
 
+/// The refresh jobs, for a request from this machine.
+fn refresh_jobs<'a>(s: &'a AppState, req: &Request) -> Result<&'a RefreshJobs, ApiError> {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    if !peer.is_some_and(is_loopback) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_remote",
+            "refresh jobs are started only from this machine (a loopback address)",
+        ));
+    }
+    s.refresh.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server runs no refresh jobs",
+        )
+    })
+}
+
+/// Loopback, also as an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`).
+fn is_loopback(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        v4 => v4.is_loopback(),
+    }
+}
+
+async fn refresh_submit(
+    State(s): State<AppState>,
+    req: Request,
+) -> Result<(StatusCode, Json<JobView>), ApiError> {
+    let jobs = refresh_jobs(&s, &req)?.clone();
+    let body = axum::body::to_bytes(req.into_body(), s.config.max_body_bytes)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the request body is larger than the server accepts",
+            )
+        })?;
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(m)) if m.is_empty() => {}
+            _ => {
+                return Err(ApiError::bad_request(
+                    "POST /v1/refresh takes no fields: send no body or `{}`",
+                ))
+            }
+        }
+    }
+    Ok((StatusCode::ACCEPTED, Json(jobs.submit())))
+}
+
+async fn refresh_get(
+    State(s): State<AppState>,
+    Path(job): Path<String>,
+    req: Request,
+) -> Result<Json<JobView>, ApiError> {
+    let jobs = refresh_jobs(&s, &req)?;
+    let id: u64 = job
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("`{job}` is not a job number")))?;
+    jobs.get(id).map(Json).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no refresh job {id} (the last {KEPT_JOBS} are kept)"),
+        )
+    })
+}
+
 async fn healthz(State(s): State<AppState>) -> Json<Health> {
     let vector = s.retriever.vector_health().await;
     Json(Health {
@@ -371,7 +470,7 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         "not_found",
         format!(
-            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, GET /healthz",
+            "no route `{}`; routes: POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, POST /v1/refresh, GET /v1/refresh/{{job}}, GET /healthz",
             uri.path()
         ),
     )

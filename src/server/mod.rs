@@ -6,6 +6,7 @@
 //! MCP server owns stdout, logs go to stderr through `tracing`.
 
 pub mod http;
+pub mod jobs;
 pub mod mcp;
 pub mod mcp_schema;
 
@@ -22,7 +23,7 @@ pub struct ErrorBody {
 /// A stable, machine-readable `code` and a human-readable `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorDetail {
-    /// `bad_request`, `forbidden_path`, `forbidden_host`, `not_found`, `method_not_allowed`,
+    /// `bad_request`, `forbidden_path`, `forbidden_host`, `forbidden_remote`, `not_found`, `method_not_allowed`,
     /// `payload_too_large`, `unsupported_media_type`, `vectors_unavailable`, `timeout`,
     /// `overloaded`, `internal`.
     pub code: &'static str,

@@ -1,0 +1,230 @@
+//! `docfuse ingest --nats URL`: the design's docs-pack subscriber. Subscribes to
+//! `service.register`, `service.unregister` and `gateway.online` and runs one refresh
+//! job per event, one at a time, through the writer lock: a pack registered is fetched,
+//! verified and indexed as `pack:CODE` (unchanged files are not read or embedded again),
+//! an unregistered one is dropped with its files, `gateway.online` (and the start) pulls
+//! every known pack again. A bad message is reported with its subject and skipped;
+//! async-nats reconnects (forever, backing off up to 4 s) when the server goes away.
+
+use super::args::IngestArgs;
+use super::build_run::{report_line, Vectors};
+use super::job::{is_no_index, run_job, Job, Recorded};
+use crate::engine::BuildReport;
+use crate::pack::event::{self, Event};
+use anyhow::Context;
+use futures::StreamExt;
+use serde_json::json;
+use std::path::PathBuf;
+
+pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
+    let wanted = match Recorded::load(&a.index) {
+        Ok(rec) => rec.wanted && !a.no_embeddings,
+        Err(e) if is_no_index(&e) => !a.no_embeddings,
+        Err(e) => return Err(e),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut messages = rt.block_on(subscribe(&a.nats))?;
+    let vectors = Vectors::load(wanted);
+    eprintln!(
+        "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops",
+        a.index.display(),
+        a.nats,
+        event::SUBJECTS.join(", ")
+    );
+    let ingest = Ingest { a: &a, vectors };
+    ingest.handle(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
+    loop {
+        let next = rt.block_on(async {
+            tokio::select! {
+                m = messages.next() => m,
+                () = super::serve::shutdown_signal() => None,
+            }
+        });
+        let Some(m) = next else { break };
+        let parsed = event::parse(m.subject.as_str(), &m.payload);
+        ingest.handle(m.subject.as_str(), "", parsed);
+    }
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(super::EXIT_OK)
+}
+
+/// Connects to `url` and subscribes to the three subjects, as one stream.
+async fn subscribe(
+    url: &str,
+) -> anyhow::Result<futures::stream::SelectAll<async_nats::Subscriber>> {
+    let client = async_nats::ConnectOptions::new()
+        .name("docfuse-ingest")
+        .event_callback(|e| async move {
+            match e {
+                async_nats::Event::Connected => eprintln!("docfuse: connected to NATS"),
+                async_nats::Event::Disconnected => {
+                    eprintln!("docfuse: disconnected from NATS; reconnecting…")
+                }
+                other => eprintln!("docfuse: NATS: {other}"),
+            }
+        })
+        .connect(url)
+        .await
+        .with_context(|| {
+            format!("cannot connect to the NATS server at `{url}`\nhint: is nats-server running there? (`nats-server -a 127.0.0.1 -p 4222`)")
+        })?;
+    let mut subs = Vec::new();
+    for subject in event::SUBJECTS {
+        subs.push(
+            client
+                .subscribe(subject)
+                .await
+                .with_context(|| format!("cannot subscribe to `{subject}`"))?,
+        );
+    }
+    Ok(futures::stream::select_all(subs))
+}
+
+struct Ingest<'a> {
+    a: &'a IngestArgs,
+    vectors: Vectors,
+}
+
+impl Ingest<'_> {
+    /// Handles one message (`why` says what a pull is for when no message came); says
+    /// what happened, never fails.
+    fn handle(&self, subject: &str, why: &str, parsed: Result<Event, String>) {
+        let outcomes = match parsed {
+            Err(e) => vec![Outcome::failed(None, anyhow::anyhow!(e))],
+            Ok(Event::Register { code, pack_url }) => vec![self.register(code, pack_url)],
+            Ok(Event::Unregister { code }) => vec![self.unregister(code)],
+            Ok(Event::GatewayOnline) => self.pull_all(),
+        };
+        let subject = if why.is_empty() {
+            subject.to_string()
+        } else {
+            format!("{subject} ({why})")
+        };
+        for o in outcomes {
+            self.say(&subject, o);
+        }
+    }
+
+    fn register(&self, code: String, url: Option<String>) -> Outcome {
+        let Some(url) = url else {
+            return Outcome::nothing(code, "no docs_pack capability: nothing to ingest");
+        };
+        self.pull(code, &url)
+    }
+
+    /// Fetches, verifies and indexes the pack of `code` at `url`.
+    fn pull(&self, code: String, url: &str) -> Outcome {
+        let run = || -> anyhow::Result<BuildReport> {
+            let pack = super::pack::fetch_verified(url, self.a.max_pack_bytes)?;
+            anyhow::ensure!(
+                pack.manifest.repo == code,
+                "the pack at `{url}` is the repository `{}`, not `{code}`: refused",
+                pack.manifest.repo
+            );
+            let job = Job {
+                pack: Some((&pack, url)),
+                ..Job::default()
+            };
+            run_job(&self.a.index, &job, &self.vectors)
+        };
+        let r = run();
+        Outcome::of(code, r)
+    }
+
+    fn unregister(&self, code: String) -> Outcome {
+        let known = self.known().map(|k| k.contains_key(&code));
+        if let Ok(false) = known {
+            return Outcome::failed(
+                Some(code.clone()),
+                anyhow::anyhow!("unknown repository `{code}`: no pack of it is in the index"),
+            );
+        }
+        let job = Job {
+            drop_roots: vec![PathBuf::from(format!("pack:{code}"))],
+            ..Job::default()
+        };
+        Outcome::of(code, run_job(&self.a.index, &job, &self.vectors))
+    }
+
+    /// Pulls every pack whose source is recorded, one after another.
+    fn pull_all(&self) -> Vec<Outcome> {
+        match self.known() {
+            Ok(known) => known
+                .into_iter()
+                .map(|(c, url)| self.pull(c, &url))
+                .collect(),
+            Err(e) => vec![Outcome::failed(None, e)],
+        }
+    }
+
+    /// The packs of the index and where they came from.
+    fn known(&self) -> anyhow::Result<crate::pack::Sources> {
+        let packs = self.a.index.join(crate::pack::PACKS_DIR);
+        Ok(crate::pack::sources(&packs)?)
+    }
+
+    fn say(&self, subject: &str, o: Outcome) {
+        let code = o.code.as_deref();
+        if self.a.json {
+            let mut v = json!({"subject": subject, "code": code, "ok": o.result.is_ok()});
+            match &o.result {
+                Ok(Done::Built(r)) => v["report"] = serde_json::to_value(r).unwrap_or_default(),
+                Ok(Done::Nothing(why)) => v["note"] = json!(why),
+                Err(e) => v["error"] = json!(format!("{e:#}")),
+            }
+            let _ = super::output::print_json_line(&v);
+        } else if let Ok(d) = &o.result {
+            let what = match d {
+                Done::Built(r) => report_line(&self.a.index, r, &self.vectors),
+                Done::Nothing(why) => why.to_string(),
+            };
+            let _ =
+                super::output::print_line(&format!("{subject} `{}`: {what}", code.unwrap_or("")));
+        }
+        if let Err(e) = &o.result {
+            let code = code.map(|c| format!(" `{c}`")).unwrap_or_default();
+            eprintln!(
+                "error: {subject}{code}: {}; skipped",
+                super::output::error_text(e)
+            );
+        }
+    }
+}
+
+/// What handling one event for one repository did.
+struct Outcome {
+    code: Option<String>,
+    result: anyhow::Result<Done>,
+}
+
+enum Done {
+    Built(Box<BuildReport>),
+    Nothing(&'static str),
+}
+
+impl Outcome {
+    fn of(code: String, r: anyhow::Result<BuildReport>) -> Outcome {
+        Outcome {
+            code: Some(code),
+            result: r.map(|r| Done::Built(Box::new(r))),
+        }
+    }
+
+    fn nothing(code: String, why: &'static str) -> Outcome {
+        Outcome {
+            code: Some(code),
+            result: Ok(Done::Nothing(why)),
+        }
+    }
+
+    fn failed(code: Option<String>, e: anyhow::Error) -> Outcome {
+        Outcome {
+            code,
+            result: Err(e),
+        }
+    }
+}

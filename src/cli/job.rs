@@ -1,0 +1,129 @@
+//! One refresh job of an index with its recorded settings — the unit `refresh`,
+//! `ingest` and `serve`'s `POST /v1/refresh` run: roots to refresh or add, roots to drop
+//! (`pack:CODE` names an ingested pack), a docs pack to unpack first under the writer
+//! lock.
+
+use super::args::RunArgs;
+use super::build_run::{run_build, Vectors};
+use crate::engine::{BuildHooks, BuildReport, Source};
+use crate::pack::Pack;
+use crate::store::SourceSpec;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// What one job does besides refreshing.
+#[derive(Default)]
+pub(super) struct Job<'a> {
+    /// Roots to refresh or add (none: every root of the index).
+    pub roots: Vec<PathBuf>,
+    /// Roots to drop, as given (`pack:CODE` or a path).
+    pub drop_roots: Vec<PathBuf>,
+    /// A verified pack to unpack (and index as its root), with where it came from.
+    pub pack: Option<(&'a Pack, &'a str)>,
+}
+
+/// Runs `job` on the index at `index` with its recorded settings; with no index there
+/// yet and a pack to ingest, builds a new one with docfuse's defaults (vectors when
+/// `vectors.wanted`).
+///
+/// # Errors
+/// No index and nothing to build it from, a root that is not the index's to drop, and
+/// every error of the build.
+pub(super) fn run_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<BuildReport> {
+    let rec = match Recorded::load_or_wait(index, true) {
+        Ok(rec) => Some(rec),
+        Err(e) if job.pack.is_some() && is_no_index(&e) => None,
+        Err(e) => return Err(e),
+    };
+    let mut roots = job.roots.clone();
+    if let Some((p, _)) = job.pack {
+        roots.push(super::pack::dir_of(index, p));
+    }
+    let (config, overrides, source) = match rec {
+        Some(rec) => (
+            crate::config::IndexConfig::with_overrides(&rec.overrides)?,
+            rec.overrides.clone(),
+            rec.source_for(&roots),
+        ),
+        None => (
+            Default::default(),
+            serde_json::json!({}),
+            Source::Roots(roots),
+        ),
+    };
+    let mut opts = RunArgs::default().build_options(config, overrides, vectors);
+    opts.drop_roots = super::pack::drop_roots(index, &job.drop_roots);
+    let install = || match job.pack {
+        Some((p, from)) => super::pack::install(index, p, Some(from)),
+        None => Ok(()),
+    };
+    let remove = || super::pack::remove_dropped(index, &job.drop_roots);
+    opts.hooks = BuildHooks {
+        before: Some(&install),
+        after: Some(&remove),
+    };
+    run_build(index, &source, &opts)
+}
+
+/// The error says there is no index at all.
+pub(super) fn is_no_index(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref(), Some(crate::Error::NoIndex { .. }))
+}
+
+/// What the index records about itself, read leniently (an index of an older docfuse is
+/// refreshed into a rebuild).
+pub(super) struct Recorded {
+    pub spec: SourceSpec,
+    pub overrides: serde_json::Value,
+    /// Vectors were asked for when it was built.
+    pub wanted: bool,
+}
+
+impl Recorded {
+    /// [`Recorded::load`]; when there is no manifest yet but a writer holds the lock (a
+    /// first `index` still running), waits for it (or, with `wait` false, says so).
+    pub fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
+        match Recorded::load(index) {
+            Err(e)
+                if matches!(e.downcast_ref(), Some(crate::Error::NoIndex { .. }))
+                    && index.join(crate::engine::LOCK_FILE).exists() =>
+            {
+                let lock = crate::engine::acquire_writer_lock(index, wait, &mut |holder| {
+                    eprintln!(
+                        "waiting for another docfuse ({holder}) building `{}`…",
+                        index.display()
+                    )
+                })?;
+                drop(lock);
+                Recorded::load(index)
+            }
+            other => other,
+        }
+    }
+
+    pub fn load(index: &std::path::Path) -> anyhow::Result<Recorded> {
+        let v = crate::store::read_manifest_json(index)?;
+        let spec: SourceSpec = v
+            .get("source")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .with_context(|| format!("the manifest of `{}` does not say what was indexed\nhint: rebuild it with `docfuse index --force --index {} <ROOT>...`", index.display(), index.display()))?;
+        let wanted = v
+            .get("embeddings")
+            .and_then(|e| e.get("wanted"))
+            .and_then(serde_json::Value::as_bool)
+            // an index of an older docfuse: vectors were wanted if it had some
+            .unwrap_or_else(|| v.get("vectors").is_some_and(|x| !x.is_null()));
+        Ok(Recorded {
+            spec,
+            overrides: v.get("config_overrides").cloned().unwrap_or_default(),
+            wanted,
+        })
+    }
+
+    pub fn source_for(&self, roots: &[PathBuf]) -> Source {
+        match &self.spec {
+            SourceSpec::Jsonl { file } => Source::Jsonl(PathBuf::from(file)),
+            SourceSpec::Roots { .. } => Source::Roots(roots.to_vec()),
+        }
+    }
+}

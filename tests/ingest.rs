@@ -1,0 +1,408 @@
+//! `docfuse ingest` against a real NATS server (Debian's `nats-server`, started here on a
+//! loopback port and restarted mid-run) and a fake service serving its docs pack over
+//! HTTP: register → its pages and OpenAPI operations are searchable; the same pack again
+//! → nothing embedded; one page changed → only that page's chunks embedded; bad messages
+//! skipped; the server restarted → ingestion resumes; unregister → its documents gone,
+//! the other repository untouched.
+//!
+//! Needs `nats-server` (`NATS_SERVER`, else on PATH or in /usr/sbin); without it the test
+//! says so and passes, unless `DOCFUSE_REQUIRE_NATS` is set (as `scripts/test` does).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn nats_server() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("NATS_SERVER") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/bin")])
+        .map(|d| d.join("nats-server"))
+        .find(|p| p.is_file())
+}
+
+/// A nats-server on a loopback port, killed when dropped.
+struct Nats {
+    bin: PathBuf,
+    port: u16,
+    child: Child,
+}
+
+impl Nats {
+    fn start(bin: &Path) -> Nats {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Self::spawn(bin, port);
+        Nats {
+            bin: bin.to_path_buf(),
+            port,
+            child,
+        }
+    }
+
+    fn spawn(bin: &Path, port: u16) -> Child {
+        let child = Command::new(bin)
+            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start `{}`: {e}", bin.display()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child
+    }
+
+    fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(300));
+        self.child = Self::spawn(&self.bin, self.port);
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Publishes `payload` on `subject` (NATS client protocol; PING/PONG makes sure the
+    /// server has it before returning).
+    fn publish(&self, subject: &str, payload: &str) {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf).unwrap(); // INFO
+        let msg = format!(
+            "CONNECT {{\"verbose\":false}}\r\nPUB {subject} {}\r\n{payload}\r\nPING\r\n",
+            payload.len()
+        );
+        s.write_all(msg.as_bytes()).unwrap();
+        let mut got = String::new();
+        while !got.contains("PONG") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "nats-server closed the connection: {got}");
+            got.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `docfuse ingest --json`: its outcome lines, its stderr lines.
+struct Ingest {
+    child: Child,
+    events: Receiver<Value>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Ingest {
+    fn start(dir: &Path, nats: &Nats) -> Ingest {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
+            .args(["ingest", "--index", "idx", "--json", "--nats", &nats.url()])
+            .current_dir(dir)
+            .env_remove("DOCFUSE_LOG")
+            .env_remove("DOCFUSE_MODEL_CACHE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, events) = channel();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                let _ = tx.send(v);
+            }
+        });
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = log.clone();
+        let err = BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let ingest = Ingest { child, events, log };
+        ingest.wait_log("ingesting into", 1);
+        ingest
+    }
+
+    /// Waits until `n` stderr lines contain `text`.
+    fn wait_log(&self, text: &str, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let log = self.log.lock().unwrap();
+            if log.iter().filter(|l| l.contains(text)).count() >= n {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no `{text}` ×{n} in {log:#?}");
+            drop(log);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn next(&self) -> Value {
+        let log = self.log.clone();
+        self.events
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("no event handled; stderr: {:#?}", log.lock().unwrap()))
+    }
+
+    fn none_pending(&self) {
+        assert!(self.events.try_recv().is_err());
+    }
+}
+
+impl Drop for Ingest {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SPEC: &str = r#"{"openapi": "3.0.3",
+ "info": {"title": "Scheduler API", "version": "1.0"},
+ "paths": {
+  "/tasks": {
+   "get": {"summary": "List scheduled tasks", "operationId": "listTasks", "tags": ["tasks"],
+           "responses": {"200": {"description": "Every scheduled task with its next run"}}},
+   "post": {"summary": "Create a task", "operationId": "createTask", "tags": ["tasks"],
+            "responses": {"201": {"description": "Created"}}}},
+  "/tasks/{id}/runs": {
+   "get": {"summary": "Past runs of one task", "operationId": "listRuns",
+           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+           "responses": {"200": {"description": "The runs, newest first"}}}}}}
+"#;
+
+fn service_docs(dir: &Path) {
+    std::fs::create_dir_all(dir.join("guide")).unwrap();
+    std::fs::write(dir.join("openapi.json"), SPEC).unwrap();
+    std::fs::write(
+        dir.join("guide/retries.md"),
+        "# Retries\n\nA failed run is retried three times with exponential backoff.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("guide/calendars.md"),
+        "# Calendars\n\nA cron expression or a calendar decides when a task runs.\n",
+    )
+    .unwrap();
+}
+
+/// `docfuse pack svc` as bytes (version `v`).
+fn pack_bytes(dir: &Path, v: &str) -> Vec<u8> {
+    let o = docfuse(
+        dir,
+        &[
+            "pack",
+            "svc",
+            "-o",
+            "svc.tar.gz",
+            "--repo",
+            "scheduler",
+            "--version",
+            v,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::read(dir.join("svc.tar.gz")).unwrap()
+}
+
+fn search(dir: &Path, query: &str) -> Vec<Value> {
+    let o = docfuse(
+        dir,
+        &["search", "--index", "idx", "--json", "-n", "5", query],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {} {}", stdout(&o), stderr(&o));
+    });
+    v["results"].as_array().cloned().unwrap_or_default()
+}
+
+/// The chunks of the index whose path ends with `suffix`.
+fn chunks_of(dir: &Path, suffix: &str) -> usize {
+    let o = docfuse(dir, &["chunks", "--index", "idx"]);
+    stdout(&o)
+        .lines()
+        .filter(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["path"].as_str().unwrap().ends_with(suffix)
+        })
+        .count()
+}
+
+#[track_caller]
+fn ok_report(e: &Value, subject: &str) -> Value {
+    assert_eq!(e["ok"], true, "{e:#}");
+    assert_eq!(e["subject"], subject, "{e:#}");
+    assert_eq!(e["code"], "scheduler", "{e:#}");
+    e["report"].clone()
+}
+
+#[test]
+fn services_register_change_leave_and_survive_a_nats_restart() {
+    let Some(bin) = nats_server() else {
+        assert!(
+            std::env::var_os("DOCFUSE_REQUIRE_NATS").is_none(),
+            "DOCFUSE_REQUIRE_NATS is set but no nats-server was found"
+        );
+        eprintln!("skipped: no nats-server (apt-get install nats-server)");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    // another repository, indexed from a folder, with vectors
+    std::fs::create_dir_all(p.join("own")).unwrap();
+    std::fs::write(
+        p.join("own/deploy.md"),
+        "# Deployments\n\nRoll out a release with blue-green deployments.\n",
+    )
+    .unwrap();
+    let o = docfuse(p, &["index", "--index", "idx", "own"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    service_docs(&p.join("svc"));
+    let served = Arc::new(Mutex::new(pack_bytes(p, "1")));
+    let url = format!("{}/api/v1/system/docs/pack", serve_bytes(served.clone()));
+    let register = format!(
+        r#"{{"code": "scheduler", "capabilities": ["http", "docs_pack"], "docs_pack_url": "{url}"}}"#
+    );
+
+    let mut nats = Nats::start(&bin);
+    let ingest = Ingest::start(p, &nats);
+
+    // registers: its pages and operations are searchable
+    nats.publish("service.register", &register);
+    let first = ok_report(&ingest.next(), "service.register");
+    assert!(first["embedded"].as_u64().unwrap() >= 5, "{first:#}");
+    let hits = search(p, "list scheduled tasks");
+    assert_eq!(
+        hits[0]["heading_path"],
+        serde_json::json!(["Scheduler API", "tasks", "GET /tasks"]),
+        "{hits:#?}"
+    );
+    for op in ["listTasks", "createTask", "listRuns"] {
+        let hits = search(p, op);
+        assert!(
+            hits[0]["path"].as_str().unwrap().ends_with("openapi.json"),
+            "{op}: {hits:#?}"
+        );
+    }
+
+    // the same pack again: fetched and compared, nothing embedded
+    nats.publish("service.register", &register);
+    let again = ok_report(&ingest.next(), "service.register");
+    assert_eq!(again["embedded"], 0, "{again:#}");
+    assert_eq!(again["skipped"], true, "{again:#}");
+
+    // one page changed: only its chunks embedded
+    std::fs::write(
+        p.join("svc/guide/retries.md"),
+        "# Retries\n\nA failed run is retried five times, then the task is paused.\n",
+    )
+    .unwrap();
+    *served.lock().unwrap() = pack_bytes(p, "2");
+    nats.publish("service.register", &register);
+    let changed = ok_report(&ingest.next(), "service.register");
+    let page_chunks = chunks_of(p, "guide/retries.md");
+    assert!(page_chunks >= 1);
+    assert_eq!(
+        changed["embedded"].as_u64(),
+        Some(page_chunks as u64),
+        "{changed:#}"
+    );
+    assert_eq!(changed["files"]["changed"], 1, "{changed:#}");
+
+    // bad messages are reported and skipped
+    let corrupt = serve_bytes(Arc::new(Mutex::new(b"\x1f\x8bnot a pack".to_vec())));
+    let bad = [
+        ("service.register", "{not json".to_string(), "is not {"),
+        ("service.register", r#"{"code": "../x"}"#.into(), "not a repository code"),
+        ("service.unregister", r#"{"code": "billing"}"#.into(), "unknown repository"),
+        (
+            "service.register",
+            r#"{"code": "billing", "capabilities": ["docs_pack"], "docs_pack_url": "http://127.0.0.1:1/pack"}"#.into(),
+            "cannot fetch",
+        ),
+        (
+            "service.register",
+            format!(r#"{{"code": "billing", "capabilities": ["docs_pack"], "docs_pack_url": "{corrupt}/p"}}"#),
+            "pack",
+        ),
+        (
+            "service.register",
+            format!(r#"{{"code": "billing", "capabilities": ["docs_pack"], "docs_pack_url": "{url}"}}"#),
+            "is the repository `scheduler`, not `billing`",
+        ),
+    ];
+    for (subject, payload, want) in &bad {
+        nats.publish(subject, payload);
+        let e = ingest.next();
+        assert_eq!(e["ok"], false, "{payload}: {e:#}");
+        assert_eq!(e["subject"], *subject);
+        let why = e["error"].as_str().unwrap();
+        assert!(why.contains(want), "{payload}: {why}");
+    }
+    assert!(!p.join("idx/packs/billing").exists());
+
+    // the NATS server restarts: the subscription comes back
+    nats.restart();
+    ingest.wait_log("connected to NATS", 2);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let online = loop {
+        nats.publish("gateway.online", "");
+        if let Ok(e) = ingest.events.recv_timeout(Duration::from_secs(2)) {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "no event after the restart");
+    };
+    // every known pack pulled again: unchanged
+    assert_eq!(ok_report(&online, "gateway.online")["embedded"], 0);
+    std::thread::sleep(Duration::from_millis(500));
+    while let Ok(e) = ingest.events.try_recv() {
+        assert_eq!(ok_report(&e, "gateway.online")["embedded"], 0);
+    }
+
+    // unregisters: none of its documents are returned, the other repository stays
+    nats.publish("service.unregister", r#"{"code": "scheduler"}"#);
+    let gone = ok_report(&ingest.next(), "service.unregister");
+    assert_eq!(gone["files"]["removed"], 3, "{gone:#}");
+    for q in ["list scheduled tasks", "listTasks", "retried"] {
+        let hits = search(p, q);
+        assert!(
+            hits.iter()
+                .all(|h| h["path"].as_str().unwrap().ends_with("deploy.md")),
+            "{q}: {hits:#?}"
+        );
+    }
+    assert_eq!(
+        search(p, "blue-green deployments")[0]["path"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next(),
+        Some("deploy.md")
+    );
+    assert!(!p.join("idx/packs/scheduler").exists());
+    let sources = std::fs::read_to_string(p.join("idx/packs/.sources.json")).unwrap();
+    assert!(!sources.contains("scheduler"), "{sources}");
+    ingest.none_pending();
+}
