@@ -114,9 +114,9 @@ struct Ingest {
 }
 
 impl Ingest {
-    fn start(dir: &Path, nats: &Nats) -> Ingest {
+    fn start(dir: &Path, nats: &Nats, index: &str) -> Ingest {
         let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
-            .args(["ingest", "--index", "idx", "--json", "--nats", &nats.url()])
+            .args(["ingest", "--index", index, "--json", "--nats", &nats.url()])
             .current_dir(dir)
             .env_remove("DOCFUSE_LOG")
             .env_remove("DOCFUSE_MODEL_CACHE")
@@ -167,8 +167,10 @@ impl Ingest {
             .unwrap_or_else(|_| panic!("no event handled; stderr: {:#?}", log.lock().unwrap()))
     }
 
+    /// No outcome beyond those read (once the process has ended and its stdout is read).
     fn none_pending(&self) {
-        assert!(self.events.try_recv().is_err());
+        let extra = self.events.recv_timeout(Duration::from_secs(5));
+        assert!(extra.is_err(), "{extra:?}");
     }
 }
 
@@ -258,14 +260,22 @@ fn ok_report(e: &Value, subject: &str) -> Value {
     e["report"].clone()
 }
 
-#[test]
-fn services_register_change_leave_and_survive_a_nats_restart() {
-    let Some(bin) = nats_server() else {
+/// The nats-server binary, or `None` (the test is skipped) unless it is required.
+fn required_nats_server() -> Option<PathBuf> {
+    let bin = nats_server();
+    if bin.is_none() {
         assert!(
             std::env::var_os("DOCFUSE_REQUIRE_NATS").is_none(),
             "DOCFUSE_REQUIRE_NATS is set but no nats-server was found"
         );
         eprintln!("skipped: no nats-server (apt-get install nats-server)");
+    }
+    bin
+}
+
+#[test]
+fn services_register_change_leave_and_survive_a_nats_restart() {
+    let Some(bin) = required_nats_server() else {
         return;
     };
     let t = tempfile::tempdir().unwrap();
@@ -287,7 +297,7 @@ fn services_register_change_leave_and_survive_a_nats_restart() {
     );
 
     let mut nats = Nats::start(&bin);
-    let ingest = Ingest::start(p, &nats);
+    let ingest = Ingest::start(p, &nats, "idx");
 
     // registers: its pages and operations are searchable
     nats.publish("service.register", &register);
@@ -366,9 +376,13 @@ fn services_register_change_leave_and_survive_a_nats_restart() {
     // the NATS server restarts: the subscription comes back
     nats.restart();
     ingest.wait_log("connected to NATS", 2);
+    // one outcome per gateway.online (one known pack): publish until one comes back, then
+    // read the outcome of every other one published
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut published = 0;
     let online = loop {
         nats.publish("gateway.online", "");
+        published += 1;
         if let Ok(e) = ingest.events.recv_timeout(Duration::from_secs(2)) {
             break e;
         }
@@ -376,9 +390,11 @@ fn services_register_change_leave_and_survive_a_nats_restart() {
     };
     // every known pack pulled again: unchanged
     assert_eq!(ok_report(&online, "gateway.online")["embedded"], 0);
-    std::thread::sleep(Duration::from_millis(500));
-    while let Ok(e) = ingest.events.try_recv() {
-        assert_eq!(ok_report(&e, "gateway.online")["embedded"], 0);
+    for _ in 1..published {
+        let e = ingest.events.recv_timeout(Duration::from_secs(30));
+        if let Ok(e) = e {
+            assert_eq!(ok_report(&e, "gateway.online")["embedded"], 0);
+        }
     }
 
     // unregisters: none of its documents are returned, the other repository stays
@@ -404,5 +420,81 @@ fn services_register_change_leave_and_survive_a_nats_restart() {
     assert!(!p.join("idx/packs/scheduler").exists());
     let sources = std::fs::read_to_string(p.join("idx/packs/.sources.json")).unwrap();
     assert!(!sources.contains("scheduler"), "{sources}");
+    // SIGTERM stops it cleanly
+    let killed = Command::new("kill")
+        .arg(ingest.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut ingest = ingest;
+    let status = ingest.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
     ingest.none_pending();
+}
+
+#[test]
+fn a_pack_that_cannot_be_indexed_is_neither_unpacked_nor_recorded() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    // an index of a JSONL corpus, and an index of folders one of which has gone
+    std::fs::write(
+        p.join("corpus.jsonl"),
+        "{\"_id\": \"d1\", \"title\": \"Cron\", \"text\": \"cron expressions\"}\n",
+    )
+    .unwrap();
+    let o = docfuse(
+        p,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            "jidx",
+            "--jsonl",
+            "corpus.jsonl",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for d in ["own", "gone"] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+        std::fs::write(p.join(d).join("a.md"), "# A\n\nA page.\n").unwrap();
+    }
+    let o = docfuse(
+        p,
+        &["index", "--no-embeddings", "--index", "midx", "own", "gone"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::remove_dir_all(p.join("gone")).unwrap();
+    service_docs(&p.join("svc"));
+    let url = format!(
+        "{}/pack",
+        serve_bytes(Arc::new(Mutex::new(pack_bytes(p, "1"))))
+    );
+    let register = format!(
+        r#"{{"code": "scheduler", "capabilities": ["docs_pack"], "docs_pack_url": "{url}"}}"#
+    );
+    let nats = Nats::start(&bin);
+    for (index, why) in [("jidx", "JSONL corpus"), ("midx", "is missing")] {
+        let ingest = Ingest::start(p, &nats, index);
+        nats.publish("service.register", &register);
+        let e = ingest.next();
+        assert_eq!(e["ok"], false, "{index}: {e:#}");
+        assert!(e["error"].as_str().unwrap().contains(why), "{index}: {e:#}");
+        assert!(!p.join(index).join("packs/scheduler").exists(), "{index}");
+        assert!(
+            !p.join(index).join("packs/.sources.json").exists(),
+            "{index}"
+        );
+        // nothing known to pull again, nothing to unregister
+        nats.publish("gateway.online", "");
+        nats.publish("service.unregister", r#"{"code": "scheduler"}"#);
+        let e = ingest.next();
+        assert_eq!(e["subject"], "service.unregister", "{index}: {e:#}");
+        assert!(
+            e["error"].as_str().unwrap().contains("unknown repository"),
+            "{e:#}"
+        );
+    }
 }

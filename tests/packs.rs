@@ -197,3 +197,41 @@ fn a_pack_stays_a_root_of_its_own_inside_an_indexed_folder() {
     ));
     assert_eq!(v["documents"].as_u64(), Some(1), "{v}");
 }
+
+#[test]
+fn a_pack_whose_build_fails_is_neither_left_unpacked_nor_recorded() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    for d in ["own", "gone"] {
+        fs::create_dir_all(p.join(d)).unwrap();
+        fs::write(p.join(d).join("a.md"), "# A\n\nA page.\n").unwrap();
+    }
+    json_of(&docfuse(
+        p,
+        &["index", "--no-embeddings", "--json", "own", "gone"],
+    ));
+    fs::remove_dir_all(p.join("gone")).unwrap();
+    service_docs(&p.join("svc"));
+    pack(p, &[]);
+    let o = docfuse(p, &["index", "--no-embeddings", "--pack", "svc.tar.gz"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is missing"), "{}", stderr(&o));
+    assert!(!p.join(".docfuse/packs/pets").exists());
+    assert!(!p.join(".docfuse/packs/.sources.json").exists());
+    // once the root is dropped, the same pack goes in and its source is recorded
+    json_of(&docfuse(
+        p,
+        &[
+            "index",
+            "--no-embeddings",
+            "--json",
+            "--drop-root",
+            "gone",
+            "--pack",
+            "svc.tar.gz",
+        ],
+    ));
+    let sources = fs::read_to_string(p.join(".docfuse/packs/.sources.json")).unwrap();
+    let want = fs::canonicalize(p.join("svc.tar.gz")).unwrap();
+    assert!(sources.contains(want.to_str().unwrap()), "{sources}");
+}

@@ -759,6 +759,17 @@ async fn refresh_jobs_answer_only_loopback_peers_and_take_no_fields() {
     // no peer address known: refused too
     let (status, _) = send(&with_jobs, post("/v1/refresh", "")).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+    // through a proxy on this machine: refused
+    for h in ["forwarded", "x-forwarded-for", "x-real-ip"] {
+        let mut req = from_peer(post("/v1/refresh", ""), "127.0.0.1:9");
+        req.headers_mut().insert(h, "203.0.113.7".parse().unwrap());
+        let (status, v) = send(&with_jobs, req).await;
+        assert_eq!(
+            (status, error_code(&v)),
+            (StatusCode::FORBIDDEN, "forbidden_remote"),
+            "{h}"
+        );
+    }
     let (status, v) = send(
         &with_jobs,
         from_peer(post("/v1/refresh", r#"{"roots": []}"#), "127.0.0.1:9"),
@@ -869,4 +880,39 @@ fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
     assert_eq!(found["results"][0]["path"], "b.md", "{found}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[tokio::test]
+async fn a_path_held_by_two_roots_needs_its_root_on_every_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    for (d, text) in [("a", "alpha apples"), ("b", "bravo bananas")] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+        std::fs::write(
+            p.join(d).join("README.md"),
+            format!("# Readme\n\nThis is {text}.\n"),
+        )
+        .unwrap();
+    }
+    let o = docfuse(p, &["index", "--no-embeddings", "--index", "idx", "a", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let app = router(
+        DocfuseRetriever::open(&p.join("idx")).unwrap(),
+        HttpConfig::default(),
+    );
+    let (status, v) = send(&app, post("/v1/search", r#"{"query": "bananas"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["results"][0]["root"], 1, "{v}");
+    assert_eq!(v["results"][0]["path"], "README.md", "{v}");
+    for route in ["/v1/passage?path=README.md", "/v1/document?path=README.md"] {
+        let (status, v) = send(&app, get(route)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{route}: {v}");
+        assert_eq!(error_code(&v), "bad_request");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("several roots (0, 1)"), "{msg}");
+        let (status, v) = send(&app, get(&format!("{route}&root=1"))).await;
+        assert_eq!(status, StatusCode::OK, "{route}: {v}");
+        assert_eq!(v["root"], 1, "{v}");
+        assert!(v.to_string().contains("bravo bananas"), "{v}");
+    }
 }

@@ -60,12 +60,18 @@ pub fn print_report(
     json: bool,
 ) -> anyhow::Result<()> {
     if json {
-        let mut v = serde_json::to_value(r)?;
-        v["index"] = serde_json::json!(index);
-        v["vectors"] = serde_json::json!(vectors.wanted && r.vectors_unavailable.is_none());
-        return print_json(&v);
+        return print_json(&report_json(index, r, vectors));
     }
     print_line(&report_line(index, r, vectors))
+}
+
+/// A build summary as JSON (`index --json`, `refresh --json`, refresh jobs, `ingest
+/// --json`): the report's fields, `index` and `vectors` (the index has vectors).
+pub fn report_json(index: &Path, r: &BuildReport, vectors: &Vectors) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["index"] = serde_json::json!(index);
+    v["vectors"] = serde_json::json!(vectors.wanted && r.vectors_unavailable.is_none());
+    v
 }
 
 /// The one-line summary of a build (after its notes on stderr: skip counts, partial

@@ -41,16 +41,9 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     let mut opts = a.run.build_options(config, overrides, &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
     let from = a.pack.as_deref().map(super::pack::source_of);
-    let install = || match &pack {
-        Some(p) => super::pack::install(&a.index, p, from.as_deref()),
-        None => Ok(()),
-    };
-    let remove = || super::pack::remove_dropped(&a.index, &a.run.drop_root);
-    opts.hooks = crate::engine::BuildHooks {
-        before: Some(&install),
-        after: Some(&remove),
-    };
-    let report = run_build(&a.index, &source, &opts)?;
+    let with_source = pack.as_ref().zip(from.as_deref());
+    let steps = super::pack::PackSteps::new(&a.index, with_source, &a.run.drop_root);
+    let report = super::pack::build_with(&steps, opts, |o| run_build(&a.index, &source, o))?;
     print_report(&a.index, &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }

@@ -28,31 +28,36 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let mut messages = rt.block_on(subscribe(&a.nats))?;
+    // Ctrl-C or SIGTERM is caught on the runtime's thread, said at once ("stopping"), and
+    // stops the loop once the event at hand is done
+    let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+    let stopper = stop.clone();
+    rt.spawn(async move {
+        super::serve::shutdown_signal().await;
+        stopper.notify_one();
+    });
     let vectors = Vectors::load(wanted);
     eprintln!(
-        "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops",
+        "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops after the event at hand",
         a.index.display(),
-        a.nats,
+        crate::pack::redacted(&a.nats),
         event::SUBJECTS.join(", ")
     );
     let ingest = Ingest { a: &a, vectors };
-    ingest.handle(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
-    loop {
-        let next = rt.block_on(async {
-            tokio::select! {
-                m = messages.next() => m,
-                () = super::serve::shutdown_signal() => None,
-            }
-        });
-        let Some(m) = next else { break };
-        let parsed = event::parse(m.subject.as_str(), &m.payload);
-        ingest.handle(m.subject.as_str(), "", parsed);
-    }
+    ingest.guarded(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
+    let ended = ingest.listen(&rt, &mut messages, &stop);
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    anyhow::ensure!(
+        !ended,
+        "the NATS subscriptions ended (the connection was closed)"
+    );
     Ok(super::EXIT_OK)
 }
 
 /// Connects to `url` and subscribes to the three subjects, as one stream.
+/// Messages held per subject while an event is handled.
+const SUBSCRIPTION_CAPACITY: usize = 1024;
+
 async fn subscribe(
     url: &str,
 ) -> anyhow::Result<futures::stream::SelectAll<async_nats::Subscriber>> {
@@ -67,13 +72,21 @@ async fn subscribe(
                 other => eprintln!("docfuse: NATS: {other}"),
             }
         })
+        // a registry message is a few hundred bytes: a flood while a build runs is held
+        // up to this many messages per subject, not the default 65,536
+        .subscription_capacity(SUBSCRIPTION_CAPACITY)
         .connect(url)
         .await
         .with_context(|| {
-            format!("cannot connect to the NATS server at `{url}`\nhint: is nats-server running there? (`nats-server -a 127.0.0.1 -p 4222`)")
+            format!(
+                "cannot connect to the NATS server at `{}`\nhint: is nats-server running there? (`nats-server -a 127.0.0.1 -p 4222`)",
+                crate::pack::redacted(url)
+            )
         })?;
+    // one subscription for a service's register and unregister, so they are handled in
+    // the order they were published (two subscriptions would be merged in turns)
     let mut subs = Vec::new();
-    for subject in event::SUBJECTS {
+    for subject in [event::SERVICE_SUBJECTS, event::GATEWAY_ONLINE] {
         subs.push(
             client
                 .subscribe(subject)
@@ -81,6 +94,11 @@ async fn subscribe(
                 .with_context(|| format!("cannot subscribe to `{subject}`"))?,
         );
     }
+    // the subscriptions are on the server before the first message is awaited
+    client
+        .flush()
+        .await
+        .context("cannot reach the NATS server")?;
     Ok(futures::stream::select_all(subs))
 }
 
@@ -90,6 +108,44 @@ struct Ingest<'a> {
 }
 
 impl Ingest<'_> {
+    /// Handles each message until `stop` resolves (false) or the subscriptions end (true).
+    fn listen(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        messages: &mut futures::stream::SelectAll<async_nats::Subscriber>,
+        stop: &tokio::sync::Notify,
+    ) -> bool {
+        loop {
+            let next = rt.block_on(async {
+                tokio::select! {
+                    m = messages.next() => Some(m),
+                    () = stop.notified() => None,
+                }
+            });
+            let m = match next {
+                None => return false,
+                Some(None) => return true,
+                Some(Some(m)) => m,
+            };
+            if !event::SUBJECTS.contains(&m.subject.as_str()) {
+                // another `service.*` subject (heartbeats…): not ours
+                tracing::debug!("ignored a message on `{}`", m.subject);
+                continue;
+            }
+            let parsed = event::parse(m.subject.as_str(), &m.payload);
+            self.guarded(m.subject.as_str(), "", parsed);
+        }
+    }
+
+    /// [`Ingest::handle`]; a panic while handling one event is reported and the service
+    /// goes on with the next.
+    fn guarded(&self, subject: &str, why: &str, parsed: Result<Event, String>) {
+        let run = std::panic::AssertUnwindSafe(|| self.handle(subject, why, parsed));
+        if std::panic::catch_unwind(run).is_err() {
+            eprintln!("error: {subject}: docfuse failed while handling it (a bug: please report it); skipped");
+        }
+    }
+
     /// Handles one message (`why` says what a pull is for when no message came); says
     /// what happened, never fails.
     fn handle(&self, subject: &str, why: &str, parsed: Result<Event, String>) {
@@ -122,7 +178,8 @@ impl Ingest<'_> {
             let pack = super::pack::fetch_verified(url, self.a.max_pack_bytes)?;
             anyhow::ensure!(
                 pack.manifest.repo == code,
-                "the pack at `{url}` is the repository `{}`, not `{code}`: refused",
+                "the pack at `{}` is the repository `{}`, not `{code}`: refused",
+                crate::pack::redacted(url),
                 pack.manifest.repo
             );
             let job = Job {
@@ -136,18 +193,61 @@ impl Ingest<'_> {
     }
 
     fn unregister(&self, code: String) -> Outcome {
-        let known = self.known().map(|k| k.contains_key(&code));
-        if let Ok(false) = known {
-            return Outcome::failed(
-                Some(code.clone()),
-                anyhow::anyhow!("unknown repository `{code}`: no pack of it is in the index"),
-            );
+        match self.indexed(&code) {
+            Err(e) => return Outcome::failed(Some(code), e),
+            Ok(false) => return self.forget(code),
+            Ok(true) => {}
         }
         let job = Job {
             drop_roots: vec![PathBuf::from(format!("pack:{code}"))],
             ..Job::default()
         };
         Outcome::of(code, run_job(&self.a.index, &job, &self.vectors))
+    }
+
+    /// Whether the pack `code` is a root of the index (none: false).
+    fn indexed(&self, code: &str) -> anyhow::Result<bool> {
+        let rec = match Recorded::load(&self.a.index) {
+            Ok(rec) => rec,
+            Err(e) if is_no_index(&e) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let dir = std::fs::canonicalize(&self.a.index)
+            .unwrap_or_else(|_| self.a.index.clone())
+            .join(crate::pack::PACKS_DIR)
+            .join(code);
+        Ok(match rec.spec {
+            crate::store::SourceSpec::Roots { roots } => {
+                roots.iter().any(|r| std::path::Path::new(r) == dir)
+            }
+            crate::store::SourceSpec::Jsonl { .. } => false,
+        })
+    }
+
+    /// A pack that is not in the index (its first build failed): its unpacked files and
+    /// recorded source are removed under the writer lock, so it is not pulled again.
+    fn forget(&self, code: String) -> Outcome {
+        let run = || -> anyhow::Result<bool> {
+            if !self.known()?.contains_key(&code) {
+                return Ok(false);
+            }
+            let _lock = crate::engine::acquire_writer_lock(&self.a.index, true, &mut |_| {})?;
+            let roots = [PathBuf::from(format!("pack:{code}"))];
+            super::pack::PackSteps::new(&self.a.index, None, &roots).after()?;
+            Ok(true)
+        };
+        match run() {
+            Ok(true) => Outcome::nothing(
+                code,
+                "not in the index: its unpacked files and source removed",
+            ),
+            Ok(false) => {
+                let e =
+                    anyhow::anyhow!("unknown repository `{code}`: no pack of it is in the index");
+                Outcome::failed(Some(code), e)
+            }
+            Err(e) => Outcome::failed(Some(code), e),
+        }
     }
 
     /// Pulls every pack whose source is recorded, one after another.
@@ -172,7 +272,9 @@ impl Ingest<'_> {
         if self.a.json {
             let mut v = json!({"subject": subject, "code": code, "ok": o.result.is_ok()});
             match &o.result {
-                Ok(Done::Built(r)) => v["report"] = serde_json::to_value(r).unwrap_or_default(),
+                Ok(Done::Built(r)) => {
+                    v["report"] = super::build_run::report_json(&self.a.index, r, &self.vectors)
+                }
                 Ok(Done::Nothing(why)) => v["note"] = json!(why),
                 Err(e) => v["error"] = json!(format!("{e:#}")),
             }

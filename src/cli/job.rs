@@ -5,7 +5,8 @@
 
 use super::args::RunArgs;
 use super::build_run::{run_build, Vectors};
-use crate::engine::{BuildHooks, BuildReport, Source};
+use super::pack::PackSteps;
+use crate::engine::{BuildReport, Source};
 use crate::pack::Pack;
 use crate::store::SourceSpec;
 use anyhow::Context;
@@ -24,45 +25,73 @@ pub(super) struct Job<'a> {
 
 /// Runs `job` on the index at `index` with its recorded settings; with no index there
 /// yet and a pack to ingest, builds a new one with docfuse's defaults (vectors when
-/// `vectors.wanted`).
+/// `vectors.wanted`). Settings changed by another writer while this job waited for the
+/// writer lock are read again (up to three times), never overwritten with older ones.
 ///
 /// # Errors
-/// No index and nothing to build it from, a root that is not the index's to drop, and
-/// every error of the build.
+/// No index and nothing to build it from, a pack for an index of a JSONL corpus, a root
+/// that is not the index's to drop, and every error of the build.
 pub(super) fn run_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<BuildReport> {
+    for _ in 0..3 {
+        if let Some(report) = try_job(index, job, vectors)? {
+            return Ok(report);
+        }
+    }
+    anyhow::bail!(
+        "the settings of `{}` kept changing while waiting for the writer lock",
+        index.display()
+    )
+}
+
+/// One attempt of [`run_job`]: `None` when the recorded settings changed before the
+/// lock was taken (nothing was written).
+fn try_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<Option<BuildReport>> {
     let rec = match Recorded::load_or_wait(index, true) {
         Ok(rec) => Some(rec),
         Err(e) if job.pack.is_some() && is_no_index(&e) => None,
         Err(e) => return Err(e),
     };
+    if let (Some(rec), Some((p, _))) = (&rec, job.pack) {
+        anyhow::ensure!(
+            matches!(rec.spec, SourceSpec::Roots { .. }),
+            "the index at `{}` holds a JSONL corpus: the pack `{}` can go only into an index of folders\nhint: give another `--index`",
+            index.display(),
+            p.manifest.repo
+        );
+    }
     let mut roots = job.roots.clone();
     if let Some((p, _)) = job.pack {
         roots.push(super::pack::dir_of(index, p));
     }
-    let (config, overrides, source) = match rec {
+    let overrides = rec.as_ref().map(|r| r.overrides.clone());
+    let (config, source) = match &rec {
         Some(rec) => (
             crate::config::IndexConfig::with_overrides(&rec.overrides)?,
-            rec.overrides.clone(),
             rec.source_for(&roots),
         ),
-        None => (
-            Default::default(),
-            serde_json::json!({}),
-            Source::Roots(roots),
-        ),
+        None => (Default::default(), Source::Roots(roots)),
     };
-    let mut opts = RunArgs::default().build_options(config, overrides, vectors);
+    let mut opts = RunArgs::default().build_options(
+        config,
+        overrides.clone().unwrap_or_else(|| serde_json::json!({})),
+        vectors,
+    );
     opts.drop_roots = super::pack::drop_roots(index, &job.drop_roots);
-    let install = || match job.pack {
-        Some((p, from)) => super::pack::install(index, p, Some(from)),
-        None => Ok(()),
+    // under the lock, before anything is written: the settings read above still hold
+    let changed = std::sync::atomic::AtomicBool::new(false);
+    let check = || {
+        let now = Recorded::load(index).ok().map(|r| r.overrides);
+        if now != overrides {
+            changed.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Err(crate::Error::Config("the index's settings changed".into()));
+        }
+        Ok(())
     };
-    let remove = || super::pack::remove_dropped(index, &job.drop_roots);
-    opts.hooks = BuildHooks {
-        before: Some(&install),
-        after: Some(&remove),
-    };
-    run_build(index, &source, &opts)
+    let steps = PackSteps::new(index, job.pack, &job.drop_roots).with_check(&check);
+    match super::pack::build_with(&steps, opts, |o| run_build(index, &source, o)) {
+        Err(_) if changed.load(std::sync::atomic::Ordering::Relaxed) => Ok(None),
+        other => other.map(Some),
+    }
 }
 
 /// The error says there is no index at all.

@@ -20,9 +20,9 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let mut opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
-    let remove = || super::pack::remove_dropped(&a.index, &a.run.drop_root);
-    opts.hooks.after = Some(&remove);
-    let report = run_build(&a.index, &source, &opts)?;
+    let steps = super::pack::PackSteps::new(&a.index, None, &a.run.drop_root);
+    let report =
+        super::pack::build_with(&steps, opts.clone(), |o| run_build(&a.index, &source, o))?;
     print_report(&a.index, &report, &vectors, a.json)?;
     if a.watch {
         // The roots as this refresh left them: a dropped root is neither watched nor

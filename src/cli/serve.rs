@@ -77,8 +77,7 @@ fn refresh_jobs(index: &std::path::Path) -> anyhow::Result<RefreshJobs> {
         let job = super::job::Job::default();
         let report = super::job::run_job(&index, &job, vectors)
             .map_err(|e| super::output::error_text(&e))?;
-        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
-        v["index"] = serde_json::json!(index);
+        let v = super::build_run::report_json(&index, &report, vectors);
         eprintln!(
             "docfuse: refresh job: {}",
             super::build_run::report_line(&index, &report, vectors)

@@ -12,8 +12,11 @@ pub const REGISTER: &str = "service.register";
 pub const UNREGISTER: &str = "service.unregister";
 /// The gateway is back: every known pack is pulled again (the payload is not read).
 pub const GATEWAY_ONLINE: &str = "gateway.online";
-/// The subjects `docfuse ingest` subscribes to.
+/// The subjects `docfuse ingest` handles.
 pub const SUBJECTS: [&str; 3] = [REGISTER, UNREGISTER, GATEWAY_ONLINE];
+/// The wildcard `docfuse ingest` subscribes to for [`REGISTER`] and [`UNREGISTER`] (one
+/// subscription keeps their order; its other subjects are ignored).
+pub const SERVICE_SUBJECTS: &str = "service.*";
 /// The capability that says a service serves a docs pack.
 pub const DOCS_PACK: &str = "docs_pack";
 /// Largest message read, in bytes (a registry message is a few hundred).
@@ -117,13 +120,16 @@ fn check_code(code: &str) -> Result<(), String> {
 
 /// Only http(s): a message from the bus never makes docfuse read a local file.
 fn check_url(url: &str) -> Result<(), String> {
-    let lower = url.trim().to_ascii_lowercase();
-    if (lower.starts_with("http://") || lower.starts_with("https://")) && url.len() <= 2048 {
+    if super::is_http_url(url) && url.len() <= 2048 {
         return Ok(());
     }
     Err(format!(
         "`docs_pack_url` must be an http(s) URL of at most 2048 bytes, got `{}`",
-        url.chars().take(80).collect::<String>().escape_debug()
+        super::redacted(url)
+            .chars()
+            .take(80)
+            .collect::<String>()
+            .escape_debug()
     ))
 }
 
@@ -153,7 +159,7 @@ mod tests {
 
     #[test]
     fn bad_messages_say_what_is_wrong() {
-        let cases: [(&str, &[u8], &str); 7] = [
+        let cases: [(&str, &[u8], &str); 8] = [
             (REGISTER, b"not json", "is not {\"code\""),
             (REGISTER, br#"{"capabilities":[]}"#, "missing field `code`"),
             (
@@ -169,6 +175,11 @@ mod tests {
             (
                 REGISTER,
                 br#"{"code":"a","capabilities":["docs_pack"],"docs_pack_url":"/etc/passwd"}"#,
+                "must be an http(s) URL",
+            ),
+            (
+                REGISTER,
+                br#"{"code":"a","capabilities":["docs_pack"],"docs_pack_url":" http://h/p"}"#,
                 "must be an http(s) URL",
             ),
             (UNREGISTER, br#"{"code":7}"#, "invalid type"),

@@ -14,12 +14,12 @@ use std::path::Path;
 pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
     let too_big = || {
         PackError::Refused(format!(
-            "`{source}` is larger than the limit of {} bytes",
+            "`{}` is larger than the limit of {} bytes",
+            redacted(source),
             limits.max_pack_bytes
         ))
     };
-    let lower = source.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
+    if is_http_url(source) {
         return fetch_url(source, limits, too_big);
     }
     let path = Path::new(source);
@@ -66,8 +66,18 @@ fn fetch_url(
     Ok(bytes)
 }
 
-/// `url` with its user information (`user:password@`) replaced by `***@`.
-fn redacted(url: &str) -> String {
+/// Whether `source` is an `http://` or `https://` URL (scheme in any case, nothing before
+/// it: ` http://…` is a file name). The one test of every place that tells URLs from files.
+pub fn is_http_url(source: &str) -> bool {
+    let scheme = source
+        .split_once("://")
+        .map(|(s, _)| s.to_ascii_lowercase());
+    matches!(scheme.as_deref(), Some("http" | "https"))
+}
+
+/// `url` with its user information (`user:password@`) replaced by `***@` (any scheme:
+/// also `nats://user:pw@host`); text that is not a URL as it is.
+pub fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -87,5 +97,25 @@ mod tests {
             "https://***@h.example:8/p@x?q"
         );
         assert_eq!(super::redacted("http://h/a@b"), "http://h/a@b");
+        assert_eq!(
+            super::redacted("nats://u:p@127.0.0.1:4222"),
+            "nats://***@127.0.0.1:4222"
+        );
+    }
+
+    #[test]
+    fn only_a_leading_http_scheme_makes_a_url() {
+        for url in ["http://h/p", "HTTPS://h/p"] {
+            assert!(super::is_http_url(url), "{url}");
+        }
+        for not in [
+            " http://h/p",
+            "file:///etc/passwd",
+            "ftp://h/p",
+            "h/http://x",
+            "pack.tar.gz",
+        ] {
+            assert!(!super::is_http_url(not), "{not}");
+        }
     }
 }

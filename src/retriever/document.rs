@@ -11,7 +11,7 @@ use super::RetrieveError;
 use serde::{Deserialize, Serialize};
 
 /// What to read: `path` (relative to its root, as in search results), `root` when
-/// several roots hold that path (default: the first), and `from`, the 0-based position
+/// several roots hold that path (required then), and `from`, the 0-based position
 /// of the first chunk of the page (default 0; the previous page's `next_from`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -5,7 +5,7 @@ use super::RetrievedDocument;
 use crate::engine::HitExplain;
 use serde::Serialize;
 
-/// One result: `{"rank", "id", "path", "start_line", "end_line", "match_line",
+/// One result: `{"rank", "id", "root", "path", "start_line", "end_line", "match_line",
 /// "heading_path", "title", "score", "snippet", "lexical_match", "stale_reason", "evidence",
 /// "provenance", "confidence"}`, plus `explain` when asked for and `content`
 /// (title, heading path and passage text) when the caller asked for text.
@@ -14,6 +14,9 @@ pub struct SearchResult {
     /// 1-based.
     pub rank: usize,
     pub id: String,
+    /// Index of the root `path` is relative to (as `/v1/status` lists the roots; give it
+    /// as `root` to read a passage when several roots hold the same path).
+    pub root: usize,
     /// Relative to the root it was found under.
     pub path: String,
     pub start_line: u32,
@@ -61,6 +64,7 @@ impl SearchResult {
         SearchResult {
             rank: i + 1,
             id: d.id.clone(),
+            root: m.root,
             path: d.filter_path().to_string(),
             start_line: m.start_line,
             end_line: m.end_line,

@@ -29,7 +29,7 @@ pub const MAX_PASSAGE_BYTES: usize = 256 * 1024;
 pub struct PassageRequest {
     pub id: Option<String>,
     pub path: Option<String>,
-    /// Root index, when several roots hold the same relative path (default: the first).
+    /// Root index; needed when several roots hold the same relative path.
     pub root: Option<usize>,
     pub start_line: Option<u32>,
     pub end_line: Option<u32>,
@@ -263,7 +263,11 @@ fn has_percent_escape(p: &str) -> bool {
         .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
 }
 
-/// The root (the asked one, else the first) whose snapshot holds `rel`.
+/// The root whose snapshot holds `rel`: the asked one, else the only one.
+///
+/// # Errors
+/// [`RetrieveError::NotFound`] when none does; [`RetrieveError::InvalidRequest`] naming
+/// the roots when several do and none was asked for.
 pub(super) fn indexed_root(
     inner: &Inner,
     rel: &str,
@@ -280,24 +284,41 @@ pub(super) fn indexed_root(
         })
         .as_ref()
         .map_err(|e| RetrieveError::Engine(crate::Error::corrupt(inner.index.dir(), e.clone())))?;
-    let found = match root {
-        Some(r) => files.contains(&(r, rel.to_string())).then_some(r),
+    let found: Vec<usize> = match root {
+        Some(r) => files
+            .contains(&(r, rel.to_string()))
+            .then_some(r)
+            .into_iter()
+            .collect(),
         None => roots_of(files, rel),
     };
-    found.ok_or_else(|| {
-        RetrieveError::NotFound(format!(
+    match found[..] {
+        [r] => Ok(r),
+        [] => Err(RetrieveError::NotFound(format!(
             "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse refresh`)",
             shorten(rel)
-        ))
-    })
+        ))),
+        _ => Err(RetrieveError::InvalidRequest(format!(
+            "`{}` is in several roots ({}): give `root`, as in search results",
+            shorten(rel),
+            found
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
-fn roots_of(files: &HashSet<(usize, String)>, rel: &str) -> Option<usize> {
-    files
+/// The roots whose snapshot holds `rel`, in order.
+fn roots_of(files: &HashSet<(usize, String)>, rel: &str) -> Vec<usize> {
+    let mut roots: Vec<usize> = files
         .iter()
         .filter(|(_, p)| p == rel)
         .map(|(r, _)| *r)
-        .min()
+        .collect();
+    roots.sort_unstable();
+    roots
 }
 
 /// The canonical path of `rel` under root `root`, refused when it resolves outside the

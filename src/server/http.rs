@@ -7,7 +7,7 @@
 //! | `GET /v1/document` | `?path=` (and `root=`, `from=`) → a page of a document's chunks in file order |
 //! | `GET /v1/handoff` | `?target=` (a document path, folder, section id, title or alias) and `caveats=true` → where to start reading, what to read before editing, where to edit, which checks apply |
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
-//! | `POST /v1/refresh` | from this machine only (a loopback peer): starts a refresh job of the index (one at a time, through the writer lock; a request while one waits to start joins it) → `202 {"job", "status"}` |
+//! | `POST /v1/refresh` | from this machine only (a loopback peer, no `Forwarded`/`X-Forwarded-For`/`X-Real-IP` header): starts a refresh job of the index (one at a time, through the writer lock; a request while one waits to start joins it) → `202 {"job", "status"}` |
 //! | `GET /v1/refresh/{job}` | from this machine only: `{"job", "status": "queued"|"running"|"done"|"failed", "report"|"error"}` |
 //! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
 //!
@@ -383,11 +383,16 @@ fn refresh_jobs<'a>(s: &'a AppState, req: &Request) -> Result<&'a RefreshJobs, A
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    if !peer.is_some_and(is_loopback) {
+    // a proxy on this machine connects from loopback on behalf of others: a forwarded
+    // request is not from this machine
+    let forwarded = ["forwarded", "x-forwarded-for", "x-real-ip"]
+        .iter()
+        .any(|h| req.headers().contains_key(*h));
+    if !peer.is_some_and(is_loopback) || forwarded {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden_remote",
-            "refresh jobs are started only from this machine (a loopback address)",
+            "refresh jobs are started only from this machine (a loopback address, not through a proxy)",
         ));
     }
     s.refresh.as_ref().ok_or_else(|| {

@@ -109,7 +109,11 @@ impl RefreshJobs {
                 }
                 id
             };
-            let outcome = run();
+            // a panicking job fails; the next ones still run
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+                .unwrap_or_else(|_| {
+                    Err("the refresh failed unexpectedly (a bug: see the server's log)".into())
+                });
             let mut s = lock.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(v) = s.jobs.get_mut(&id) {
                 match outcome {
@@ -152,17 +156,25 @@ mod tests {
         let counted = runs.clone();
         let jobs = RefreshJobs::start(Box::new(move || {
             gate.lock().unwrap().recv().unwrap();
-            let mut n = counted.lock().unwrap();
-            *n += 1;
-            if *n == 2 {
+            let n = {
+                let mut n = counted.lock().unwrap();
+                *n += 1;
+                *n
+            };
+            if n == 2 {
                 return Err("disk full".into());
             }
-            Ok(serde_json::json!({"run": *n}))
+            if n == 3 {
+                panic!("a bug");
+            }
+            Ok(serde_json::json!({"run": n}))
         }))
         .unwrap();
         let first = jobs.submit();
         // wait until the first one runs, so the next two wait together
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while jobs.get(first.job).unwrap().status != "running" {
+            assert!(std::time::Instant::now() < deadline, "job 1 never ran");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let second = jobs.submit();
@@ -183,5 +195,12 @@ mod tests {
         );
         assert_eq!(*runs.lock().unwrap(), 2);
         assert_eq!(jobs.get(3), None);
+        // a job that panics fails, and the next one still runs
+        let third = jobs.submit();
+        gate_tx.send(()).unwrap();
+        assert_eq!(finished(&jobs, third.job).status, "failed");
+        let fourth = jobs.submit();
+        gate_tx.send(()).unwrap();
+        assert_eq!(finished(&jobs, fourth.job).status, "done");
     }
 }

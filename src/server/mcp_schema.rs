@@ -119,7 +119,7 @@ pub fn read_passage() -> Arc<Map<String, Value>> {
             "root": {
                 "type": "integer",
                 "minimum": 0,
-                "description": "Root number when several indexed roots hold the same path (default: the first)."
+                "description": "Root number (the `root` of a search result); required when several indexed roots hold the same path."
             }
         },
         "additionalProperties": false
@@ -139,7 +139,7 @@ pub fn read_document() -> Arc<Map<String, Value>> {
             "root": {
                 "type": "integer",
                 "minimum": 0,
-                "description": "Root number when several indexed roots hold the same path (default: the first)."
+                "description": "Root number (the `root` of a search result); required when several indexed roots hold the same path."
             },
             "from": {
                 "type": "integer",
