@@ -441,7 +441,7 @@ fn any_root_can_be_dropped_by_name_with_its_chunks() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(paths(d.path()), ["keep.md"]);
 
-    // Not a root (any more), or the last one: clear errors, nothing changes.
+    // Not a root (any more), or given twice: clear errors, nothing changes.
     let o = docfuse(d.path(), &["refresh", "--drop-root", "other"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -454,12 +454,21 @@ fn any_root_can_be_dropped_by_name_with_its_chunks() {
         "lists the roots: {}",
         stderr(&o)
     );
-    let o = docfuse(d.path(), &["refresh", "--drop-root", "keep"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no root"), "{}", stderr(&o));
     let o = docfuse(d.path(), &["refresh", "keep", "--drop-root", "keep"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("give it once"), "{}", stderr(&o));
+    assert_eq!(paths(d.path()), ["keep.md"]);
+    // The last root too: an empty index (its folder is not touched).
+    let o = docfuse(d.path(), &["refresh", "--json", "--drop-root", "keep"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (code, _) = search_json(d.path(), &["word"]);
+    assert_eq!(code, 1, "no results");
+    assert!(d.path().join("keep/keep.md").exists());
+    // a refresh of the empty index has nothing to do; a root can be added again
+    let o = docfuse(d.path(), &["refresh", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = docfuse(d.path(), &["index", "--no-embeddings", "keep"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(paths(d.path()), ["keep.md"]);
 }
 

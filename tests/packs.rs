@@ -235,3 +235,36 @@ fn a_pack_whose_build_fails_is_neither_left_unpacked_nor_recorded() {
     let want = fs::canonicalize(p.join("svc.tar.gz")).unwrap();
     assert!(sources.contains(want.to_str().unwrap()), "{sources}");
 }
+
+#[test]
+fn dropping_the_only_pack_leaves_an_empty_index_that_takes_it_again() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    service_docs(&p.join("svc"));
+    pack(p, &[]);
+    let first = json_of(&docfuse(
+        p,
+        &["index", "--no-embeddings", "--json", "--pack", "svc.tar.gz"],
+    ));
+    assert!(first["chunks"].as_u64().unwrap() > 0, "{first}");
+    let gone = json_of(&docfuse(
+        p,
+        &["refresh", "--json", "--drop-root", "pack:pets"],
+    ));
+    assert_eq!(
+        (gone["documents"].as_u64(), gone["chunks"].as_u64()),
+        (Some(0), Some(0)),
+        "{gone}"
+    );
+    assert!(!p.join(".docfuse/packs/pets").exists());
+    let o = docfuse(p, &["search", "--json", "feed the pets"]);
+    assert_eq!(o.status.code(), Some(1), "no results: {}", stdout(&o));
+    let o = docfuse(p, &["status", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let again = json_of(&docfuse(
+        p,
+        &["index", "--no-embeddings", "--json", "--pack", "svc.tar.gz"],
+    ));
+    assert_eq!(again["chunks"], first["chunks"], "{again}");
+    assert_eq!(top(p, "feed the pets")["path"], "guide/feeding.md");
+}

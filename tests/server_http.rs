@@ -910,6 +910,10 @@ async fn a_path_held_by_two_roots_needs_its_root_on_every_read() {
         assert_eq!(error_code(&v), "bad_request");
         let msg = v["error"]["message"].as_str().unwrap();
         assert!(msg.contains("several roots (0, 1)"), "{msg}");
+        let (status, v) = send(&app, get(&format!("{route}&root=9"))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{route}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("there is no root 9: the index has 2"), "{msg}");
         let (status, v) = send(&app, get(&format!("{route}&root=1"))).await;
         assert_eq!(status, StatusCode::OK, "{route}: {v}");
         assert_eq!(v["root"], 1, "{v}");

@@ -15,6 +15,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     let wanted = match Recorded::load(&a.index) {
@@ -31,19 +32,25 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     // Ctrl-C or SIGTERM is caught on the runtime's thread, said at once ("stopping"), and
     // stops the loop once the event at hand is done
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
-    let stopper = stop.clone();
+    let stopped = std::sync::Arc::new(AtomicBool::new(false));
+    let (stopper, flag) = (stop.clone(), stopped.clone());
     rt.spawn(async move {
         super::serve::shutdown_signal().await;
+        flag.store(true, Ordering::SeqCst);
         stopper.notify_one();
     });
     let vectors = Vectors::load(wanted);
     eprintln!(
         "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops after the event at hand",
         a.index.display(),
-        crate::pack::redacted(&a.nats),
+        crate::pack::redacted_servers(&a.nats),
         event::SUBJECTS.join(", ")
     );
-    let ingest = Ingest { a: &a, vectors };
+    let ingest = Ingest {
+        a: &a,
+        vectors,
+        stopped,
+    };
     ingest.guarded(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
     let ended = ingest.listen(&rt, &mut messages, &stop);
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
@@ -80,7 +87,7 @@ async fn subscribe(
         .with_context(|| {
             format!(
                 "cannot connect to the NATS server at `{}`\nhint: is nats-server running there? (`nats-server -a 127.0.0.1 -p 4222`)",
-                crate::pack::redacted(url)
+                crate::pack::redacted_servers(url)
             )
         })?;
     // one subscription for a service's register and unregister, so they are handled in
@@ -105,6 +112,8 @@ async fn subscribe(
 struct Ingest<'a> {
     a: &'a IngestArgs,
     vectors: Vectors,
+    /// Set on Ctrl-C or SIGTERM: no further event or pack is started.
+    stopped: std::sync::Arc<AtomicBool>,
 }
 
 impl Ingest<'_> {
@@ -118,10 +127,14 @@ impl Ingest<'_> {
         loop {
             let next = rt.block_on(async {
                 tokio::select! {
-                    m = messages.next() => Some(m),
+                    biased;
                     () = stop.notified() => None,
+                    m = messages.next() => Some(m),
                 }
             });
+            if self.stopped.load(Ordering::SeqCst) {
+                return false;
+            }
             let m = match next {
                 None => return false,
                 Some(None) => return true,
@@ -255,6 +268,7 @@ impl Ingest<'_> {
         match self.known() {
             Ok(known) => known
                 .into_iter()
+                .take_while(|_| !self.stopped.load(Ordering::SeqCst))
                 .map(|(c, url)| self.pull(c, &url))
                 .collect(),
             Err(e) => vec![Outcome::failed(None, e)],

@@ -31,7 +31,8 @@ pub(super) struct Plan {
 ///
 /// # Errors
 /// [`Error::Root`] for a root that is missing or cannot be listed; [`Error::Config`] when
-/// a root of the index has gone and `drop_missing_roots` is not set, or there is no root.
+/// a root of the index has gone and `drop_missing_roots` is not set, or a new index has
+/// no root.
 pub(super) fn plan(
     index_dir: &Path,
     source: &Source,
@@ -83,7 +84,9 @@ pub(super) fn plan(
     let walk = opts.config.walk;
     let nests = |inner: &str, outer: &str| nests(inner, outer, walk, &packs);
     let (roots, refreshed) = merge_roots(&existing, &requested, &nests, &mut out.warnings);
-    if roots.is_empty() {
+    // dropping every root leaves a valid, empty index (the last service unregistered),
+    // which a refresh finds fresh; only a new index needs a root
+    if roots.is_empty() && opts.drop_roots.is_empty() && previous.is_none() {
         return Err(Error::Config(
             "no root to index\nhint: pass one or more folders".into(),
         ));
@@ -141,11 +144,6 @@ fn drop_named_roots(
             )));
         }
         existing.remove(at);
-    }
-    if !drop.is_empty() && existing.is_empty() && requested.is_empty() {
-        return Err(Error::Config(
-            "--drop-root would leave the index with no root\nhint: delete the index folder instead, or give a folder to index".into(),
-        ));
     }
     Ok(())
 }

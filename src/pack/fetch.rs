@@ -22,6 +22,12 @@ pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
     if is_http_url(source) {
         return fetch_url(source, limits, too_big);
     }
+    if source.contains("://") {
+        return Err(PackError::Refused(format!(
+            "`{}` is neither an http(s) URL nor a file",
+            redacted(source)
+        )));
+    }
     let path = Path::new(source);
     let meta = std::fs::metadata(path).map_err(|e| PackError::io("cannot open", path, e))?;
     if !meta.is_file() {
@@ -75,6 +81,21 @@ pub fn is_http_url(source: &str) -> bool {
     matches!(scheme.as_deref(), Some("http" | "https"))
 }
 
+/// A server list (`nats://a:b@h1:4222,c:d@h2:4222`, schemes optional) with every user
+/// information replaced by `***@`.
+pub fn redacted_servers(list: &str) -> String {
+    list.split(',')
+        .map(|s| {
+            if s.contains("://") {
+                redacted(s)
+            } else {
+                redacted(&format!("x://{s}"))["x://".len()..].to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `url` with its user information (`user:password@`) replaced by `***@` (any scheme:
 /// also `nats://user:pw@host`); text that is not a URL as it is.
 pub fn redacted(url: &str) -> String {
@@ -100,6 +121,10 @@ mod tests {
         assert_eq!(
             super::redacted("nats://u:p@127.0.0.1:4222"),
             "nats://***@127.0.0.1:4222"
+        );
+        assert_eq!(
+            super::redacted_servers("nats://a:b@h1:1,c:secret@h2:2,h3:3"),
+            "nats://***@h1:1,***@h2:2,h3:3"
         );
     }
 

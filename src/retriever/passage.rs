@@ -284,6 +284,16 @@ pub(super) fn indexed_root(
         })
         .as_ref()
         .map_err(|e| RetrieveError::Engine(crate::Error::corrupt(inner.index.dir(), e.clone())))?;
+    if let Some(r) = root {
+        if inner.index.root_dir(r).is_none() {
+            return Err(RetrieveError::InvalidRequest(format!(
+                "there is no root {r}: the index has {} (numbered from 0, as in search results)",
+                (0..)
+                    .take_while(|&i| inner.index.root_dir(i).is_some())
+                    .count()
+            )));
+        }
+    }
     let found: Vec<usize> = match root {
         Some(r) => files
             .contains(&(r, rel.to_string()))
