@@ -61,10 +61,10 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// Connects to `url` and subscribes to the three subjects, as one stream.
 /// Messages held per subject while an event is handled.
 const SUBSCRIPTION_CAPACITY: usize = 1024;
 
+/// Connects to `url` and subscribes to `service.*` and `gateway.online`, as one stream.
 async fn subscribe(
     url: &str,
 ) -> anyhow::Result<futures::stream::SelectAll<async_nats::Subscriber>> {

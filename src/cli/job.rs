@@ -1,7 +1,7 @@
-//! One refresh job of an index with its recorded settings — the unit `refresh`,
-//! `ingest` and `serve`'s `POST /v1/refresh` run: roots to refresh or add, roots to drop
-//! (`pack:CODE` names an ingested pack), a docs pack to unpack first under the writer
-//! lock.
+//! One refresh job of an index with its recorded settings — the unit `ingest` and
+//! `serve`'s `POST /v1/refresh` run: roots to refresh or add, roots to drop (`pack:CODE`
+//! names an ingested pack), a docs pack to unpack first under the writer lock. Also
+//! [`Recorded`], what an index records about itself, read by `refresh` too.
 
 use super::args::RunArgs;
 use super::build_run::{run_build, Vectors};
