@@ -113,10 +113,7 @@ impl Recorded {
     /// first `index` still running), waits for it (or, with `wait` false, says so).
     pub fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
         match Recorded::load(index) {
-            Err(e)
-                if matches!(e.downcast_ref(), Some(crate::Error::NoIndex { .. }))
-                    && index.join(crate::engine::LOCK_FILE).exists() =>
-            {
+            Err(e) if is_no_index(&e) && index.join(crate::engine::LOCK_FILE).exists() => {
                 let lock = crate::engine::acquire_writer_lock(index, wait, &mut |holder| {
                     eprintln!(
                         "waiting for another docfuse ({holder}) building `{}`…",
