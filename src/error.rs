@@ -76,6 +76,11 @@ pub enum Error {
     #[error("invalid setting: {0}")]
     Config(String),
 
+    /// A PostgreSQL index store failed (connection, schema version, a query); the text
+    /// names the database with its password redacted and says what to do.
+    #[error("{0}")]
+    Database(String),
+
     /// Something asked for by name is not in the index (a document, a graph); the text
     /// says what and how to get it.
     #[error("{0}")]

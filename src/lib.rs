@@ -42,6 +42,7 @@ pub mod graph;
 pub mod hashing;
 pub mod lexical;
 pub mod pack;
+pub mod pgstore;
 pub mod projection;
 pub mod retriever;
 pub mod server;

@@ -9,6 +9,22 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
+    if !super::pg::is_db(&a.index) {
+        return run_at(a, None);
+    }
+    if a.jsonl.is_some() {
+        bail!("an index of a JSONL file cannot be stored in PostgreSQL yet\nhint: index folders of documents into it, or use a folder for --index");
+    }
+    let url = a.index.clone();
+    super::pg::write(&url, a.run.no_wait, |w| {
+        let mut a = a;
+        a.index = w.dir.clone();
+        run_at(a, Some(w))
+    })
+}
+
+/// `index` on the folder `a.index` (a database's writer folder when `db` is given).
+fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32> {
     let overrides = overrides_of(&a)?;
     let config = IndexConfig::with_overrides(&overrides)?;
     let source = match &a.jsonl {
@@ -38,6 +54,10 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
         (s, _) => s,
     };
     let vectors = Vectors::load(!a.no_embeddings);
+    let vectors = match db {
+        Some(w) => w.wrap(vectors)?,
+        None => vectors,
+    };
     let mut opts = a.run.build_options(config, overrides, &vectors);
     opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
     let from = a.pack.as_deref().map(super::pack::source_of);

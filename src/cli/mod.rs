@@ -15,6 +15,7 @@ mod job;
 mod mcp;
 mod output;
 mod pack;
+mod pg;
 mod refresh;
 mod search;
 mod serve;
@@ -46,15 +47,15 @@ pub fn run() -> i32 {
     let outcome = match cli.command {
         Command::Index(a) => index::run(a),
         Command::Refresh(a) => refresh::run(a),
-        Command::Search(a) => search::run(a),
-        Command::Status(a) => status::run(a),
-        Command::Graph(a) => graph::run(a),
-        Command::Handoff(a) => handoff::run(a),
-        Command::Eval(a) => eval::run(a),
-        Command::Chunks(a) => chunks::run(a),
-        Command::Verify(a) => verify::run(a),
-        Command::Serve(a) => serve::run(a),
-        Command::Mcp(a) => mcp::run(a),
+        Command::Search(a) => read(a, |a| &mut a.index, search::run),
+        Command::Status(a) => read(a, |a| &mut a.index, status::run),
+        Command::Graph(a) => read(a, |a| &mut a.index, graph::run),
+        Command::Handoff(a) => read(a, |a| &mut a.index, handoff::run),
+        Command::Eval(a) => read(a, |a| &mut a.index, eval::run),
+        Command::Chunks(a) => read(a, |a| &mut a.index, chunks::run),
+        Command::Verify(a) => read(a, |a| &mut a.index, verify::run),
+        Command::Serve(a) => read(a, |a| &mut a.index, serve::run),
+        Command::Mcp(a) => read(a, |a| &mut a.index, mcp::run),
         Command::Pack(a) => pack::run(a),
         Command::Ingest(a) => ingest::run(a),
     };
@@ -66,6 +67,18 @@ pub fn run() -> i32 {
             EXIT_ERROR
         }
     }
+}
+
+/// Runs a reading command; a `--index postgres://…` is replaced by this host's cache
+/// folder, synced to the database's published generation first.
+fn read<A>(
+    mut a: A,
+    index: fn(&mut A) -> &mut std::path::PathBuf,
+    run: fn(A) -> anyhow::Result<i32>,
+) -> anyhow::Result<i32> {
+    let dir = pg::reader_dir(index(&mut a))?;
+    *index(&mut a) = dir;
+    run(a)
 }
 
 /// "No index" while a first build of that folder is still running says so, for every

@@ -14,8 +14,28 @@ use std::time::Duration;
 use std::time::Instant;
 
 pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
+    if !super::pg::is_db(&a.index) {
+        return run_at(a, None);
+    }
+    if a.watch {
+        anyhow::bail!("`refresh --watch` on a PostgreSQL index is not supported yet\nhint: run `docfuse refresh --index URL` from a scheduler (cron, CI) instead");
+    }
+    let url = a.index.clone();
+    super::pg::write(&url, a.run.no_wait, |w| {
+        let mut a = a;
+        a.index = w.dir.clone();
+        run_at(a, Some(w))
+    })
+}
+
+/// `refresh` of the folder `a.index` (a database's writer folder when `db` is given).
+fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32> {
     let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
+    let vectors = match db {
+        Some(w) => w.wrap(vectors)?,
+        None => vectors,
+    };
     let source = rec.source_for(&a.roots);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let mut opts = a.run.build_options(config, rec.overrides.clone(), &vectors);

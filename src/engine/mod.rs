@@ -14,6 +14,7 @@ mod build;
 mod carry;
 mod docread;
 mod embedding;
+mod export;
 mod freshness;
 mod generation;
 mod graph_view;
@@ -39,6 +40,7 @@ mod verify;
 
 pub use build::build;
 pub use embedding::EmbedLimits;
+pub use export::{export, Exported, ExportedChunk, ExportedDoc};
 pub use freshness::{FileState, Freshness};
 pub use graph_view::{
     graph_summary, page_relations, BrokenView, GraphPage, GraphSummary, PageRelations, RelationView,

@@ -1,0 +1,118 @@
+//! The published generation of a folder index as plain rows — roots, documents with
+//! their indexed text, chunks with their content and embedding hashes, vectors — for
+//! another store to hold (`pgstore`). Reads only; the generation is verified as a build
+//! verifies it.
+
+use super::previous::{root_names, Previous};
+use crate::error::{Error, Result};
+use crate::store::{Manifest, SourceSpec};
+use crate::vector::VectorSet;
+use std::path::Path;
+
+/// One chunk of a document, in ordinal order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedChunk {
+    /// The chunk id (`path#heading-slug/…`), unique within its root.
+    pub id: String,
+    /// sha256 of the chunk's projected fields.
+    pub content_hash: String,
+    /// sha256(embedder identity key, embedding input); `None` while pending.
+    pub embed_hash: Option<String>,
+}
+
+/// One indexed document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedDoc {
+    /// The root (as the manifest records it) holding the document.
+    pub root: String,
+    /// Path relative to the root, `/`-separated.
+    pub rel_path: String,
+    /// sha256 of the bytes indexed.
+    pub sha256: String,
+    /// Size in bytes of the file when read.
+    pub size: u64,
+    /// The text the build indexed (decoded, cut at the byte budget).
+    pub text: String,
+    /// Its chunks in ordinal order.
+    pub chunks: Vec<ExportedChunk>,
+}
+
+/// A published generation as rows.
+pub struct Exported {
+    pub manifest: Manifest,
+    /// The roots in the manifest's order (the order of chunk ordinals).
+    pub roots: Vec<String>,
+    /// Documents in ordinal order.
+    pub documents: Vec<ExportedDoc>,
+    /// The generation's vectors (`[chunks, dim]` f32, L2-normalised), when it has any.
+    pub vectors: Option<VectorSet>,
+}
+
+impl Exported {
+    /// The vector of the chunk whose embedding hash is `hash`, with its ordinal's row.
+    pub fn vectors_by_hash(&self) -> Vec<(&str, &[f32])> {
+        let Some(v) = &self.vectors else {
+            return Vec::new();
+        };
+        (0..v.len())
+            .filter(|&i| v.has_vector(i))
+            .map(|i| (v.meta.hashes[i].as_str(), v.row(i)))
+            .collect()
+    }
+}
+
+/// Reads the published generation of the folder index at `index_dir`.
+///
+/// # Errors
+/// [`Error::NoIndex`] without a manifest; [`Error::Corrupt`] when the generation does not
+/// verify, its chunk counts do not add up to `chunks.json`, or a document's text cannot
+/// be read; [`Error::Database`] for an index of a JSONL file.
+pub fn export(index_dir: &Path) -> Result<Exported> {
+    let manifest = Manifest::load(index_dir)?;
+    if matches!(manifest.source, SourceSpec::Jsonl { .. }) {
+        return Err(Error::Database(
+            "an index of a JSONL file cannot be stored in PostgreSQL yet\nhint: index folders of documents into it".into(),
+        ));
+    }
+    let prev = Previous::open(index_dir, manifest).map_err(|why| Error::corrupt(index_dir, why))?;
+    let ids = super::generation::previous_chunks(&prev.gen_dir)
+        .ok_or_else(|| Error::corrupt(index_dir, "cannot read chunks.json"))?;
+    let vectors = super::generation::vectors_in(&prev.gen_dir).map(|(v, _)| v);
+    let roots = root_names(&prev.manifest.source);
+    let total: usize = prev.snapshot.files.iter().map(|f| f.chunks as usize).sum();
+    if total != ids.len() {
+        return Err(Error::corrupt(
+            index_dir,
+            format!("files hold {total} chunks, chunks.json {}", ids.len()),
+        ));
+    }
+    let mut documents = Vec::with_capacity(prev.snapshot.files.len());
+    let mut ord = 0usize;
+    for f in &prev.snapshot.files {
+        let chunks = (ord..ord + f.chunks as usize)
+            .map(|o| ExportedChunk {
+                id: ids[o].0.clone(),
+                content_hash: ids[o].1.clone(),
+                embed_hash: vectors
+                    .as_ref()
+                    .filter(|v| v.has_vector(o))
+                    .map(|v| v.meta.hashes[o].clone()),
+            })
+            .collect();
+        ord += f.chunks as usize;
+        documents.push(ExportedDoc {
+            root: roots.get(f.root).cloned().unwrap_or_default(),
+            rel_path: f.rel_path.clone(),
+            sha256: f.sha256.clone(),
+            size: f.size,
+            text: prev.text_of(f)?,
+            chunks,
+        });
+    }
+    Ok(Exported {
+        manifest: prev.manifest,
+        roots,
+        documents,
+        vectors,
+    })
+}

@@ -1,0 +1,250 @@
+//! The local caches of a database index: the folder a reader answers from, brought to
+//! the published generation by writing the documents' text under a mirror folder and
+//! refreshing a folder index over it with the database's vectors (nothing is embedded
+//! when the database holds every vector).
+
+use super::read::{documents, roots, vectors, Docs};
+use super::{block_on, check, connect, published, PgLocation, Prefetched, Published};
+use crate::config::IndexConfig;
+use crate::embed::EmbedderIdentity;
+use crate::engine::{acquire_writer_lock, build, BuildOptions, Source};
+use crate::error::{Error, Result};
+use std::path::{Component, Path, PathBuf};
+
+/// Where the local caches of database indexes live: `DOCFUSE_PG_CACHE`, else
+/// `$XDG_CACHE_HOME/docfuse/pg`, else `~/.cache/docfuse/pg`, else a folder under the
+/// system's temporary folder.
+pub fn cache_base() -> PathBuf {
+    if let Some(d) = std::env::var_os("DOCFUSE_PG_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("docfuse").join("pg");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("docfuse").join("pg");
+    }
+    std::env::temp_dir().join("docfuse-pg-cache")
+}
+
+/// A reader's cache, at the database's published generation.
+#[derive(Debug, Clone)]
+pub struct ReaderCache {
+    /// The folder index to answer from.
+    pub index_dir: PathBuf,
+    /// The database generation it holds.
+    pub generation: i64,
+    /// Documents written to the mirror in this sync (0 when it was current).
+    pub written: u64,
+}
+
+/// File in a cache folder recording the database generation it holds.
+const SYNCED_FILE: &str = "synced.json";
+
+/// Brings this host's reader cache of `loc` to the published generation (at once when
+/// it is there already) and returns it.
+///
+/// # Errors
+/// [`Error::Database`] (no index, unknown schema version, connection); a build error of
+/// the cache folder.
+pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
+    let base = cache_base().join(loc.cache_key()).join("reader");
+    block_on(async {
+        let client = connect(loc).await?;
+        check(&client, loc).await?;
+        let p = published(&client, loc)
+            .await?
+            .ok_or_else(|| no_index(loc))?;
+        let index_dir = base.join("index");
+        if synced(&base) == Some(p.generation) && index_dir.join("manifest.json").is_file() {
+            return Ok(ReaderCache {
+                index_dir,
+                generation: p.generation,
+                written: 0,
+            });
+        }
+        std::fs::create_dir_all(&base).map_err(|e| Error::io("create", &base, e))?;
+        let _lock = acquire_writer_lock(&base, true, &mut |_| {})?;
+        // Another process may have synced it while this one waited.
+        let p = published(&client, loc)
+            .await?
+            .ok_or_else(|| no_index(loc))?;
+        if synced(&base) == Some(p.generation) && index_dir.join("manifest.json").is_file() {
+            return Ok(ReaderCache {
+                index_dir,
+                generation: p.generation,
+                written: 0,
+            });
+        }
+        let roots = roots(&client, loc).await?;
+        let docs = documents(&client, loc).await?;
+        let identity = identity_of(&p)?;
+        let vecs = match &identity {
+            Some(id) => vectors(&client, loc, &id.key(), None).await?,
+            None => Default::default(),
+        };
+        let mirror = base.join("mirror");
+        let (mirror_roots, written) = write_mirror(&mirror, &roots, &docs)?;
+        let emb = identity.map(|id| Prefetched::new(id, vecs, None));
+        rebuild(&index_dir, &p, mirror_roots, emb.as_ref())?;
+        record_synced(&base, p.generation)?;
+        Ok(ReaderCache {
+            index_dir,
+            generation: p.generation,
+            written,
+        })
+    })
+}
+
+fn no_index(loc: &PgLocation) -> Error {
+    Error::Database(format!(
+        "no docfuse index is published in `{}` (schema `{}`) yet\nhint: build one with `docfuse index --index {} <ROOT>...`",
+        loc.shown, loc.schema, loc.shown
+    ))
+}
+
+/// The embedder identity of the published vectors.
+pub(super) fn identity_of(p: &Published) -> Result<Option<EmbedderIdentity>> {
+    match &p.identity {
+        None => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
+            Error::Database(format!(
+                "the published embedder identity does not parse: {e}"
+            ))
+        }),
+    }
+}
+
+/// Refreshes the cache index over the mirror roots with the published settings; a cache
+/// whose roots are not a prefix of the published ones in order is built from nothing,
+/// so chunk ordinals follow the database's root order.
+fn rebuild(
+    index_dir: &Path,
+    p: &Published,
+    mirror_roots: Vec<PathBuf>,
+    emb: Option<&Prefetched>,
+) -> Result<()> {
+    let overrides = p.manifest["config_overrides"].clone();
+    let config = IndexConfig::with_overrides(&overrides)?;
+    let held = crate::store::Manifest::load(index_dir)
+        .ok()
+        .map(|m| m.source);
+    let held_roots: Vec<PathBuf> = match held {
+        Some(crate::store::SourceSpec::Roots { roots }) => {
+            roots.into_iter().map(PathBuf::from).collect()
+        }
+        _ => Vec::new(),
+    };
+    let prefix = held_roots.len() <= mirror_roots.len()
+        && held_roots.iter().zip(&mirror_roots).all(|(a, b)| a == b);
+    if !prefix {
+        std::fs::remove_dir_all(index_dir).map_err(|e| Error::io("remove", index_dir, e))?;
+    }
+    let opts = BuildOptions {
+        config,
+        config_overrides: overrides,
+        embeddings: emb.is_some(),
+        embedder: emb.map(|e| e as &dyn crate::embed::Embedder),
+        ..Default::default()
+    };
+    build(index_dir, &Source::Roots(mirror_roots), &opts, &mut |_| {})?;
+    Ok(())
+}
+
+/// Writes every document's text under `mirror/<root position>/<path>` (only files whose
+/// text differs), deletes the files and roots the database no longer holds, and
+/// returns the mirror roots in the database's order and the files written.
+fn write_mirror(mirror: &Path, roots: &[String], docs: &Docs) -> Result<(Vec<PathBuf>, u64)> {
+    let mut written = 0;
+    let dirs: Vec<PathBuf> = (0..roots.len())
+        .map(|i| mirror.join(format!("r{i}")))
+        .collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d).map_err(|e| Error::io("create", d, e))?;
+    }
+    let mut keep = std::collections::HashSet::new();
+    for ((root, rel), (_, body)) in docs {
+        let Some(i) = roots.iter().position(|r| r == root) else {
+            continue;
+        };
+        let rel_path = safe_rel(rel)?;
+        let path = dirs[i].join(rel_path);
+        keep.insert(path.clone());
+        if std::fs::read(&path).is_ok_and(|b| b == body.as_bytes()) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
+        std::fs::write(&path, body).map_err(|e| Error::io("write", &path, e))?;
+        written += 1;
+    }
+    remove_others(mirror, &keep, &dirs)?;
+    Ok((dirs, written))
+}
+
+/// A document path from the database as a relative path: plain components only.
+fn safe_rel(rel: &str) -> Result<PathBuf> {
+    let p = Path::new(rel);
+    if rel.is_empty() || !p.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(Error::Database(format!(
+            "the database holds a document path that is not a plain relative path: `{rel}`"
+        )));
+    }
+    Ok(p.to_path_buf())
+}
+
+/// Deletes every file under `mirror` not in `keep`, and root folders not in `dirs`.
+fn remove_others(
+    mirror: &Path,
+    keep: &std::collections::HashSet<PathBuf>,
+    dirs: &[PathBuf],
+) -> Result<()> {
+    let entries = std::fs::read_dir(mirror).map_err(|e| Error::io("read", mirror, e))?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if !dirs.contains(&p) {
+            let _ = std::fs::remove_dir_all(&p);
+        }
+    }
+    for d in dirs {
+        remove_files_not_kept(d, keep);
+    }
+    Ok(())
+}
+
+fn remove_files_not_kept(dir: &Path, keep: &std::collections::HashSet<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => remove_files_not_kept(&p, keep),
+            _ if !keep.contains(&p) => {
+                let _ = std::fs::remove_file(&p);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn synced(base: &Path) -> Option<i64> {
+    let bytes = std::fs::read(base.join(SYNCED_FILE)).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["generation"].as_i64()
+}
+
+/// Records the database generation a cache folder holds.
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be written.
+pub fn record_synced(base: &Path, generation: i64) -> Result<()> {
+    let path = base.join(SYNCED_FILE);
+    let text = serde_json::json!({ "generation": generation }).to_string();
+    crate::store::write_atomic(&path, text.as_bytes())
+}
+
+/// The database generation a cache folder holds, if recorded.
+pub fn synced_generation(base: &Path) -> Option<i64> {
+    synced(base)
+}

@@ -1,0 +1,131 @@
+//! PostgreSQL + pgvector as an index store: the database holds the source of truth
+//! (roots, documents with their indexed text, chunks with content and embedding hashes,
+//! vectors as `vector(384)` under an HNSW cosine index, and one `published` row — the
+//! commit point, the manifest's role), and each docfuse keeps a local folder index as
+//! its cache:
+//!
+//! - a **writer** (`index`/`refresh --index postgres://…`) holds an advisory lock, builds
+//!   its local folder index as usual (vectors found in the database by embedding hash are
+//!   never embedded again, [`Prefetched`]), then [`publish`]es the difference in one
+//!   transaction;
+//! - a **reader** (`search`, `status`, `serve`, …) brings its local cache — the
+//!   documents' text written under a mirror folder, indexed with the database's vectors —
+//!   to the published generation ([`sync_reader`]) and answers from it, so BM25F and
+//!   fusion are exactly the folder store's.
+//!
+//! Depends on `engine` (to build and export folder indexes); nothing below it imports
+//! this module.
+
+mod cache;
+mod location;
+mod prefetch;
+mod publish;
+mod read;
+mod schema;
+
+pub use cache::{cache_base, record_synced, sync_reader, synced_generation, ReaderCache};
+pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
+pub use prefetch::Prefetched;
+pub use publish::{publish, PublishReport};
+pub use read::{published, roots as root_paths, vectors_of, Published};
+pub use schema::{check, migrate, HNSW_EF_CONSTRUCTION, HNSW_M, SCHEMA_VERSION};
+
+use crate::error::{Error, Result};
+use tokio_postgres::Client;
+
+/// Runs `f` to completion on a current-thread runtime of its own (the CLI is
+/// synchronous; servers call this before their runtime starts).
+///
+/// # Errors
+/// [`Error::Database`] when the runtime cannot be made; else `f`'s result.
+pub fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Database(format!("cannot start a runtime for PostgreSQL: {e}")))?
+        .block_on(f)
+}
+
+/// Connects to `loc` (TLS is not built in: `sslmode=require` is refused by the driver
+/// with a clear error); the connection is driven by a task on the current runtime.
+///
+/// # Errors
+/// [`Error::Database`] naming the redacted URL and the driver's reason.
+pub async fn connect(loc: &PgLocation) -> Result<Client> {
+    let (client, conn) = loc
+        .config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .map_err(|e| {
+            Error::Database(format!(
+                "cannot connect to `{}`: {}\nhint: check that the server is up and the URL's user, host, port and database (`scripts/pg up` starts a local one)",
+                loc.shown,
+                reason(&e)
+            ))
+        })?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::warn!("PostgreSQL connection closed: {}", reason(&e));
+        }
+    });
+    Ok(client)
+}
+
+/// Takes the writer lock of `loc`'s schema: a session-level advisory lock released when
+/// `client`'s connection ends (also when the writer is killed). Waits for it unless
+/// `no_wait`.
+///
+/// # Errors
+/// [`Error::Database`]: held by another writer with `no_wait`, or a failed query.
+pub async fn lock_writer(client: &Client, loc: &PgLocation, no_wait: bool) -> Result<()> {
+    let key = lock_key(&loc.schema);
+    let held: bool = if no_wait {
+        client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .await
+            .map_err(|e| db_err(loc, "cannot take the writer lock", e))?
+            .get(0)
+    } else {
+        client
+            .execute("SELECT pg_advisory_lock($1)", &[&key])
+            .await
+            .map_err(|e| db_err(loc, "cannot take the writer lock", e))?;
+        true
+    };
+    if !held {
+        return Err(Error::Database(format!(
+            "another docfuse is writing the index in `{}` (schema `{}`)\nhint: wait for it, or run without `--no-wait` to wait",
+            loc.shown, loc.schema
+        )));
+    }
+    Ok(())
+}
+
+/// The advisory lock key of a schema: the first 8 bytes of sha256("docfuse writer" +
+/// schema) as a signed integer.
+fn lock_key(schema: &str) -> i64 {
+    let h = crate::hashing::sha256_hex(format!("docfuse writer\n{schema}").as_bytes());
+    u64::from_str_radix(&h[..16], 16).unwrap_or(0) as i64
+}
+
+/// The driver's reason: the server's message when there is one.
+fn reason(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("{} ({})", d.message(), d.code().code()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(inner) = src {
+                s.push_str(": ");
+                s.push_str(&inner.to_string());
+                src = inner.source();
+            }
+            s
+        }
+    }
+}
+
+/// A failed statement on `loc`, with what docfuse was doing.
+pub(crate) fn db_err(loc: &PgLocation, doing: &str, e: tokio_postgres::Error) -> Error {
+    Error::Database(format!("{doing} in `{}`: {}", loc.shown, reason(&e)))
+}

@@ -1,0 +1,346 @@
+//! Publishing a folder index's generation into the database: the documents whose text or
+//! chunks changed are replaced, the others are not touched, vectors are added by
+//! embedding hash, and the `published` row moves on — all in one transaction, so a
+//! writer killed or disconnected mid-way leaves the last published generation whole.
+
+use super::{db_err, PgLocation};
+use crate::engine::{Exported, ExportedDoc};
+use crate::error::Result;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use tokio_postgres::{Client, Transaction};
+
+/// Rows per `INSERT … SELECT FROM unnest(…)` statement.
+const BATCH: usize = 500;
+
+/// What a publish changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PublishReport {
+    /// The published generation (the previous one when nothing changed).
+    pub generation: i64,
+    /// True when the database already held this generation's content.
+    pub skipped: bool,
+    /// Documents written (new or changed) and deleted.
+    pub documents_written: u64,
+    pub documents_deleted: u64,
+    /// Chunk rows written (those of the documents written).
+    pub chunks_written: u64,
+    /// Vectors added (embedding hashes the database did not hold).
+    pub vectors_written: u64,
+    /// Vectors no chunk refers to any more, deleted.
+    pub vectors_deleted: u64,
+}
+
+/// Publishes `ex` (the writer's folder index) as the database's next generation;
+/// `writer` names the writer (recorded in the row).
+///
+/// # Errors
+/// [`crate::Error::Database`] when a statement fails: the transaction is rolled back
+/// and the published generation is the previous one.
+pub async fn publish(
+    client: &mut Client,
+    loc: &PgLocation,
+    ex: &Exported,
+    writer: &str,
+) -> Result<PublishReport> {
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| db_err(loc, "cannot start the publish", e))?;
+    let mut report = PublishReport::default();
+    let held = held_documents(&tx, loc).await?;
+    let roots_changed = write_roots(&tx, loc, &ex.roots).await?;
+    let local: HashSet<(&str, &str)> = ex
+        .documents
+        .iter()
+        .map(|d| (d.root.as_str(), d.rel_path.as_str()))
+        .collect();
+    let gone: Vec<(String, String)> = held
+        .keys()
+        .filter(|(r, p)| !local.contains(&(r.as_str(), p.as_str())))
+        .cloned()
+        .collect();
+    let changed: Vec<&ExportedDoc> = ex
+        .documents
+        .iter()
+        .filter(|d| {
+            held.get(&(d.root.clone(), d.rel_path.clone()))
+                .is_none_or(|(sha, digest)| *sha != d.sha256 || *digest != chunks_digest(d))
+        })
+        .collect();
+    let replaced: Vec<(String, String)> = changed
+        .iter()
+        .filter(|d| held.contains_key(&(d.root.clone(), d.rel_path.clone())))
+        .map(|d| (d.root.clone(), d.rel_path.clone()))
+        .collect();
+    delete_documents(&tx, loc, &gone).await?;
+    delete_documents(&tx, loc, &replaced).await?;
+    report.documents_deleted = gone.len() as u64;
+    report.documents_written = changed.len() as u64;
+    report.chunks_written = insert_documents(&tx, loc, &changed).await?;
+    report.vectors_written = insert_vectors(&tx, loc, ex, &changed).await?;
+    if !gone.is_empty() || !replaced.is_empty() {
+        report.vectors_deleted = delete_unused_vectors(&tx, loc).await?;
+    }
+    let (generation, skipped) = publish_row(&tx, loc, ex, writer, {
+        !(roots_changed || !gone.is_empty() || !changed.is_empty())
+    })
+    .await?;
+    report.generation = generation;
+    report.skipped = skipped;
+    tx.commit()
+        .await
+        .map_err(|e| db_err(loc, "cannot commit the publish", e))?;
+    Ok(report)
+}
+
+/// sha256 over a document's chunk ids, content hashes and embedding hashes: a document
+/// whose text is the same but whose chunks changed (other settings, a vector filled
+/// in) is written again.
+fn chunks_digest(d: &ExportedDoc) -> String {
+    let mut s = String::new();
+    for c in &d.chunks {
+        s.push_str(&c.id);
+        s.push('\t');
+        s.push_str(&c.content_hash);
+        s.push('\t');
+        s.push_str(c.embed_hash.as_deref().unwrap_or(""));
+        s.push('\n');
+    }
+    crate::hashing::sha256_hex(s.as_bytes())
+}
+
+type Held = HashMap<(String, String), (String, String)>;
+
+async fn held_documents(tx: &Transaction<'_>, loc: &PgLocation) -> Result<Held> {
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT root, path, sha256, chunks_digest FROM {}",
+                loc.table("documents")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the documents", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3))))
+        .collect())
+}
+
+/// Replaces the roots when they differ; true when they did.
+async fn write_roots(tx: &Transaction<'_>, loc: &PgLocation, roots: &[String]) -> Result<bool> {
+    let held = super::read::roots(tx, loc).await?;
+    if held == roots {
+        return Ok(false);
+    }
+    let table = loc.table("roots");
+    let positions: Vec<i32> = (0..roots.len() as i32).collect();
+    tx.execute(&format!("DELETE FROM {table}"), &[])
+        .await
+        .map_err(|e| db_err(loc, "cannot write the roots", e))?;
+    tx.execute(
+        &format!(
+            "INSERT INTO {table} (position, path) SELECT * FROM unnest($1::int[], $2::text[])"
+        ),
+        &[&positions, &roots],
+    )
+    .await
+    .map_err(|e| db_err(loc, "cannot write the roots", e))?;
+    Ok(true)
+}
+
+async fn delete_documents(
+    tx: &Transaction<'_>,
+    loc: &PgLocation,
+    keys: &[(String, String)],
+) -> Result<()> {
+    for batch in keys.chunks(BATCH) {
+        let roots: Vec<&str> = batch.iter().map(|k| k.0.as_str()).collect();
+        let paths: Vec<&str> = batch.iter().map(|k| k.1.as_str()).collect();
+        tx.execute(
+            &format!(
+                "DELETE FROM {} d USING unnest($1::text[], $2::text[]) AS k(root, path)
+                 WHERE d.root = k.root AND d.path = k.path",
+                loc.table("documents")
+            ),
+            &[&roots, &paths],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot delete documents", e))?;
+    }
+    Ok(())
+}
+
+/// Inserts documents and their chunks; returns the chunk rows written.
+async fn insert_documents(
+    tx: &Transaction<'_>,
+    loc: &PgLocation,
+    docs: &[&ExportedDoc],
+) -> Result<u64> {
+    let mut chunks = 0;
+    for batch in docs.chunks(BATCH) {
+        let roots: Vec<&str> = batch.iter().map(|d| d.root.as_str()).collect();
+        let paths: Vec<&str> = batch.iter().map(|d| d.rel_path.as_str()).collect();
+        let shas: Vec<&str> = batch.iter().map(|d| d.sha256.as_str()).collect();
+        let sizes: Vec<i64> = batch.iter().map(|d| d.size as i64).collect();
+        let digests: Vec<String> = batch.iter().map(|d| chunks_digest(d)).collect();
+        let bodies: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO {} (root, path, sha256, size, chunks_digest, body)
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])",
+                loc.table("documents")
+            ),
+            &[&roots, &paths, &shas, &sizes, &digests, &bodies],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot write documents", e))?;
+        let mut c = ChunkRows::default();
+        for d in batch {
+            for (seq, ch) in d.chunks.iter().enumerate() {
+                c.roots.push(&d.root);
+                c.paths.push(&d.rel_path);
+                c.seqs.push(seq as i32);
+                c.ids.push(&ch.id);
+                c.hashes.push(&ch.content_hash);
+                c.embeds.push(ch.embed_hash.as_deref());
+            }
+        }
+        chunks += tx
+            .execute(
+                &format!(
+                    "INSERT INTO {} (root, path, seq, id, content_hash, embed_hash)
+                     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])",
+                    loc.table("chunks")
+                ),
+                &[&c.roots, &c.paths, &c.seqs, &c.ids, &c.hashes, &c.embeds],
+            )
+            .await
+            .map_err(|e| db_err(loc, "cannot write chunks", e))?;
+    }
+    Ok(chunks)
+}
+
+#[derive(Default)]
+struct ChunkRows<'a> {
+    roots: Vec<&'a str>,
+    paths: Vec<&'a str>,
+    seqs: Vec<i32>,
+    ids: Vec<&'a str>,
+    hashes: Vec<&'a str>,
+    embeds: Vec<Option<&'a str>>,
+}
+
+/// Adds the vectors of `docs`' chunks that the database does not hold; returns how many.
+async fn insert_vectors(
+    tx: &Transaction<'_>,
+    loc: &PgLocation,
+    ex: &Exported,
+    docs: &[&ExportedDoc],
+) -> Result<u64> {
+    let Some(set) = &ex.vectors else {
+        return Ok(0);
+    };
+    let wanted: HashSet<&str> = docs
+        .iter()
+        .flat_map(|d| d.chunks.iter().filter_map(|c| c.embed_hash.as_deref()))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let table = loc.table("vectors");
+    let list: Vec<&str> = wanted.iter().copied().collect();
+    let rows = tx
+        .query(
+            &format!("SELECT embed_hash FROM {table} WHERE embed_hash = ANY($1)"),
+            &[&list],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the vectors", e))?;
+    let held: HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
+    let mut seen = HashSet::new();
+    let new: Vec<(&str, &[f32])> = ex
+        .vectors_by_hash()
+        .into_iter()
+        .filter(|(h, _)| wanted.contains(h) && !held.contains(*h) && seen.insert(*h))
+        .collect();
+    let key = set.meta.identity_key.as_str();
+    for batch in new.chunks(BATCH) {
+        let hashes: Vec<&str> = batch.iter().map(|(h, _)| *h).collect();
+        let keys: Vec<&str> = vec![key; batch.len()];
+        let texts: Vec<String> = batch.iter().map(|(_, v)| vector_text(v)).collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO {table} (embed_hash, identity_key, embedding)
+                 SELECT h, k, e::vector FROM unnest($1::text[], $2::text[], $3::text[]) AS t(h, k, e)"
+            ),
+            &[&hashes, &keys, &texts],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot write vectors", e))?;
+    }
+    Ok(new.len() as u64)
+}
+
+/// pgvector's text form; Rust prints each f32 as the shortest decimal that reads back
+/// to the same f32, so the stored vector is bit-identical.
+fn vector_text(v: &[f32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(","))
+}
+
+async fn delete_unused_vectors(tx: &Transaction<'_>, loc: &PgLocation) -> Result<u64> {
+    tx.execute(
+        &format!(
+            "DELETE FROM {} v WHERE NOT EXISTS (SELECT 1 FROM {} c WHERE c.embed_hash = v.embed_hash)",
+            loc.table("vectors"),
+            loc.table("chunks")
+        ),
+        &[],
+    )
+    .await
+    .map_err(|e| db_err(loc, "cannot delete unused vectors", e))
+}
+
+/// Moves the published row to the next generation (or keeps it when `unchanged` and the
+/// manifest's settings are the same) and notifies listeners on commit.
+async fn publish_row(
+    tx: &Transaction<'_>,
+    loc: &PgLocation,
+    ex: &Exported,
+    writer: &str,
+    unchanged: bool,
+) -> Result<(i64, bool)> {
+    let manifest = serde_json::to_value(&ex.manifest).unwrap_or_default();
+    let identity = ex.vectors.as_ref().map(|v| v.meta.identity.clone());
+    let table = loc.table("published");
+    let held = super::read::published(tx, loc).await?;
+    if let Some(p) = &held {
+        let same = p.manifest["config_hash"] == manifest["config_hash"] && p.identity == identity;
+        if unchanged && same {
+            return Ok((p.generation, true));
+        }
+    }
+    let row = tx
+        .query_one(
+            &format!(
+                "INSERT INTO {table} (generation, writer, manifest, identity) VALUES (1, $1, $2, $3)
+                 ON CONFLICT (singleton) DO UPDATE SET generation = {table}.generation + 1,
+                   published_at = now(), writer = $1, manifest = $2, identity = $3
+                 RETURNING generation"
+            ),
+            &[&writer, &manifest, &identity],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot publish", e))?;
+    let generation: i64 = row.get(0);
+    tx.execute(
+        "SELECT pg_notify('docfuse_published', $1)",
+        &[&format!("{}:{generation}", loc.schema)],
+    )
+    .await
+    .map_err(|e| db_err(loc, "cannot notify", e))?;
+    Ok((generation, false))
+}

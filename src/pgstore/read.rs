@@ -1,0 +1,125 @@
+//! Reading a PostgreSQL index store: the published row, roots, documents, vectors.
+
+use super::{db_err, PgLocation};
+use crate::error::Result;
+use std::collections::HashMap;
+use tokio_postgres::GenericClient;
+
+/// The published generation of a database index.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// Counts up from 1 with each publish.
+    pub generation: i64,
+    /// The writer's folder-index manifest of that generation (settings, versions,
+    /// `config_overrides`, roots as the writer named them).
+    pub manifest: serde_json::Value,
+    /// The embedder identity of its vectors (`VectorMeta::identity`), when it has any.
+    pub identity: Option<serde_json::Value>,
+}
+
+/// The published row, or `None` before the first publish.
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub async fn published(client: &impl GenericClient, loc: &PgLocation) -> Result<Option<Published>> {
+    let row = client
+        .query_opt(
+            &format!(
+                "SELECT generation, manifest, identity FROM {}",
+                loc.table("published")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the published generation", e))?;
+    Ok(row.map(|r| Published {
+        generation: r.get(0),
+        manifest: r.get(1),
+        identity: r.get(2),
+    }))
+}
+
+/// The roots in their order (as the writer named them).
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub async fn roots(client: &impl GenericClient, loc: &PgLocation) -> Result<Vec<String>> {
+    let rows = client
+        .query(
+            &format!("SELECT path FROM {} ORDER BY position", loc.table("roots")),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the roots", e))?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// A document as stored: (root, path) → (sha256, body).
+pub(super) type Docs = HashMap<(String, String), (String, String)>;
+
+/// Every document with its text.
+pub(super) async fn documents(client: &impl GenericClient, loc: &PgLocation) -> Result<Docs> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT root, path, sha256, body FROM {}",
+                loc.table("documents")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the documents", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3))))
+        .collect())
+}
+
+/// The vectors of `identity_key` (all of them when `hashes` is `None`, else those
+/// listed): embedding hash → `[384]` f32.
+pub(super) async fn vectors(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+    identity_key: &str,
+    hashes: Option<&[String]>,
+) -> Result<HashMap<String, Vec<f32>>> {
+    let table = loc.table("vectors");
+    let rows = match hashes {
+        None => {
+            client
+                .query(
+                    &format!("SELECT embed_hash, embedding FROM {table} WHERE identity_key = $1"),
+                    &[&identity_key],
+                )
+                .await
+        }
+        Some(h) => {
+            client
+                .query(
+                    &format!("SELECT embed_hash, embedding FROM {table} WHERE identity_key = $1 AND embed_hash = ANY($2)"),
+                    &[&identity_key, &h],
+                )
+                .await
+        }
+    }
+    .map_err(|e| db_err(loc, "cannot read the vectors", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let v: pgvector::Vector = r.get(1);
+            (r.get::<_, String>(0), v.to_vec())
+        })
+        .collect())
+}
+
+/// Every vector of embedder `identity_key`: embedding hash → `[384]` f32.
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub async fn vectors_of(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+    identity_key: &str,
+) -> Result<HashMap<String, Vec<f32>>> {
+    vectors(client, loc, identity_key, None).await
+}
