@@ -31,6 +31,7 @@ pub mod analysis;
 pub mod chunk;
 pub mod cli;
 pub mod config;
+pub mod dburl;
 pub mod discover;
 pub mod embed;
 pub mod engine;

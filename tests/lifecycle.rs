@@ -878,17 +878,6 @@ fn refresh_and_search_refresh_meet_a_first_build_still_running() {
     assert!(first.wait().unwrap().success());
 }
 
-/// Polls `found` every 200 ms for up to 30 s.
-fn eventually(what: &str, mut found: impl FnMut() -> bool) {
-    for _ in 0..150 {
-        if found() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    panic!("{what}: not within 30 s");
-}
-
 #[test]
 fn serve_and_mcp_with_watch_refresh_in_process_and_answer_with_an_edit() {
     let t = tempfile::tempdir().unwrap();

@@ -203,7 +203,11 @@ fn index_search_refresh_and_a_second_host_on_postgres() {
     assert_eq!(again[0].0, "zebra.md");
     let o = run(t.path(), &host_a, &["refresh", "--index", &url]);
     ok(&o);
-    assert!(stderr(&o).contains("kept generation 3"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing new: generation 3"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -278,4 +282,349 @@ fn writer_lock_and_clear_errors() {
         "{err}"
     );
     assert!(!err.contains("sekret"), "{err}");
+}
+
+/// A `docfuse serve` on a database index with its own cache, killed when dropped.
+struct Server {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(url: &str, cache: &Path) -> Server {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--index", url])
+            .env("DOCFUSE_PG_CACHE", cache)
+            .env("DOCFUSE_PG_POLL_MS", "200")
+            .env_remove("DOCFUSE_LOG")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let addr = served_addr(&mut err);
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Server { child, addr }
+    }
+
+    fn top(&self, q: &str) -> String {
+        let body = format!(r#"{{"query": "{q}", "limit": 3, "mode": "lexical"}}"#);
+        let (_, v) = exchange(&self.addr, "POST", "/v1/search", Some(&body));
+        v["results"][0]["path"].as_str().unwrap_or("").to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "serve");
+    let t = tempfile::tempdir().unwrap();
+    let docs = t.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    let writer = t.path().join("writer");
+    ok(&run(
+        t.path(),
+        &writer,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    let a = Server::start(&url, &t.path().join("host-a"));
+    let b = Server::start(&url, &t.path().join("host-b"));
+    assert_eq!(a.top("quokka"), "");
+
+    // A writer killed after writing its publish, before the commit: nothing changes.
+    std::fs::write(
+        docs.join("quokka.md"),
+        "# Quokka care\n\nQuokkas need shade.\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["refresh", "--index", &url])
+        .env("DOCFUSE_PG_CACHE", &writer)
+        .env("DOCFUSE_TEST_PAUSE_AFTER", "db-before-commit")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("paused after `db-before-commit`") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
+            "no pause"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(a.top("quokka"), "", "a killed writer published");
+    let o = run(
+        t.path(),
+        &t.path().join("host-c"),
+        &[
+            "search", "--index", &url, "--json", "--mode", "lexical", "quokka",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+
+    // The next refresh completes, and both servers answer with it without a restart.
+    let o = run(t.path(), &writer, &["refresh", "--index", &url]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("published generation 2"),
+        "{}",
+        stderr(&o)
+    );
+    eventually("server A follows", || a.top("quokka") == "quokka.md");
+    eventually("server B follows", || b.top("quokka") == "quokka.md");
+}
+
+#[test]
+fn a_database_url_is_never_opened_as_a_folder() {
+    // the library and the commands that take folders only refuse it, without the password
+    let e = match docfuse::retriever::DocfuseRetriever::open(Path::new(
+        "postgres://ann:sekret@127.0.0.1:1/docs",
+    )) {
+        Ok(_) => panic!("opened a URL as a folder"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("PostgreSQL index") && !e.contains("sekret"),
+        "{e}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let o = docfuse(
+        t.path(),
+        &[
+            "ingest",
+            "--nats",
+            "nats://127.0.0.1:1",
+            "--index",
+            "postgres://ann:sekret@127.0.0.1:1/docs",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("sekret"), "{}", stderr(&o));
+    assert!(
+        !t.path().join("postgres:").exists(),
+        "a folder named after the URL was made"
+    );
+}
+
+#[test]
+fn epochs_pending_vectors_binary_bytes_and_a_writer_without_model() {
+    let Some(base_url) = database() else {
+        return;
+    };
+    let url = with_schema(&base_url, "epoch");
+    let schema = url.rsplit("schema=").next().unwrap().to_string();
+    let t = tempfile::tempdir().unwrap();
+    let host = t.path().join("host");
+    let a = t.path().join("a");
+    let b = t.path().join("b");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(a.join("alpha.md"), "# Alpha\n\nAardvarks live in alpha.\n").unwrap();
+    // a NUL byte past the binary sniffing window: PostgreSQL text would refuse it
+    let mut bytes = b"# Beta\n\nBadgers live in beta.\n\n".to_vec();
+    bytes.extend(std::iter::repeat_n(b'x', 9000));
+    bytes.extend(b"\n\nA nul \0 here.\n");
+    std::fs::write(b.join("beta.md"), &bytes).unwrap();
+
+    ok(&run(
+        t.path(),
+        &host,
+        &["index", "--index", &url, a.to_str().unwrap()],
+    ));
+    assert_eq!(lexical(t.path(), &host, &url, "aardvarks")[0].0, "alpha.md");
+
+    // The schema dropped and made again: this host's caches of generation 1 are not
+    // taken for the new generation 1.
+    let loc = docfuse::pgstore::PgLocation::parse(&url).unwrap();
+    docfuse::pgstore::block_on(async {
+        let c = docfuse::pgstore::connect(&loc).await?;
+        c.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+            .await
+            .map_err(|e| docfuse::Error::Database(e.to_string()))
+    })
+    .unwrap();
+    ok(&run(
+        t.path(),
+        &host,
+        &[
+            "index",
+            "--max-chunks",
+            "1",
+            "--index",
+            &url,
+            b.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(lexical(t.path(), &host, &url, "badgers")[0].0, "beta.md");
+    let o = run(
+        t.path(),
+        &host,
+        &[
+            "search",
+            "--index",
+            &url,
+            "--json",
+            "--mode",
+            "lexical",
+            "aardvarks",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the old epoch's text: {}",
+        stdout(&o)
+    );
+    // chunks left pending by --max-chunks: readers answer (lexically), never embed
+    let o = run(
+        t.path(),
+        &host,
+        &["search", "--index", &url, "--json", "badgers"],
+    );
+    ok(&o);
+
+    // A writer host without the model refuses to publish over the database's vectors.
+    let bare = t.path().join("bare");
+    let o = docfuse_env(
+        t.path(),
+        &["refresh", "--index", &url],
+        &[
+            ("DOCFUSE_PG_CACHE", bare.to_str().unwrap()),
+            ("DOCFUSE_MODEL_DIR", "/nonexistent"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no model to keep them"),
+        "{}",
+        stderr(&o)
+    );
+
+    // search --refresh does not apply to a database
+    let o = run(
+        t.path(),
+        &host,
+        &["search", "--refresh", "--index", &url, "badgers"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("does not apply to a PostgreSQL index"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A TCP relay to `to` on a loopback port; `stop` closes it for good (new connections
+/// are refused), as a database that went away.
+struct Relay {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Relay {
+    fn start(to: String) -> Relay {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(&to) else {
+                    continue;
+                };
+                for (mut a, mut b) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut a, &mut b);
+                        let _ = b.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, stop }
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_reader_answers_from_its_copy_while_the_database_is_away() {
+    let Some(url) = database() else {
+        return;
+    };
+    // postgres://USER@HOST:PORT/DB → the same through a relay
+    let (head, tail) = url.split_once('@').unwrap();
+    let (hostport, db) = tail.split_once('/').unwrap();
+    let relay = Relay::start(hostport.to_string());
+    let url = with_schema(&format!("{head}@127.0.0.1:{}/{db}", relay.port), "away");
+    let t = tempfile::tempdir().unwrap();
+    let host = t.path().join("host");
+    ok(&run(
+        t.path(),
+        &host,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            sample_docs().to_str().unwrap(),
+        ],
+    ));
+    assert!(!lexical(t.path(), &host, &url, "define a task").is_empty());
+    relay.stop();
+    let o = run(
+        t.path(),
+        &host,
+        &[
+            "search",
+            "--index",
+            &url,
+            "--json",
+            "--mode",
+            "lexical",
+            "define a task",
+        ],
+    );
+    assert!(!results(&o).is_empty());
+    assert!(
+        stderr(&o).contains("answering from this host's copy of generation 1"),
+        "{}",
+        stderr(&o)
+    );
+    // a host without a copy gets the error
+    let o = run(
+        t.path(),
+        &t.path().join("other"),
+        &["search", "--index", &url, "task"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
 }

@@ -94,9 +94,13 @@ pub struct PackArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
+    /// Set when `index` is the local copy of a PostgreSQL index: no refresh jobs (the
+    /// writer publishes to the database; the server follows it).
+    #[arg(skip)]
+    pub database: bool,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:7700")]
     pub addr: std::net::SocketAddr,
@@ -127,7 +131,7 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Keep every tool result under this many tokens (≈ bytes / 4): passages are cut at
@@ -140,7 +144,7 @@ pub struct McpArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Print the result as JSON.
@@ -150,14 +154,14 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ChunksArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Folders (or files) to index.
@@ -265,7 +269,7 @@ impl RunArgs {
 
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Roots to refresh (default: every root of the index); the others are kept as they are.
@@ -290,7 +294,7 @@ pub struct RefreshArgs {
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Most results to print, 1 to 100.
@@ -338,7 +342,7 @@ pub struct SearchArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Print the status as JSON.
@@ -348,7 +352,7 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A document (path relative to its root; `ROOT:PATH` with several roots): list its
@@ -365,7 +369,7 @@ pub struct GraphArgs {
 
 #[derive(Debug, Args)]
 pub struct HandoffArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A document path, a folder, a section id (`path#slug`) or a document's title or
@@ -383,7 +387,7 @@ pub struct HandoffArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// Index folder.
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Questions: docfuse JSONL ({"id","query","relevant":[{"path","heading","grade"}]})

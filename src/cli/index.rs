@@ -12,11 +12,14 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     if !super::pg::is_db(&a.index) {
         return run_at(a, None);
     }
+    // roots checked before anything is written to the database
+    check_sources(&Source::Roots(a.roots.clone()))?;
     if a.jsonl.is_some() {
         bail!("an index of a JSONL file cannot be stored in PostgreSQL yet\nhint: index folders of documents into it, or use a folder for --index");
     }
     let url = a.index.clone();
-    super::pg::write(&url, a.run.no_wait, |w| {
+    let drop = super::pg::DropRoots::of(&a.run);
+    super::pg::write(&url, a.run.no_wait, &drop, |w| {
         let mut a = a;
         a.index = w.dir.clone();
         run_at(a, Some(w))

@@ -47,15 +47,28 @@ pub fn run() -> i32 {
     let outcome = match cli.command {
         Command::Index(a) => index::run(a),
         Command::Refresh(a) => refresh::run(a),
+        Command::Search(a) if a.refresh && pg::is_db(&a.index) => Err(anyhow::anyhow!(
+            "`search --refresh` does not apply to a PostgreSQL index: searches follow its published generation\nhint: run the writer (`docfuse refresh --index URL`) where the roots are"
+        )),
         Command::Search(a) => read(a, |a| &mut a.index, search::run),
-        Command::Status(a) => read(a, |a| &mut a.index, status::run),
+        Command::Status(mut a) => pg::status_dir(&a.index).and_then(|d| {
+            a.index = d;
+            status::run(a)
+        }),
         Command::Graph(a) => read(a, |a| &mut a.index, graph::run),
         Command::Handoff(a) => read(a, |a| &mut a.index, handoff::run),
         Command::Eval(a) => read(a, |a| &mut a.index, eval::run),
         Command::Chunks(a) => read(a, |a| &mut a.index, chunks::run),
         Command::Verify(a) => read(a, |a| &mut a.index, verify::run),
-        Command::Serve(a) => read(a, |a| &mut a.index, serve::run),
-        Command::Mcp(a) => read(a, |a| &mut a.index, mcp::run),
+        Command::Serve(mut a) => pg::server_dir(&a.index, a.watch.watch).and_then(|d| {
+            a.database = d != a.index;
+            a.index = d;
+            serve::run(a)
+        }),
+        Command::Mcp(mut a) => pg::server_dir(&a.index, a.watch.watch).and_then(|d| {
+            a.index = d;
+            mcp::run(a)
+        }),
         Command::Pack(a) => pack::run(a),
         Command::Ingest(a) => ingest::run(a),
     };

@@ -24,7 +24,7 @@ pub fn reader_dir(index: &Path) -> anyhow::Result<PathBuf> {
         return Ok(index.to_path_buf());
     }
     let loc = location(index)?;
-    let cache = pgstore::sync_reader(&loc)?;
+    let cache = sync_or_cached(&loc)?;
     if cache.written > 0 {
         eprintln!(
             "synced generation {} of `{}`: {} document(s) updated in `{}`",
@@ -35,6 +35,105 @@ pub fn reader_dir(index: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(cache.index_dir)
+}
+
+/// `reader_dir` for `status`: also says on stderr which database, schema, schema version
+/// and generation the cache holds.
+pub fn status_dir(index: &Path) -> anyhow::Result<PathBuf> {
+    if !is_db(index) {
+        return Ok(index.to_path_buf());
+    }
+    let loc = location(index)?;
+    let cache = sync_or_cached(&loc)?;
+    eprintln!(
+        "database `{}`, schema `{}` (version {}): generation {}, answered from `{}` (freshness below is against the published generation; the writer checks the roots)",
+        loc.shown,
+        loc.schema,
+        pgstore::SCHEMA_VERSION,
+        cache.generation,
+        cache.index_dir.display()
+    );
+    Ok(cache.index_dir)
+}
+
+/// Default milliseconds between a server's checks of the database's published
+/// generation (`DOCFUSE_PG_POLL_MS` overrides).
+const POLL_MS: u64 = 2_000;
+
+/// The folder a server (`serve`, `mcp`) opens: for a database URL, the synced cache, kept
+/// in step with later publishes by a thread that checks the database every
+/// [`POLL_MS`] ms and syncs when it moved on (the server follows the cache folder's
+/// manifest, so answers switch between requests). While the database cannot be reached
+/// the server answers from the cache it has, and says so once on stderr.
+pub fn server_dir(index: &Path, watch: bool) -> anyhow::Result<PathBuf> {
+    if !is_db(index) {
+        return Ok(index.to_path_buf());
+    }
+    anyhow::ensure!(
+        !watch,
+        "`--watch` does not apply to a PostgreSQL index: the server follows the database's publishes by itself\nhint: run the writer (`docfuse refresh --index URL`) where the roots are"
+    );
+    let dir = reader_dir(index)?;
+    let loc = location(index)?;
+    let every = std::env::var("DOCFUSE_PG_POLL_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&ms| ms > 0)
+        .unwrap_or(POLL_MS);
+    std::thread::Builder::new()
+        .name("docfuse-pg-follow".into())
+        .spawn(move || follow(&loc, std::time::Duration::from_millis(every)))?;
+    Ok(dir)
+}
+
+/// Syncs the reader cache of `loc` every `every`, for as long as the process runs.
+fn follow(loc: &PgLocation, every: std::time::Duration) {
+    let mut failing = false;
+    loop {
+        std::thread::sleep(every);
+        match pgstore::sync_reader(loc) {
+            Ok(c) => {
+                if failing {
+                    eprintln!(
+                        "`{}` is reachable again: following its publishes",
+                        loc.shown
+                    );
+                    failing = false;
+                }
+                if c.written > 0 {
+                    eprintln!(
+                        "now serving generation {} of `{}` ({} document(s) updated)",
+                        c.generation, loc.shown, c.written
+                    );
+                }
+            }
+            Err(e) if !failing => {
+                eprintln!("warning: {e}\nwarning: answering from this host's copy until the database is back");
+                failing = true;
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// The reader cache synced to the published generation; when the database cannot be
+/// reached and this host has a copy, that copy, with a warning.
+fn sync_or_cached(loc: &PgLocation) -> anyhow::Result<pgstore::ReaderCache> {
+    match pgstore::sync_reader(loc) {
+        Ok(c) => Ok(c),
+        Err(crate::Error::Database(why)) if why.starts_with("cannot connect") => {
+            let Some(c) = pgstore::cached_reader(loc) else {
+                return Err(crate::Error::Database(why).into());
+            };
+            let first = why.lines().next().unwrap_or_default();
+            eprintln!(
+                "warning: {first}\nwarning: answering from this host's copy of generation {}",
+                c.generation
+            );
+            Ok(c)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn location(index: &Path) -> anyhow::Result<PgLocation> {
@@ -51,6 +150,8 @@ pub struct DbWriter {
     /// This host's folder index of the database (`<cache>/<key>/writer/index`).
     pub dir: PathBuf,
     base: PathBuf,
+    /// The database's published row when the writer started.
+    published: Option<pgstore::Published>,
     /// Every embedder handed out (the seeding build's and the command's), for the counts.
     prefetched: std::sync::Mutex<Vec<Arc<Prefetched>>>,
 }
@@ -58,8 +159,22 @@ pub struct DbWriter {
 impl DbWriter {
     /// `vectors` with its embedder answering first from the database's vectors of the
     /// same identity.
+    ///
+    /// # Errors
+    /// Without a loaded model while the database holds vectors: publishing would drop
+    /// them (every chunk of a writer folder read again would have none).
     pub fn wrap(&self, vectors: Vectors) -> anyhow::Result<Vectors> {
         let Some(inner) = vectors.embedder else {
+            let held = self
+                .published
+                .as_ref()
+                .is_some_and(|p| p.identity.is_some());
+            anyhow::ensure!(
+                !held,
+                "`{}` holds vectors and this docfuse has no model to keep them ({}): nothing was published\nhint: provision the model on this host (`bash scripts/provision-models`) and run again",
+                self.loc.shown,
+                vectors.unavailable.as_deref().unwrap_or("--no-embeddings was given")
+            );
             return Ok(vectors);
         };
         let identity = inner.identity().clone();
@@ -67,7 +182,7 @@ impl DbWriter {
         let held = self
             .rt
             .block_on(pgstore::vectors_of(&self.client, &self.loc, &key))?;
-        let p = Arc::new(Prefetched::new(identity, held, Some(inner)));
+        let p = Arc::new(Prefetched::new(identity, held, Some(inner), false));
         self.prefetched
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -108,6 +223,7 @@ impl Embedder for Shared {
 pub fn write(
     index: &Path,
     no_wait: bool,
+    drop: &DropRoots,
     run: impl FnOnce(&DbWriter) -> anyhow::Result<i32>,
 ) -> anyhow::Result<i32> {
     let loc = location(index)?;
@@ -134,41 +250,77 @@ pub fn write(
             pgstore::SCHEMA_VERSION
         );
     }
-    let base = pgstore::cache_base().join(loc.cache_key()).join("writer");
+    let base = pgstore::writer_base(&loc)?;
+    let published = rt.block_on(pgstore::published(&client, &loc))?;
     let w = DbWriter {
         dir: base.join("index"),
         base,
         loc,
         client,
         rt,
+        published,
         prefetched: Default::default(),
     };
-    seed(&w)?;
+    seed(&w, drop)?;
     let code = run(&w)?;
     publish(&mut { w })?;
     Ok(code)
 }
 
-/// A writer folder that is not at the database's published generation (a new host,
-/// another writer published since) is built again from the database's roots, as they
-/// are on this host, with the database's vectors.
-fn seed(w: &DbWriter) -> anyhow::Result<()> {
-    let Some(p) = w.rt.block_on(pgstore::published(&w.client, &w.loc))? else {
+/// The roots a write command drops (`--drop-root`, `--drop-missing-roots`), which a seed
+/// leaves out too.
+#[derive(Default)]
+pub struct DropRoots {
+    pub roots: Vec<PathBuf>,
+    pub missing: bool,
+}
+
+impl DropRoots {
+    /// The drop options of a write command (`--drop-root` made absolute).
+    pub fn of(run: &super::args::RunArgs) -> DropRoots {
+        DropRoots {
+            roots: run
+                .drop_root
+                .iter()
+                .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone()))
+                .collect(),
+            missing: run.drop_missing_roots,
+        }
+    }
+}
+
+/// A writer folder that is not at the database's published epoch and generation (a new
+/// host, another writer published since, a schema made again) is built again from the
+/// database's roots as they are on this host, with the database's vectors; with no
+/// published row, a leftover folder is removed. Docs packs unpacked in it are kept.
+fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
+    let Some(p) = &w.published else {
+        wipe_keeping_packs(&w.dir)?;
         return Ok(());
     };
-    if pgstore::synced_generation(&w.base) == Some(p.generation)
-        && w.dir.join("manifest.json").is_file()
-    {
+    let here = pgstore::synced_generation(&w.base);
+    if here == Some((p.epoch.clone(), p.generation)) && w.dir.join("manifest.json").is_file() {
         return Ok(());
     }
-    if w.dir.exists() {
-        std::fs::remove_dir_all(&w.dir)?;
+    wipe_keeping_packs(&w.dir)?;
+    let mut roots = Vec::new();
+    for r in w.rt.block_on(pgstore::root_paths(&w.client, &w.loc))? {
+        let r = PathBuf::from(r);
+        if drop.roots.contains(&r) {
+            continue;
+        }
+        if !r.exists() {
+            anyhow::ensure!(
+                drop.missing,
+                "root `{}` of `{}` does not exist on this host, so this host cannot write the index\nhint: run the writer where the roots are, or pass `--drop-root {}` (or `--drop-missing-roots`) to drop it from the index",
+                r.display(),
+                w.loc.shown,
+                r.display()
+            );
+            continue;
+        }
+        roots.push(r);
     }
-    let roots: Vec<PathBuf> =
-        w.rt.block_on(pgstore::root_paths(&w.client, &w.loc))?
-            .into_iter()
-            .map(PathBuf::from)
-            .collect();
     if roots.is_empty() {
         return Ok(());
     }
@@ -179,7 +331,8 @@ fn seed(w: &DbWriter) -> anyhow::Result<()> {
         roots.len()
     );
     let overrides = p.manifest["config_overrides"].clone();
-    let vectors = w.wrap(Vectors::load(p.identity.is_some()))?;
+    let wanted = p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true);
+    let vectors = w.wrap(Vectors::load(wanted || p.identity.is_some()))?;
     let opts = BuildOptions {
         config: crate::config::IndexConfig::with_overrides(&overrides)?,
         config_overrides: overrides,
@@ -189,6 +342,26 @@ fn seed(w: &DbWriter) -> anyhow::Result<()> {
         ..Default::default()
     };
     run_build(&w.dir, &Source::Roots(roots), &opts)?;
+    Ok(())
+}
+
+/// Removes the folder index at `dir` but its `packs/` (the unpacked docs packs that are
+/// its roots).
+fn wipe_keeping_packs(dir: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        if e.file_name() == "packs" {
+            continue;
+        }
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            std::fs::remove_dir_all(&p)?;
+        } else {
+            std::fs::remove_file(&p)?;
+        }
+    }
     Ok(())
 }
 
@@ -202,7 +375,7 @@ fn publish(w: &mut DbWriter) -> anyhow::Result<()> {
     );
     let r =
         w.rt.block_on(pgstore::publish(&mut w.client, &w.loc, &ex, &writer))?;
-    pgstore::record_synced(&w.base, r.generation)?;
+    pgstore::record_synced(&w.base, &r.epoch, r.generation)?;
     let (found, embedded) = w
         .prefetched
         .lock()
@@ -210,8 +383,12 @@ fn publish(w: &mut DbWriter) -> anyhow::Result<()> {
         .iter()
         .fold((0, 0), |(f, e), p| (f + p.found(), e + p.embedded()));
     eprintln!(
-        "{} generation {} to `{}`: documents +{} -{}, {} chunk rows, vectors +{} -{}; {} vector(s) taken from the database, {} embedded",
-        if r.skipped { "kept" } else { "published" },
+        "{} {} in `{}`: documents +{} -{}, {} chunk rows, vectors +{} -{}; {} vector(s) taken from the database, {} embedded",
+        if r.skipped {
+            "nothing new: generation"
+        } else {
+            "published generation"
+        },
         r.generation,
         w.loc.shown,
         r.documents_written,

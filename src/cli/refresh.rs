@@ -21,7 +21,8 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
         anyhow::bail!("`refresh --watch` on a PostgreSQL index is not supported yet\nhint: run `docfuse refresh --index URL` from a scheduler (cron, CI) instead");
     }
     let url = a.index.clone();
-    super::pg::write(&url, a.run.no_wait, |w| {
+    let drop = super::pg::DropRoots::of(&a.run);
+    super::pg::write(&url, a.run.no_wait, &drop, |w| {
         let mut a = a;
         a.index = w.dir.clone();
         run_at(a, Some(w))

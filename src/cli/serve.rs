@@ -23,7 +23,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     if !a.addr.ip().is_unspecified() {
         hosts.push(a.addr.ip().to_string());
     }
-    let jobs = refresh_jobs(&a.index)?;
+    let jobs = if a.database {
+        None
+    } else {
+        Some(refresh_jobs(&a.index)?)
+    };
     let config = HttpConfig {
         request_timeout: Duration::from_millis(a.timeout_ms),
         max_body_bytes: a.max_body_bytes,
@@ -53,7 +57,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         );
         serve(
             listener,
-            router_with(retriever, config, Some(jobs)),
+            router_with(retriever, config, jobs),
             shutdown_signal(),
         )
             .await

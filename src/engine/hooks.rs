@@ -3,8 +3,9 @@
 /// When `DOCFUSE_TEST_PAUSE_AFTER` names `step`, prints `docfuse: paused after `step``
 /// on stderr and sleeps for `DOCFUSE_TEST_PAUSE_MS` (default 60000) ms, so a crash test
 /// can kill the process there. Steps: `bucket` (a lexical bucket committed), `lexical`,
-/// `embed-group`, `vectors`, `before-publish`, `published`.
-pub(super) fn pause_point(step: &str) {
+/// `embed-group`, `vectors`, `before-publish`, `published`; `db-before-commit` (a
+/// PostgreSQL publish written, not committed).
+pub(crate) fn pause_point(step: &str) {
     if std::env::var("DOCFUSE_TEST_PAUSE_AFTER").as_deref() == Ok(step) {
         eprintln!("docfuse: paused after `{step}`");
         let ms = std::env::var("DOCFUSE_TEST_PAUSE_MS")

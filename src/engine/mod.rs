@@ -49,6 +49,7 @@ pub use handoff::{
     handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
 };
 pub use hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
+pub(crate) use hooks::pause_point;
 pub use hybrid::FUSION_DEPTH;
 pub use layout::BUCKET_CHUNKS;
 pub use lock::{

@@ -3,7 +3,7 @@
 //! refreshing a folder index over it with the database's vectors (nothing is embedded
 //! when the database holds every vector).
 
-use super::read::{documents, roots, vectors, Docs};
+use super::read::{documents, pending, roots, vectors, Docs};
 use super::{block_on, check, connect, published, PgLocation, Prefetched, Published};
 use crate::config::IndexConfig;
 use crate::embed::EmbedderIdentity;
@@ -42,58 +42,116 @@ pub struct ReaderCache {
 const SYNCED_FILE: &str = "synced.json";
 
 /// Brings this host's reader cache of `loc` to the published generation (at once when
-/// it is there already) and returns it.
+/// it is there already) and returns it. Everything is read in one `REPEATABLE READ`
+/// snapshot, so a publish committed meanwhile is never half taken. Nothing is embedded:
+/// when the database lacks a chunk's vector (a writer left chunks pending), the cache is
+/// lexical-only until a publish fills them in.
 ///
 /// # Errors
-/// [`Error::Database`] (no index, unknown schema version, connection); a build error of
-/// the cache folder.
+/// [`Error::Database`] (no index, no roots, unknown schema version, connection); a
+/// build error of the cache folder.
 pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
-    let base = cache_base().join(loc.cache_key()).join("reader");
+    let base = cache_dir(loc)?.join("reader");
+    let index_dir = base.join("index");
     block_on(async {
-        let client = connect(loc).await?;
+        let mut client = connect(loc).await?;
         check(&client, loc).await?;
         let p = published(&client, loc)
             .await?
             .ok_or_else(|| no_index(loc))?;
-        let index_dir = base.join("index");
-        if synced(&base) == Some(p.generation) && index_dir.join("manifest.json").is_file() {
-            return Ok(ReaderCache {
-                index_dir,
-                generation: p.generation,
-                written: 0,
-            });
+        if let Some(c) = current(&base, &index_dir, &p) {
+            return Ok(c);
         }
         std::fs::create_dir_all(&base).map_err(|e| Error::io("create", &base, e))?;
         let _lock = acquire_writer_lock(&base, true, &mut |_| {})?;
-        // Another process may have synced it while this one waited.
-        let p = published(&client, loc)
-            .await?
-            .ok_or_else(|| no_index(loc))?;
-        if synced(&base) == Some(p.generation) && index_dir.join("manifest.json").is_file() {
-            return Ok(ReaderCache {
-                index_dir,
-                generation: p.generation,
-                written: 0,
-            });
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(|e| super::db_err(loc, "cannot start a read", e))?;
+        let p = published(&tx, loc).await?.ok_or_else(|| no_index(loc))?;
+        // Another process of this host may have synced while this one waited.
+        if let Some(c) = current(&base, &index_dir, &p) {
+            return Ok(c);
         }
-        let roots = roots(&client, loc).await?;
-        let docs = documents(&client, loc).await?;
+        let roots = roots(&tx, loc).await?;
+        if roots.is_empty() {
+            return Err(Error::Database(format!(
+                "the index in `{}` (schema `{}`) has no roots: every root was dropped\nhint: add one with `docfuse index --index {} <ROOT>...`",
+                loc.shown, loc.schema, loc.shown
+            )));
+        }
+        let docs = documents(&tx, loc).await?;
         let identity = identity_of(&p)?;
+        let complete = pending(&tx, loc).await? == 0;
         let vecs = match &identity {
-            Some(id) => vectors(&client, loc, &id.key(), None).await?,
-            None => Default::default(),
+            Some(id) if complete => vectors(&tx, loc, &id.key(), None).await?,
+            _ => Default::default(),
         };
-        let mirror = base.join("mirror");
-        let (mirror_roots, written) = write_mirror(&mirror, &roots, &docs)?;
-        let emb = identity.map(|id| Prefetched::new(id, vecs, None));
+        drop(tx);
+        let (mirror_roots, written) = write_mirror(&base.join("mirror"), &roots, &docs)?;
+        let emb = identity
+            .filter(|_| complete)
+            .map(|id| Prefetched::new(id, vecs, None, false));
         rebuild(&index_dir, &p, mirror_roots, emb.as_ref())?;
-        record_synced(&base, p.generation)?;
+        record_synced(&base, &p.epoch, p.generation)?;
         Ok(ReaderCache {
             index_dir,
             generation: p.generation,
             written,
         })
     })
+}
+
+/// This host's reader cache of `loc` as it is, without asking the database: its folder
+/// and the database generation it holds, when there is one (for answering while the
+/// database cannot be reached).
+pub fn cached_reader(loc: &PgLocation) -> Option<ReaderCache> {
+    let base = cache_base().join(loc.cache_key()).join("reader");
+    let index_dir = base.join("index");
+    let (_, generation) = synced(&base)?;
+    index_dir
+        .join("manifest.json")
+        .is_file()
+        .then_some(ReaderCache {
+            index_dir,
+            generation,
+            written: 0,
+        })
+}
+
+/// This host's folder for `loc`'s caches (created private to the user).
+fn cache_dir(loc: &PgLocation) -> Result<PathBuf> {
+    let dir = cache_base().join(loc.cache_key());
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(dir)
+}
+
+/// The writer folder's base for `loc` (`<cache>/<key>/writer`).
+///
+/// # Errors
+/// [`Error::Io`] when the cache folder cannot be made.
+pub fn writer_base(loc: &PgLocation) -> Result<PathBuf> {
+    Ok(cache_dir(loc)?.join("writer"))
+}
+
+/// The cache when it already holds `p`'s epoch and generation.
+fn current(base: &Path, index_dir: &Path, p: &Published) -> Option<ReaderCache> {
+    let held = synced(base)?;
+    (held == (p.epoch.clone(), p.generation) && index_dir.join("manifest.json").is_file()).then(
+        || ReaderCache {
+            index_dir: index_dir.to_path_buf(),
+            generation: p.generation,
+            written: 0,
+        },
+    )
 }
 
 fn no_index(loc: &PgLocation) -> Error {
@@ -115,9 +173,10 @@ pub(super) fn identity_of(p: &Published) -> Result<Option<EmbedderIdentity>> {
     }
 }
 
-/// Refreshes the cache index over the mirror roots with the published settings; a cache
-/// whose roots are not a prefix of the published ones in order is built from nothing,
-/// so chunk ordinals follow the database's root order.
+/// Refreshes the cache index over the mirror roots (`r0`, `r1`, … in the database's
+/// order) with the published settings. Mirror roots only ever grow or shrink at the end,
+/// so a refresh that drops the ones past the database's count keeps chunk ordinals in
+/// the database's order; the folder is never deleted under a running server.
 fn rebuild(
     index_dir: &Path,
     p: &Published,
@@ -126,25 +185,21 @@ fn rebuild(
 ) -> Result<()> {
     let overrides = p.manifest["config_overrides"].clone();
     let config = IndexConfig::with_overrides(&overrides)?;
-    let held = crate::store::Manifest::load(index_dir)
-        .ok()
-        .map(|m| m.source);
-    let held_roots: Vec<PathBuf> = match held {
-        Some(crate::store::SourceSpec::Roots { roots }) => {
+    let held: Vec<PathBuf> = match crate::store::Manifest::load(index_dir).map(|m| m.source) {
+        Ok(crate::store::SourceSpec::Roots { roots }) => {
             roots.into_iter().map(PathBuf::from).collect()
         }
         _ => Vec::new(),
     };
-    let prefix = held_roots.len() <= mirror_roots.len()
-        && held_roots.iter().zip(&mirror_roots).all(|(a, b)| a == b);
-    if !prefix {
-        std::fs::remove_dir_all(index_dir).map_err(|e| Error::io("remove", index_dir, e))?;
-    }
     let opts = BuildOptions {
         config,
         config_overrides: overrides,
         embeddings: emb.is_some(),
         embedder: emb.map(|e| e as &dyn crate::embed::Embedder),
+        drop_roots: held
+            .into_iter()
+            .filter(|r| !mirror_roots.contains(r))
+            .collect(),
         ..Default::default()
     };
     build(index_dir, &Source::Roots(mirror_roots), &opts, &mut |_| {})?;
@@ -163,14 +218,21 @@ fn write_mirror(mirror: &Path, roots: &[String], docs: &Docs) -> Result<(Vec<Pat
         std::fs::create_dir_all(d).map_err(|e| Error::io("create", d, e))?;
     }
     let mut keep = std::collections::HashSet::new();
+    for (root, rel) in docs.keys() {
+        if let Some(i) = roots.iter().position(|r| r == root) {
+            keep.insert(dirs[i].join(safe_rel(rel)?));
+        }
+    }
+    // files and roots the database no longer holds go first, so a path that turned
+    // from a file into a folder (or back) can be written
+    remove_others(mirror, &keep, &dirs)?;
     for ((root, rel), (_, body)) in docs {
         let Some(i) = roots.iter().position(|r| r == root) else {
             continue;
         };
         let rel_path = safe_rel(rel)?;
         let path = dirs[i].join(rel_path);
-        keep.insert(path.clone());
-        if std::fs::read(&path).is_ok_and(|b| b == body.as_bytes()) {
+        if std::fs::read(&path).is_ok_and(|b| b == *body) {
             continue;
         }
         if let Some(parent) = path.parent() {
@@ -179,7 +241,6 @@ fn write_mirror(mirror: &Path, roots: &[String], docs: &Docs) -> Result<(Vec<Pat
         std::fs::write(&path, body).map_err(|e| Error::io("write", &path, e))?;
         written += 1;
     }
-    remove_others(mirror, &keep, &dirs)?;
     Ok((dirs, written))
 }
 
@@ -229,22 +290,23 @@ fn remove_files_not_kept(dir: &Path, keep: &std::collections::HashSet<PathBuf>) 
     }
 }
 
-fn synced(base: &Path) -> Option<i64> {
+fn synced(base: &Path) -> Option<(String, i64)> {
     let bytes = std::fs::read(base.join(SYNCED_FILE)).ok()?;
-    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["generation"].as_i64()
+    let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+    Some((v["epoch"].as_str()?.to_string(), v["generation"].as_i64()?))
 }
 
 /// Records the database generation a cache folder holds.
 ///
 /// # Errors
 /// [`Error::Io`] when it cannot be written.
-pub fn record_synced(base: &Path, generation: i64) -> Result<()> {
+pub fn record_synced(base: &Path, epoch: &str, generation: i64) -> Result<()> {
     let path = base.join(SYNCED_FILE);
-    let text = serde_json::json!({ "generation": generation }).to_string();
+    let text = serde_json::json!({ "epoch": epoch, "generation": generation }).to_string();
     crate::store::write_atomic(&path, text.as_bytes())
 }
 
-/// The database generation a cache folder holds, if recorded.
-pub fn synced_generation(base: &Path) -> Option<i64> {
+/// The database epoch and generation a cache folder holds, if recorded.
+pub fn synced_generation(base: &Path) -> Option<(String, i64)> {
     synced(base)
 }

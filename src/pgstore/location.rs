@@ -1,17 +1,15 @@
 //! `postgres://USER[:PASSWORD]@HOST:PORT/DB[?schema=NAME&…]`: parsed, checked, shown
 //! with its password redacted, and keyed for the local caches.
 
+pub use crate::dburl::{is_database_url, redacted};
 use crate::error::{Error, Result};
 use std::str::FromStr;
 
+/// Seconds a connection attempt may take unless the URL's `connect_timeout` says.
+pub const CONNECT_TIMEOUT_SECS: u64 = 10;
+
 /// The schema docfuse's tables live in when the URL names none.
 pub const DEFAULT_SCHEMA: &str = "docfuse";
-
-/// True when `s` is a PostgreSQL URL (`postgres://` or `postgresql://`), not a folder.
-pub fn is_database_url(s: &str) -> bool {
-    let lower = s.get(..13).unwrap_or(s).to_ascii_lowercase();
-    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
-}
 
 /// A PostgreSQL index store's address.
 #[derive(Clone)]
@@ -39,15 +37,30 @@ impl PgLocation {
     /// [`Error::Database`] naming the redacted URL when it does not parse or the schema
     /// name is not a plain lowercase identifier.
     pub fn parse(url: &str) -> Result<PgLocation> {
+        let url = &lowercase_scheme(url);
         let shown = redacted(url);
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut schema = DEFAULT_SCHEMA.to_string();
         let mut rest = Vec::new();
+        let mut named = false;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
-                Some(("schema", v)) => schema = v.to_string(),
+                Some(("schema", _)) if named => {
+                    return Err(Error::Database(format!(
+                        "`{shown}` names `schema` twice\nhint: give one `schema=NAME`"
+                    )))
+                }
+                Some(("schema", v)) => {
+                    schema = v.to_string();
+                    named = true;
+                }
                 _ => rest.push(pair),
             }
+        }
+        if reserved_schema(&schema) {
+            return Err(Error::Database(format!(
+                "`{shown}`: schema `{schema}` belongs to PostgreSQL or to everyone, not to docfuse\nhint: name a schema of docfuse's own, e.g. `?schema=docs`"
+            )));
         }
         if !valid_schema(&schema) {
             return Err(Error::Database(format!(
@@ -65,6 +78,16 @@ impl PgLocation {
             ))
         })?;
         config.application_name("docfuse");
+        // as libpq: the password from PGPASSWORD when the URL has none, and a bounded
+        // connection attempt unless the URL sets one
+        if config.get_password().is_none() {
+            if let Some(pw) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty()) {
+                config.password(pw.as_encoded_bytes());
+            }
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(CONNECT_TIMEOUT_SECS));
+        }
         Ok(PgLocation {
             config,
             schema,
@@ -72,10 +95,19 @@ impl PgLocation {
         })
     }
 
-    /// A key naming this database and schema, not its password: sha256 of the redacted
-    /// URL and the schema (the local caches' folder names).
+    /// A key naming this database and schema however the URL spells them (not its
+    /// password): sha256 of the hosts, ports, user, database and schema (the local
+    /// caches' folder names).
     pub fn cache_key(&self) -> String {
-        let text = format!("{}\n{}", self.shown, self.schema);
+        let c = &self.config;
+        let text = format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{}",
+            c.get_hosts(),
+            c.get_ports(),
+            c.get_user(),
+            c.get_dbname(),
+            self.schema
+        );
         crate::hashing::sha256_hex(text.as_bytes())[..16].to_string()
     }
 
@@ -83,6 +115,19 @@ impl PgLocation {
     pub(super) fn table(&self, name: &str) -> String {
         format!("\"{}\".{name}", self.schema)
     }
+}
+
+/// `PostgreSQL://…` as `postgresql://…` (tokio-postgres reads lowercase schemes only).
+fn lowercase_scheme(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
+        None => url.to_string(),
+    }
+}
+
+/// PostgreSQL's own schemas and `public`, shared by every user of the database.
+fn reserved_schema(s: &str) -> bool {
+    s.starts_with("pg_") || s == "information_schema" || s == "public"
 }
 
 fn valid_schema(s: &str) -> bool {
@@ -94,40 +139,6 @@ fn valid_schema(s: &str) -> bool {
         && s.len() <= 63
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// `url` with the password of its user info (and any `password=` parameter) replaced
-/// by `***`.
-pub fn redacted(url: &str) -> String {
-    let (scheme, rest) = match url.split_once("://") {
-        Some(p) => p,
-        None => return url.to_string(),
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => format!("{user}@{host}"),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let q: Vec<String> = query
-                .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => p.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", q.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
 }
 
 #[cfg(test)]
@@ -153,9 +164,43 @@ mod tests {
             "postgres://db/docs?user=a&password=***"
         );
         assert_eq!(redacted("postgres://ann@db/docs"), "postgres://ann@db/docs");
+        // tokio-postgres reads credentials up to the first `@`, past `/` and `?`
+        assert_eq!(
+            redacted("postgres://ann:pa/ss@db/docs"),
+            "postgres://ann:***@db/docs"
+        );
+        assert_eq!(
+            redacted("postgres://ann:p?ss@db/docs"),
+            "postgres://ann:***@db/docs"
+        );
+        assert_eq!(
+            redacted("postgres://db/docs?user=a&pass%77ord=x"),
+            "postgres://db/docs?user=a&pass%77ord=***"
+        );
         let loc = PgLocation::parse("postgres://ann:pw@127.0.0.1:5/docs?schema=team_a").unwrap();
         assert_eq!(loc.schema, "team_a");
         assert!(!format!("{loc:?}").contains("pw"));
+    }
+
+    #[test]
+    fn one_cache_key_however_the_url_is_spelled() {
+        let a = PgLocation::parse("postgres://ann:pw@db:5432/docs").unwrap();
+        let b = PgLocation::parse("postgresql://ann@db:5432/docs?schema=docfuse").unwrap();
+        assert_eq!(a.cache_key(), b.cache_key());
+        let c = PgLocation::parse("postgres://ann@db:5432/docs?schema=other").unwrap();
+        assert_ne!(a.cache_key(), c.cache_key());
+    }
+
+    #[test]
+    fn twice_named_and_shared_schemas_are_refused() {
+        for url in [
+            "postgres://a@h/db?schema=x&schema=y",
+            "postgres://a@h/db?schema=public",
+            "postgres://a@h/db?schema=pg_catalog",
+            "postgres://a@h/db?schema=information_schema",
+        ] {
+            assert!(PgLocation::parse(url).is_err(), "{url}");
+        }
     }
 
     #[test]

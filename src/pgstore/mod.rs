@@ -23,7 +23,10 @@ mod publish;
 mod read;
 mod schema;
 
-pub use cache::{cache_base, record_synced, sync_reader, synced_generation, ReaderCache};
+pub use cache::{
+    cache_base, cached_reader, record_synced, sync_reader, synced_generation, writer_base,
+    ReaderCache,
+};
 pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
 pub use prefetch::Prefetched;
 pub use publish::{publish, PublishReport};
@@ -52,10 +55,25 @@ pub fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T>
 /// # Errors
 /// [`Error::Database`] naming the redacted URL and the driver's reason.
 pub async fn connect(loc: &PgLocation) -> Result<Client> {
-    let (client, conn) = loc
-        .config
-        .connect(tokio_postgres::NoTls)
+    // the whole attempt, handshake included, is bounded: a server that accepts the
+    // connection and never answers is an error, not a hang
+    let limit =
+        loc.config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(std::time::Duration::from_secs(
+                location::CONNECT_TIMEOUT_SECS,
+            ));
+    let attempt = tokio::time::timeout(limit, loc.config.connect(tokio_postgres::NoTls));
+    let (client, conn) = attempt
         .await
+        .map_err(|_| {
+            Error::Database(format!(
+                "cannot connect to `{}`: no answer within {} s\nhint: check the host and port (set `connect_timeout=SECONDS` in the URL to wait longer)",
+                loc.shown,
+                limit.as_secs()
+            ))
+        })?
         .map_err(|e| {
             Error::Database(format!(
                 "cannot connect to `{}`: {}\nhint: check that the server is up and the URL's user, host, port and database (`scripts/pg up` starts a local one)",

@@ -21,16 +21,22 @@ pub struct Prefetched {
 
 impl Prefetched {
     /// `vectors` (`[384]` f32 each, L2-normalised, as stored) of embedder `identity`;
-    /// `model`, when given, embeds what they lack (else the default model is loaded
-    /// then; its identity must be `identity`).
+    /// `model`, when given, embeds what they lack; else, with `load_model`, the default
+    /// model is loaded then (its identity must be `identity`), and without it a text the
+    /// vectors lack is an [`Error::Embedder`].
     pub fn new(
         identity: EmbedderIdentity,
         vectors: HashMap<String, Vec<f32>>,
         model: Option<Box<dyn Embedder>>,
+        load_model: bool,
     ) -> Prefetched {
         let cell = OnceLock::new();
         if let Some(m) = model {
             let _ = cell.set(Ok(m));
+        } else if !load_model {
+            let _ = cell.set(Err(
+                "a chunk's vector is not in the database and no model is loaded here".into(),
+            ));
         }
         Prefetched {
             key: identity.key(),

@@ -13,11 +13,16 @@ use tokio_postgres::{Client, Transaction};
 /// Rows per `INSERT … SELECT FROM unnest(…)` statement.
 const BATCH: usize = 500;
 
+/// Document text per statement, in bytes (PostgreSQL refuses messages over 1 GiB).
+const BATCH_BYTES: usize = 32 << 20;
+
 /// What a publish changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PublishReport {
     /// The published generation (the previous one when nothing changed).
     pub generation: i64,
+    /// The schema's epoch ([`super::Published::epoch`]).
+    pub epoch: String,
     /// True when the database already held this generation's content.
     pub skipped: bool,
     /// Documents written (new or changed) and deleted.
@@ -82,12 +87,14 @@ pub async fn publish(
     if !gone.is_empty() || !replaced.is_empty() {
         report.vectors_deleted = delete_unused_vectors(&tx, loc).await?;
     }
-    let (generation, skipped) = publish_row(&tx, loc, ex, writer, {
+    let (generation, epoch, skipped) = publish_row(&tx, loc, ex, writer, {
         !(roots_changed || !gone.is_empty() || !changed.is_empty())
     })
     .await?;
     report.generation = generation;
+    report.epoch = epoch;
     report.skipped = skipped;
+    crate::engine::pause_point("db-before-commit");
     tx.commit()
         .await
         .map_err(|e| db_err(loc, "cannot commit the publish", e))?;
@@ -180,17 +187,17 @@ async fn insert_documents(
     docs: &[&ExportedDoc],
 ) -> Result<u64> {
     let mut chunks = 0;
-    for batch in docs.chunks(BATCH) {
+    for batch in by_size(docs) {
         let roots: Vec<&str> = batch.iter().map(|d| d.root.as_str()).collect();
         let paths: Vec<&str> = batch.iter().map(|d| d.rel_path.as_str()).collect();
         let shas: Vec<&str> = batch.iter().map(|d| d.sha256.as_str()).collect();
         let sizes: Vec<i64> = batch.iter().map(|d| d.size as i64).collect();
         let digests: Vec<String> = batch.iter().map(|d| chunks_digest(d)).collect();
-        let bodies: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+        let bodies: Vec<&[u8]> = batch.iter().map(|d| d.text.as_bytes()).collect();
         tx.execute(
             &format!(
                 "INSERT INTO {} (root, path, sha256, size, chunks_digest, body)
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])",
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[])",
                 loc.table("documents")
             ),
             &[&roots, &paths, &shas, &sizes, &digests, &bodies],
@@ -221,6 +228,24 @@ async fn insert_documents(
             .map_err(|e| db_err(loc, "cannot write chunks", e))?;
     }
     Ok(chunks)
+}
+
+/// `docs` in batches of at most [`BATCH`] documents and [`BATCH_BYTES`] of text (a
+/// larger document alone).
+fn by_size<'a>(docs: &'a [&'a ExportedDoc]) -> Vec<&'a [&'a ExportedDoc]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, d) in docs.iter().enumerate() {
+        if i > start && (i - start == BATCH || bytes + d.text.len() > BATCH_BYTES) {
+            out.push(&docs[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += d.text.len();
+    }
+    if start < docs.len() {
+        out.push(&docs[start..]);
+    }
+    out
 }
 
 #[derive(Default)]
@@ -312,7 +337,7 @@ async fn publish_row(
     ex: &Exported,
     writer: &str,
     unchanged: bool,
-) -> Result<(i64, bool)> {
+) -> Result<(i64, String, bool)> {
     let manifest = serde_json::to_value(&ex.manifest).unwrap_or_default();
     let identity = ex.vectors.as_ref().map(|v| v.meta.identity.clone());
     let table = loc.table("published");
@@ -320,27 +345,29 @@ async fn publish_row(
     if let Some(p) = &held {
         let same = p.manifest["config_hash"] == manifest["config_hash"] && p.identity == identity;
         if unchanged && same {
-            return Ok((p.generation, true));
+            return Ok((p.generation, p.epoch.clone(), true));
         }
     }
     let row = tx
         .query_one(
             &format!(
-                "INSERT INTO {table} (generation, writer, manifest, identity) VALUES (1, $1, $2, $3)
+                "INSERT INTO {table} (generation, epoch, writer, manifest, identity)
+                 VALUES (1, md5(random()::text || clock_timestamp()::text), $1, $2, $3)
                  ON CONFLICT (singleton) DO UPDATE SET generation = {table}.generation + 1,
                    published_at = now(), writer = $1, manifest = $2, identity = $3
-                 RETURNING generation"
+                 RETURNING generation, epoch"
             ),
             &[&writer, &manifest, &identity],
         )
         .await
         .map_err(|e| db_err(loc, "cannot publish", e))?;
     let generation: i64 = row.get(0);
+    let epoch: String = row.get(1);
     tx.execute(
         "SELECT pg_notify('docfuse_published', $1)",
         &[&format!("{}:{generation}", loc.schema)],
     )
     .await
     .map_err(|e| db_err(loc, "cannot notify", e))?;
-    Ok((generation, false))
+    Ok((generation, epoch, false))
 }

@@ -10,6 +10,10 @@ use tokio_postgres::GenericClient;
 pub struct Published {
     /// Counts up from 1 with each publish.
     pub generation: i64,
+    /// Random, set by the first publish into the schema: a schema dropped and made
+    /// again starts another epoch, so a cache of generation N of the old one is never
+    /// taken for generation N of the new one.
+    pub epoch: String,
     /// The writer's folder-index manifest of that generation (settings, versions,
     /// `config_overrides`, roots as the writer named them).
     pub manifest: serde_json::Value,
@@ -25,7 +29,7 @@ pub async fn published(client: &impl GenericClient, loc: &PgLocation) -> Result<
     let row = client
         .query_opt(
             &format!(
-                "SELECT generation, manifest, identity FROM {}",
+                "SELECT generation, manifest, identity, epoch FROM {}",
                 loc.table("published")
             ),
             &[],
@@ -36,6 +40,7 @@ pub async fn published(client: &impl GenericClient, loc: &PgLocation) -> Result<
         generation: r.get(0),
         manifest: r.get(1),
         identity: r.get(2),
+        epoch: r.get(3),
     }))
 }
 
@@ -54,8 +59,8 @@ pub async fn roots(client: &impl GenericClient, loc: &PgLocation) -> Result<Vec<
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-/// A document as stored: (root, path) → (sha256, body).
-pub(super) type Docs = HashMap<(String, String), (String, String)>;
+/// A document as stored: (root, path) → (sha256, body bytes).
+pub(super) type Docs = HashMap<(String, String), (String, Vec<u8>)>;
 
 /// Every document with its text.
 pub(super) async fn documents(client: &impl GenericClient, loc: &PgLocation) -> Result<Docs> {
@@ -122,4 +127,21 @@ pub async fn vectors_of(
     identity_key: &str,
 ) -> Result<HashMap<String, Vec<f32>>> {
     vectors(client, loc, identity_key, None).await
+}
+
+/// Chunks whose vector the database does not hold (pending, or not yet written).
+pub(super) async fn pending(client: &impl GenericClient, loc: &PgLocation) -> Result<i64> {
+    let row = client
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM {} c LEFT JOIN {} v ON v.embed_hash = c.embed_hash
+                 WHERE v.embed_hash IS NULL",
+                loc.table("chunks"),
+                loc.table("vectors")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot count pending chunks", e))?;
+    Ok(row.get(0))
 }

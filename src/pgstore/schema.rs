@@ -21,7 +21,7 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
     "CREATE TABLE {s}.roots (position integer PRIMARY KEY, path text NOT NULL UNIQUE);
      CREATE TABLE {s}.documents (
        root text NOT NULL, path text NOT NULL, sha256 text NOT NULL, size bigint NOT NULL,
-       chunks_digest text NOT NULL, body text NOT NULL, PRIMARY KEY (root, path));
+       chunks_digest text NOT NULL, body bytea NOT NULL, PRIMARY KEY (root, path));
      CREATE TABLE {s}.chunks (
        root text NOT NULL, path text NOT NULL, seq integer NOT NULL, id text NOT NULL,
        content_hash text NOT NULL, embed_hash text, PRIMARY KEY (root, path, seq),
@@ -33,7 +33,7 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
        WITH (m = 16, ef_construction = 64);
      CREATE TABLE {s}.published (
        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-       generation bigint NOT NULL, published_at timestamptz NOT NULL DEFAULT now(),
+       generation bigint NOT NULL, epoch text NOT NULL, published_at timestamptz NOT NULL DEFAULT now(),
        writer text NOT NULL, manifest jsonb NOT NULL, identity jsonb);",
 )];
 
@@ -46,6 +46,7 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
 /// missing and cannot be created, or a statement fails.
 pub async fn migrate(client: &mut Client, loc: &PgLocation) -> Result<Vec<i32>> {
     ensure_vector_extension(client, loc).await?;
+    refuse_foreign(client, loc).await?;
     let s = format!("\"{}\"", loc.schema);
     client
         .batch_execute(&format!(
@@ -121,6 +122,29 @@ async fn version(client: &Client, loc: &PgLocation) -> Result<Option<i32>> {
         .await
         .map_err(|e| db_err(loc, "cannot read the schema version", e))?;
     Ok(Some(row.get(0)))
+}
+
+/// A schema that holds tables but not docfuse's migrations table belongs to someone
+/// else: docfuse writes nothing there.
+async fn refuse_foreign(client: &Client, loc: &PgLocation) -> Result<()> {
+    let row = client
+        .query_one(
+            "SELECT count(*) FILTER (WHERE c.relname <> 'schema_migrations'),
+                    count(*) FILTER (WHERE c.relname = 'schema_migrations')
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm')",
+            &[&loc.schema],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot list the schema's tables", e))?;
+    let (others, ours): (i64, i64) = (row.get(0), row.get(1));
+    if others > 0 && ours == 0 {
+        return Err(Error::Database(format!(
+            "schema `{}` in `{}` holds {others} table(s) that are not docfuse's: nothing was written\nhint: give docfuse a schema of its own with `?schema=NAME`",
+            loc.schema, loc.shown
+        )));
+    }
+    Ok(())
 }
 
 fn newer(loc: &PgLocation, v: i32) -> Error {

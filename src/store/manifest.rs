@@ -199,8 +199,16 @@ impl Manifest {
 /// The manifest's JSON, unverified.
 ///
 /// # Errors
-/// [`Error::NoIndex`] when there is none; [`Error::Corrupt`] when it is not JSON.
+/// [`Error::NoIndex`] when there is none; [`Error::Corrupt`] when it is not JSON;
+/// [`Error::Database`] when `dir` is a PostgreSQL URL (only the CLI opens those: it
+/// keeps a local copy in sync).
 pub fn read_json(dir: &Path) -> Result<serde_json::Value> {
+    if let Some(url) = dir.to_str().filter(|d| crate::dburl::is_database_url(d)) {
+        return Err(Error::Database(format!(
+            "`{}` is a PostgreSQL index, which this command or library call cannot open yet\nhint: use the docfuse CLI's search, status, serve or mcp with it (they keep a local copy in sync), or pass that copy's folder (`docfuse status --index URL` names it)",
+            crate::dburl::redacted(url)
+        )));
+    }
     let path = dir.join(MANIFEST_FILE);
     let bytes = match crate::fsio::read_regular(&path) {
         Ok(b) => b,

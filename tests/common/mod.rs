@@ -421,3 +421,14 @@ pub fn serve_bytes(body: std::sync::Arc<std::sync::Mutex<Vec<u8>>>) -> String {
     });
     format!("http://{addr}")
 }
+
+/// Polls `found` every 200 ms for up to 30 s; panics naming `what` when it never holds.
+pub fn eventually(what: &str, mut found: impl FnMut() -> bool) {
+    for _ in 0..150 {
+        if found() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    panic!("{what}: not within 30 s");
+}
