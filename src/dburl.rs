@@ -17,7 +17,9 @@ pub fn redacted(url: &str) -> String {
         Some(p) => p,
         None => return url.to_string(),
     };
-    let (creds, rest) = match rest.split_once('@') {
+    // tokio-postgres reads the credentials up to the first `@`; a password holding an
+    // unencoded `@` is cut there, so everything up to the last `@` is hidden
+    let (creds, rest) = match rest.rsplit_once('@') {
         Some((c, r)) => (Some(c), r),
         None => (None, rest),
     };
@@ -67,4 +69,54 @@ fn percent_decoded(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// True when an `--index` value looks like a URL rather than a folder: a scheme and `:/`
+/// (`postgres:/…`, `pgsql://…`, `postgres+ssl://…`), or `postgres` with credentials, after
+/// leading blanks — a misspelled database URL must never become a folder named after it.
+pub fn looks_like_url(s: &str) -> bool {
+    let t = s.trim_start();
+    let scheme_len = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
+        .unwrap_or(t.len());
+    let schemed = scheme_len > 1
+        && t.starts_with(|c: char| c.is_ascii_alphabetic())
+        && t[scheme_len..].starts_with(":/");
+    let pg = t.len() >= 8 && t[..8].eq_ignore_ascii_case("postgres") && t.contains('@');
+    schemed || pg || is_database_url(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_with_an_unencoded_at_is_hidden_whole() {
+        assert_eq!(
+            redacted("postgres://docfuse:Tr0ub@dorSECRET@127.0.0.1:1/db"),
+            "postgres://docfuse:***@127.0.0.1:1/db"
+        );
+    }
+
+    #[test]
+    fn misspelled_urls_are_not_folders() {
+        for s in [
+            "postgres:/docfuse:pw@127.0.0.1:1/db",
+            "postgres//docfuse:pw@127.0.0.1:1/db",
+            "pgsql://a@h/db",
+            "postgres+ssl://a@h/db",
+            " postgres://a@h/db",
+        ] {
+            assert!(looks_like_url(s), "{s}");
+        }
+        for s in [
+            ".docfuse",
+            "/tmp/postgres-docs",
+            "docs/index",
+            "C:relative",
+            "x",
+        ] {
+            assert!(!looks_like_url(s), "{s}");
+        }
+    }
 }

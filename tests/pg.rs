@@ -628,3 +628,65 @@ fn a_reader_answers_from_its_copy_while_the_database_is_away() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_locked_table_is_a_bounded_wait_and_the_copy_answers() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "stall");
+    let schema = url.rsplit("schema=").next().unwrap().to_string();
+    let t = tempfile::tempdir().unwrap();
+    let host = t.path().join("host");
+    let docs = sample_docs();
+    ok(&run(
+        t.path(),
+        &host,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    assert!(!lexical(t.path(), &host, &url, "define a task").is_empty());
+    let loc = docfuse::pgstore::PgLocation::parse(&url).unwrap();
+    let o = docfuse::pgstore::block_on(async {
+        let mut c = docfuse::pgstore::connect(&loc).await?;
+        let db = |e: tokio_postgres::Error| docfuse::Error::Database(e.to_string());
+        let tx = c.transaction().await.map_err(db)?;
+        tx.batch_execute(&format!(
+            "LOCK TABLE \"{schema}\".published IN ACCESS EXCLUSIVE MODE"
+        ))
+        .await
+        .map_err(db)?;
+        let started = std::time::Instant::now();
+        let o = docfuse_env(
+            t.path(),
+            &[
+                "search",
+                "--index",
+                &url,
+                "--json",
+                "--mode",
+                "lexical",
+                "define a task",
+            ],
+            &[
+                ("DOCFUSE_PG_CACHE", host.to_str().unwrap()),
+                ("DOCFUSE_PG_READ_TIMEOUT_SECS", "2"),
+            ],
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        drop(tx);
+        Ok(o)
+    })
+    .unwrap();
+    assert!(!results(&o).is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.contains("no answer to a read within 2 s") && err.contains("this host's copy"),
+        "{err}"
+    );
+}

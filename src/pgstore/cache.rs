@@ -53,56 +53,126 @@ const SYNCED_FILE: &str = "synced.json";
 pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
     let base = cache_dir(loc)?.join("reader");
     let index_dir = base.join("index");
-    block_on(async {
-        let mut client = connect(loc).await?;
-        check(&client, loc).await?;
-        let p = published(&client, loc)
-            .await?
-            .ok_or_else(|| no_index(loc))?;
-        if let Some(c) = current(&base, &index_dir, &p) {
-            return Ok(c);
-        }
-        std::fs::create_dir_all(&base).map_err(|e| Error::io("create", &base, e))?;
-        let _lock = acquire_writer_lock(&base, true, &mut |_| {})?;
-        let tx = client
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
+    let limit = read_limit();
+    let fetched = block_on(async {
+        tokio::time::timeout(limit, fetch(loc, &base, &index_dir))
             .await
-            .map_err(|e| super::db_err(loc, "cannot start a read", e))?;
-        let p = published(&tx, loc).await?.ok_or_else(|| no_index(loc))?;
-        // Another process of this host may have synced while this one waited.
-        if let Some(c) = current(&base, &index_dir, &p) {
-            return Ok(c);
-        }
-        let roots = roots(&tx, loc).await?;
-        if roots.is_empty() {
-            return Err(Error::Database(format!(
-                "the index in `{}` (schema `{}`) has no roots: every root was dropped\nhint: add one with `docfuse index --index {} <ROOT>...`",
-                loc.shown, loc.schema, loc.shown
-            )));
-        }
-        let docs = documents(&tx, loc).await?;
-        let identity = identity_of(&p)?;
-        let complete = pending(&tx, loc).await? == 0;
-        let vecs = match &identity {
-            Some(id) if complete => vectors(&tx, loc, &id.key(), None).await?,
-            _ => Default::default(),
-        };
-        drop(tx);
-        let (mirror_roots, written) = write_mirror(&base.join("mirror"), &roots, &docs)?;
-        let emb = identity
-            .filter(|_| complete)
-            .map(|id| Prefetched::new(id, vecs, None, false));
-        rebuild(&index_dir, &p, mirror_roots, emb.as_ref())?;
-        record_synced(&base, &p.epoch, p.generation)?;
-        Ok(ReaderCache {
-            index_dir,
-            generation: p.generation,
-            written,
-        })
+            .map_err(|_| {
+                Error::Database(format!(
+                    "cannot connect to `{}`: no answer to a read within {} s\nhint: the server may be overloaded or a table locked (DOCFUSE_PG_READ_TIMEOUT_SECS waits longer)",
+                    loc.shown,
+                    limit.as_secs()
+                ))
+            })?
+    })?;
+    let f = match fetched {
+        Fetched::Current(c) => return Ok(c),
+        Fetched::New(f) => *f,
+    };
+    let (mirror_roots, written) = write_mirror(&base.join("mirror"), &f.roots, &f.docs)?;
+    let pending = (f.identity.is_some() && f.pending > 0).then(|| {
+        format!(
+            "{} chunk(s) of the database have no vector yet (a writer left them pending): vectors follow its next publish",
+            f.pending
+        )
+    });
+    let complete = f.pending == 0;
+    let emb = f
+        .identity
+        .filter(|_| complete)
+        .map(|id| Prefetched::new(id, f.vectors, None, false));
+    rebuild(
+        &index_dir,
+        &f.published,
+        mirror_roots,
+        emb.as_ref(),
+        pending.as_deref(),
+    )?;
+    record_synced(&base, &f.published.epoch, f.published.generation)?;
+    drop(f.lock);
+    Ok(ReaderCache {
+        index_dir,
+        generation: f.published.generation,
+        written,
     })
+}
+
+/// Seconds a reader's queries may take in all (`DOCFUSE_PG_READ_TIMEOUT_SECS`, default 60):
+/// a stalled connection or a locked table is an error (and a copy answers), not a hang.
+fn read_limit() -> std::time::Duration {
+    let secs = std::env::var("DOCFUSE_PG_READ_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&s: &u64| s > 0)
+        .unwrap_or(60);
+    std::time::Duration::from_secs(secs)
+}
+
+/// What a sync read from the database.
+enum Fetched {
+    /// The cache already holds the published generation.
+    Current(ReaderCache),
+    New(Box<NewGeneration>),
+}
+
+struct NewGeneration {
+    published: Published,
+    roots: Vec<String>,
+    docs: Docs,
+    identity: Option<EmbedderIdentity>,
+    pending: i64,
+    vectors: std::collections::HashMap<String, Vec<f32>>,
+    /// This host's sync lock, held until the cache is written.
+    lock: crate::engine::WriterLock,
+}
+
+/// Reads the published generation in one snapshot, unless the cache holds it already.
+async fn fetch(loc: &PgLocation, base: &Path, index_dir: &Path) -> Result<Fetched> {
+    let mut client = connect(loc).await?;
+    check(&client, loc).await?;
+    let p = published(&client, loc)
+        .await?
+        .ok_or_else(|| no_index(loc))?;
+    if let Some(c) = current(base, index_dir, &p) {
+        return Ok(Fetched::Current(c));
+    }
+    std::fs::create_dir_all(base).map_err(|e| Error::io("create", base, e))?;
+    let lock = acquire_writer_lock(base, true, &mut |_| {})?;
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(|e| super::db_err(loc, "cannot start a read", e))?;
+    let p = published(&tx, loc).await?.ok_or_else(|| no_index(loc))?;
+    // Another process of this host may have synced while this one waited.
+    if let Some(c) = current(base, index_dir, &p) {
+        return Ok(Fetched::Current(c));
+    }
+    let roots = roots(&tx, loc).await?;
+    if roots.is_empty() {
+        return Err(Error::Database(format!(
+            "the index in `{}` (schema `{}`) has no roots: every root was dropped\nhint: add one with `docfuse index --index {} <ROOT>...`",
+            loc.shown, loc.schema, loc.shown
+        )));
+    }
+    let docs = documents(&tx, loc).await?;
+    let identity = identity_of(&p)?;
+    let pending = pending(&tx, loc).await?;
+    let vectors = match &identity {
+        Some(id) if pending == 0 => vectors(&tx, loc, &id.key(), None).await?,
+        _ => Default::default(),
+    };
+    Ok(Fetched::New(Box::new(NewGeneration {
+        published: p,
+        roots,
+        docs,
+        identity,
+        pending,
+        vectors,
+        lock,
+    })))
 }
 
 /// This host's reader cache of `loc` as it is, without asking the database: its folder
@@ -182,6 +252,7 @@ fn rebuild(
     p: &Published,
     mirror_roots: Vec<PathBuf>,
     emb: Option<&Prefetched>,
+    pending: Option<&str>,
 ) -> Result<()> {
     let overrides = p.manifest["config_overrides"].clone();
     let config = IndexConfig::with_overrides(&overrides)?;
@@ -194,8 +265,9 @@ fn rebuild(
     let opts = BuildOptions {
         config,
         config_overrides: overrides,
-        embeddings: emb.is_some(),
+        embeddings: emb.is_some() || pending.is_some(),
         embedder: emb.map(|e| e as &dyn crate::embed::Embedder),
+        embedder_unavailable: pending,
         drop_roots: held
             .into_iter()
             .filter(|r| !mirror_roots.contains(r))

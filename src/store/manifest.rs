@@ -203,9 +203,9 @@ impl Manifest {
 /// [`Error::Database`] when `dir` is a PostgreSQL URL (only the CLI opens those: it
 /// keeps a local copy in sync).
 pub fn read_json(dir: &Path) -> Result<serde_json::Value> {
-    if let Some(url) = dir.to_str().filter(|d| crate::dburl::is_database_url(d)) {
+    if let Some(url) = dir.to_str().filter(|d| crate::dburl::looks_like_url(d)) {
         return Err(Error::Database(format!(
-            "`{}` is a PostgreSQL index, which this command or library call cannot open yet\nhint: use the docfuse CLI's search, status, serve or mcp with it (they keep a local copy in sync), or pass that copy's folder (`docfuse status --index URL` names it)",
+            "`{}` is a URL, not an index folder, and this command or library call opens folders only\nhint: a PostgreSQL index is `postgres://USER@HOST:PORT/DB`, for the CLI's index, refresh, search, status, serve, mcp…; elsewhere pass its local copy's folder (`docfuse status --index URL` names it)",
             crate::dburl::redacted(url)
         )));
     }
