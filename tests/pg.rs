@@ -690,3 +690,87 @@ fn a_locked_table_is_a_bounded_wait_and_the_copy_answers() {
         "{err}"
     );
 }
+
+/// (root, path) → the row version (`xmin`) of every document row of `url`'s schema.
+fn row_versions(url: &str) -> std::collections::BTreeMap<(String, String), String> {
+    let loc = docfuse::pgstore::PgLocation::parse(url).unwrap();
+    docfuse::pgstore::block_on(async {
+        let c = docfuse::pgstore::connect(&loc).await?;
+        let rows = c
+            .query(
+                &format!(
+                    "SELECT root, path, xmin::text FROM \"{}\".documents",
+                    loc.schema
+                ),
+                &[],
+            )
+            .await
+            .map_err(|e| docfuse::Error::Database(e.to_string()))?;
+        Ok(rows
+            .iter()
+            .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+            .collect())
+    })
+    .unwrap()
+}
+
+#[test]
+fn refreshing_or_dropping_root_a_never_touches_root_b() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "roots");
+    let t = tempfile::tempdir().unwrap();
+    let host = t.path().join("host");
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    copy_tree(&sample_docs(), &a);
+    copy_tree(&sample_docs(), &b);
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    ok(&run(
+        t.path(),
+        &host,
+        &["index", "--no-embeddings", "--index", &url, a_s, b_s],
+    ));
+    let before = row_versions(&url);
+    let b_root = b.canonicalize().unwrap().to_str().unwrap().to_string();
+    let of_b = |m: &std::collections::BTreeMap<(String, String), String>| {
+        m.iter()
+            .filter(|((r, _), _)| *r == b_root)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert!(!of_b(&before).is_empty());
+
+    let cfg = a.join("guide/configuration.md");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}\nA new line in root A.\n")).unwrap();
+    for args in [
+        vec!["refresh", "--index", &url],
+        vec!["refresh", "--index", &url, a_s],
+    ] {
+        ok(&run(t.path(), &host, &args));
+        let after = row_versions(&url);
+        assert_eq!(
+            of_b(&after),
+            of_b(&before),
+            "{args:?} rewrote rows of root B"
+        );
+        std::fs::write(&cfg, format!("{text}\nAnother line in root A.\n")).unwrap();
+    }
+    let after = row_versions(&url);
+    let a_root = a.canonicalize().unwrap().to_str().unwrap().to_string();
+    let key = (a_root.clone(), "guide/configuration.md".to_string());
+    assert_ne!(
+        after[&key], before[&key],
+        "the edited document of root A was not rewritten"
+    );
+
+    ok(&run(
+        t.path(),
+        &host,
+        &["refresh", "--index", &url, "--drop-root", a_s],
+    ));
+    let dropped = row_versions(&url);
+    assert!(dropped.keys().all(|(r, _)| *r != a_root));
+    assert_eq!(of_b(&dropped), of_b(&before));
+}

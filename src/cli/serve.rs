@@ -51,8 +51,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
                 )
             })?;
         let local = listener.local_addr()?;
+        let refresh = if jobs.is_some() {
+            ", POST /v1/refresh from this machine"
+        } else {
+            ""
+        };
         eprintln!(
-            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status, POST /v1/refresh from this machine, GET /healthz); Ctrl-C stops",
+            "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status{refresh}, GET /healthz); Ctrl-C stops",
             a.index.display()
         );
         serve(

@@ -12,7 +12,9 @@ use std::path::Path;
 /// One chunk of a document, in ordinal order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportedChunk {
-    /// The chunk id (`path#heading-slug/…`), unique within its root.
+    /// The chunk id within its root (`path#heading-slug/…`: a multi-root index's
+    /// `N:` position prefix removed, so a root's ids do not change when another root
+    /// is dropped).
     pub id: String,
     /// sha256 of the chunk's projected fields.
     pub content_hash: String,
@@ -89,9 +91,15 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
     let mut documents = Vec::with_capacity(prev.snapshot.files.len());
     let mut ord = 0usize;
     for f in &prev.snapshot.files {
+        // a multi-root index prefixes ids with the root's position ("1:path#slug"), which
+        // shifts when a root before it is dropped; rows carry the root apart
+        let prefix = format!("{}:", f.root);
         let chunks = (ord..ord + f.chunks as usize)
             .map(|o| ExportedChunk {
-                id: ids[o].0.clone(),
+                id: match ids[o].0.strip_prefix(&prefix) {
+                    Some(rest) if roots.len() > 1 => rest.to_string(),
+                    _ => ids[o].0.clone(),
+                },
                 content_hash: ids[o].1.clone(),
                 embed_hash: vectors
                     .as_ref()
