@@ -215,7 +215,7 @@ pub struct IndexArgs {
 }
 
 /// Settings of one build or refresh run.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct RunArgs {
     /// Embed at most N chunks in this run; the rest stays lexical-only ("pending").
     #[arg(long, value_name = "N")]

@@ -17,13 +17,8 @@ pub fn run(a: IndexArgs) -> anyhow::Result<i32> {
     if a.jsonl.is_some() {
         bail!("an index of a JSONL file cannot be stored in PostgreSQL yet\nhint: index folders of documents into it, or use a folder for --index");
     }
-    let url = a.index.clone();
-    let drop = super::pg::DropRoots::of(&a.run);
-    super::pg::write(&url, a.run.no_wait, &drop, |w| {
-        let mut a = a;
-        a.index = w.dir.clone();
-        run_at(a, Some(w))
-    })
+    let run = a.run.clone();
+    super::pg::write_command(a, |a| &mut a.index, &run, run_at)
 }
 
 /// `index` on the folder `a.index` (a database's writer folder when `db` is given).

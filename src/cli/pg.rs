@@ -154,6 +154,11 @@ pub struct DbWriter {
     published: Option<pgstore::Published>,
     /// Every embedder handed out (the seeding build's and the command's), for the counts.
     prefetched: std::sync::Mutex<Vec<Arc<Prefetched>>>,
+    /// Whether `wrap` reads the database's vectors: only while the writer folder is not
+    /// at the published generation. Once it is, its own generation holds every published
+    /// vector by hash, and reading them all again would cost every refresh the whole
+    /// vector table.
+    fetch: std::cell::Cell<bool>,
 }
 
 impl DbWriter {
@@ -179,9 +184,12 @@ impl DbWriter {
         };
         let identity = inner.identity().clone();
         let key = identity.key();
-        let held = self
-            .rt
-            .block_on(pgstore::vectors_of(&self.client, &self.loc, &key))?;
+        let held = if self.fetch.get() {
+            self.rt
+                .block_on(pgstore::vectors_of(&self.client, &self.loc, &key))?
+        } else {
+            Default::default()
+        };
         let p = Arc::new(Prefetched::new(identity, held, Some(inner), false));
         self.prefetched
             .lock()
@@ -216,6 +224,21 @@ impl Embedder for Shared {
     fn used_cache(&self) -> bool {
         self.0.used_cache()
     }
+}
+
+/// `write` for a command whose `--index` is the database URL `index`: runs `run` with
+/// `index` replaced by the writer folder.
+pub fn write_command<A>(
+    mut a: A,
+    index: fn(&mut A) -> &mut PathBuf,
+    run_args: &super::args::RunArgs,
+    run: fn(A, Option<&DbWriter>) -> anyhow::Result<i32>,
+) -> anyhow::Result<i32> {
+    let url = index(&mut a).clone();
+    write(&url, run_args.no_wait, &DropRoots::of(run_args), |w| {
+        *index(&mut a) = w.dir.clone();
+        run(a, Some(w))
+    })
 }
 
 /// Runs a write command on a database index: lock, migrate, bring the writer folder to
@@ -260,8 +283,10 @@ pub fn write(
         rt,
         published,
         prefetched: Default::default(),
+        fetch: std::cell::Cell::new(true),
     };
-    seed(&w, drop)?;
+    let current = seed(&w, drop)?;
+    w.fetch.set(!current);
     let code = run(&w)?;
     publish(&mut { w })?;
     Ok(code)
@@ -293,14 +318,15 @@ impl DropRoots {
 /// host, another writer published since, a schema made again) is built again from the
 /// database's roots as they are on this host, with the database's vectors; with no
 /// published row, a leftover folder is removed. Docs packs unpacked in it are kept.
-fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
+/// True when the folder now holds every published vector (or there is none).
+fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<bool> {
     let Some(p) = &w.published else {
         wipe_keeping_packs(&w.dir)?;
-        return Ok(());
+        return Ok(true);
     };
     let here = pgstore::synced_generation(&w.base);
     if here == Some((p.epoch.clone(), p.generation)) && w.dir.join("manifest.json").is_file() {
-        return Ok(());
+        return Ok(true);
     }
     wipe_keeping_packs(&w.dir)?;
     let mut roots = Vec::new();
@@ -322,7 +348,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
         roots.push(r);
     }
     if roots.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     eprintln!(
         "this host's copy of `{}` is not at generation {}: reading its {} root(s) again",
@@ -342,7 +368,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
         ..Default::default()
     };
     run_build(&w.dir, &Source::Roots(roots), &opts)?;
-    Ok(())
+    Ok(true)
 }
 
 /// Removes the folder index at `dir` but its `packs/` (the unpacked docs packs that are

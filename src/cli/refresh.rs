@@ -20,13 +20,8 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
     if a.watch {
         anyhow::bail!("`refresh --watch` on a PostgreSQL index is not supported yet\nhint: run `docfuse refresh --index URL` from a scheduler (cron, CI) instead");
     }
-    let url = a.index.clone();
-    let drop = super::pg::DropRoots::of(&a.run);
-    super::pg::write(&url, a.run.no_wait, &drop, |w| {
-        let mut a = a;
-        a.index = w.dir.clone();
-        run_at(a, Some(w))
-    })
+    let run = a.run.clone();
+    super::pg::write_command(a, |a| &mut a.index, &run, run_at)
 }
 
 /// `refresh` of the folder `a.index` (a database's writer folder when `db` is given).
