@@ -130,6 +130,24 @@ fn index_search_refresh_and_a_second_host_on_postgres() {
             assert_eq!(db, dir, "{mode} {q}");
         }
     }
+    // The reader's copy is lexical: the vectors stay in the database, searched there.
+    assert!(
+        !files_named(&host_a, "vectors.f32").is_empty(),
+        "the writer folder holds its vectors"
+    );
+    let reader_vectors: Vec<_> = files_named(&host_a, "vectors.f32")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("/reader/"))
+        .collect();
+    assert!(reader_vectors.is_empty(), "{reader_vectors:?}");
+    let o = run(
+        t.path(),
+        &host_a,
+        &["search", "--index", &url, "--json", "define a task"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    assert!(v["degraded"].is_null(), "{v}");
 
     // Edit one file, add one, delete one: only their chunks are embedded.
     let cfg = docs.join("guide/configuration.md");
@@ -158,7 +176,23 @@ fn index_search_refresh_and_a_second_host_on_postgres() {
         "{err}"
     );
 
-    // Another host: its reader syncs to generation 2 without a restart of anything.
+    // Another host: its reader syncs to generation 2 without a restart of anything, and
+    // its hybrid ranking is the folder index's after the same edits.
+    ok(&run(
+        t.path(),
+        &host_a,
+        &["refresh", "--index", folder.to_str().unwrap()],
+    ));
+    for q in ["quokka budget per task", "zebra stripes", "define a task"] {
+        let hybrid = |index: &str| {
+            results(&run(
+                t.path(),
+                &host_b,
+                &["search", "--index", index, "--json", "--mode", "hybrid", q],
+            ))
+        };
+        assert_eq!(hybrid(&url), hybrid(folder.to_str().unwrap()), "{q}");
+    }
     let zebra = lexical(t.path(), &host_b, &url, "zebra stripes");
     assert_eq!(zebra[0].0, "zebra.md");
     let quokka = lexical(t.path(), &host_b, &url, "quokka budget");
@@ -453,14 +487,7 @@ fn epochs_pending_vectors_binary_bytes_and_a_writer_without_model() {
 
     // The schema dropped and made again: this host's caches of generation 1 are not
     // taken for the new generation 1.
-    let loc = docfuse::pgstore::PgLocation::parse(&url).unwrap();
-    docfuse::pgstore::block_on(async {
-        let c = docfuse::pgstore::connect(&loc).await?;
-        c.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
-            .await
-            .map_err(|e| docfuse::Error::Database(e.to_string()))
-    })
-    .unwrap();
+    sql(&url, &format!("DROP SCHEMA \"{schema}\" CASCADE"));
     ok(&run(
         t.path(),
         &host,
@@ -590,16 +617,40 @@ fn a_reader_answers_from_its_copy_while_the_database_is_away() {
     ok(&run(
         t.path(),
         &host,
-        &[
-            "index",
-            "--no-embeddings",
-            "--index",
-            &url,
-            sample_docs().to_str().unwrap(),
-        ],
+        &["index", "--index", &url, sample_docs().to_str().unwrap()],
     ));
     assert!(!lexical(t.path(), &host, &url, "define a task").is_empty());
     relay.stop();
+    // the vectors are in the database: a hybrid search answers lexically, saying why
+    let o = run(
+        t.path(),
+        &host,
+        &["search", "--index", &url, "--json", "define a task"],
+    );
+    ok(&o);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["mode"], "lexical", "{v}");
+    let why = v["degraded"].as_str().unwrap_or_default();
+    assert!(why.contains("cannot be searched now"), "{v}");
+    assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+    let o = run(
+        t.path(),
+        &host,
+        &[
+            "search",
+            "--index",
+            &url,
+            "--mode",
+            "hybrid",
+            "define a task",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot be searched now"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(
         t.path(),
         &host,
@@ -773,4 +824,97 @@ fn refreshing_or_dropping_root_a_never_touches_root_b() {
     let dropped = row_versions(&url);
     assert!(dropped.keys().all(|(r, _)| *r != a_root));
     assert_eq!(of_b(&dropped), of_b(&before));
+}
+
+/// Runs `statements` on the database of `url`.
+fn sql(url: &str, statements: &str) {
+    let loc = docfuse::pgstore::PgLocation::parse(url).unwrap();
+    docfuse::pgstore::block_on(async {
+        let c = docfuse::pgstore::connect(&loc).await?;
+        c.batch_execute(statements)
+            .await
+            .map_err(|e| docfuse::Error::Database(e.to_string()))
+    })
+    .unwrap();
+}
+
+/// Every file named `name` under `dir`.
+fn files_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_named(&p, name));
+        } else if p.file_name().is_some_and(|n| n == name) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "v1");
+    let schema = url.rsplit("schema=").next().unwrap().to_string();
+    let t = tempfile::tempdir().unwrap();
+    let host = t.path().join("host");
+    let docs = sample_docs();
+    ok(&run(
+        t.path(),
+        &host,
+        &["index", "--index", &url, docs.to_str().unwrap()],
+    ));
+    // back to what the first schema version held: no moments, version 1 recorded
+    sql(
+        &url,
+        &format!(
+            "ALTER TABLE \"{schema}\".published DROP COLUMN moments;
+             DELETE FROM \"{schema}\".schema_migrations WHERE version = 2;"
+        ),
+    );
+    let fresh_host = t.path().join("fresh-host");
+    let o = run(t.path(), &fresh_host, &["search", "--index", &url, "task"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("version 1, older than this docfuse's 2"),
+        "{}",
+        stderr(&o)
+    );
+    // the writer migrates and, with nothing else new, publishes the moments
+    let o = run(t.path(), &host, &["refresh", "--index", &url]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("published generation 2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        t.path(),
+        &fresh_host,
+        &[
+            "search",
+            "--index",
+            &url,
+            "--json",
+            "--mode",
+            "hybrid",
+            "define a task",
+        ],
+    );
+    ok(&o);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    // a second refresh has nothing new
+    let o = run(t.path(), &host, &["refresh", "--index", &url]);
+    assert!(
+        stderr(&o).contains("nothing new: generation 2"),
+        "{}",
+        stderr(&o)
+    );
 }

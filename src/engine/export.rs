@@ -124,3 +124,48 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
         vectors,
     })
 }
+
+/// Where a chunk of a generation sits: the key a store holds its row under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkKey {
+    /// Position of its root in the manifest's roots.
+    pub root: usize,
+    /// Its document's path relative to the root, `/`-separated.
+    pub rel_path: String,
+    /// Its place among its document's chunks, from 0.
+    pub seq: u32,
+    /// sha256 of the chunk's projected fields.
+    pub content_hash: String,
+}
+
+/// The key of every chunk of `index`'s generation, by ordinal.
+///
+/// # Errors
+/// [`Error::Corrupt`] when `chunks.json` cannot be read or its length differs from the
+/// snapshot's chunk counts.
+pub fn chunk_keys(index: &super::DocIndex) -> Result<Vec<ChunkKey>> {
+    let dir = index.dir();
+    let ids = super::generation::previous_chunks(&index.generation_dir())
+        .ok_or_else(|| Error::corrupt(dir, "cannot read chunks.json"))?;
+    let snapshot = index.snapshot()?;
+    let total: usize = snapshot.files.iter().map(|f| f.chunks as usize).sum();
+    if total != ids.len() {
+        return Err(Error::corrupt(
+            dir,
+            format!("files hold {total} chunks, chunks.json {}", ids.len()),
+        ));
+    }
+    let places = snapshot
+        .files
+        .iter()
+        .flat_map(|f| (0..f.chunks).map(move |seq| (f, seq)));
+    Ok(places
+        .zip(ids)
+        .map(|((f, seq), (_, hash))| ChunkKey {
+            root: f.root,
+            rel_path: f.rel_path.clone(),
+            seq,
+            content_hash: hash,
+        })
+        .collect())
+}

@@ -1,11 +1,11 @@
 //! Answering a query in the requested mode: lexical, vector, or the fusion of both.
 
 use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
-use super::open::{DocIndex, SearchOptions};
+use super::open::{DocIndex, SearchOptions, VectorSide};
 use crate::error::{Error, Result};
 use crate::fusion::{fuse, Candidate};
 use crate::lexical::{LexicalRun, Scored};
-use crate::vector::VectorSearch;
+use crate::vector::{CosineStats, VectorSearch};
 use std::collections::HashMap;
 
 /// Each side contributes at least this many candidates to the fusion.
@@ -37,43 +37,51 @@ impl DocIndex {
         if opts.mode == Mode::Lexical {
             return self.lexical_search(query, opts);
         }
-        let side = match (self.query_side(query)?, opts.mode) {
-            (Ok(side), _) => side,
-            (Err(reason), Mode::Auto) => {
+        // no usable vector side: `auto` answers lexically saying why, the others fail
+        let without_vectors = |reason: String| match opts.mode {
+            Mode::Auto => {
                 let mut r = self.lexical_search(query, opts)?;
                 r.degraded = Some(reason);
-                return Ok(r);
+                Ok(r)
             }
-            (Err(reason), _) => return Err(Error::VectorsUnavailable(reason)),
+            _ => Err(Error::VectorsUnavailable(reason)),
+        };
+        let side = match self.query_side(query)? {
+            Ok(side) => side,
+            Err(reason) => return without_vectors(reason),
         };
         let mode = if opts.mode == Mode::Vector {
             Mode::Vector
         } else {
             Mode::Hybrid
         };
-        self.fused_search(query, opts, mode, side)
+        let run = self.lexical.run(query, &opts.params)?;
+        let dense = match Dense::of(self, &run, side, opts, mode) {
+            Ok(d) => d,
+            Err(reason) => return without_vectors(reason),
+        };
+        self.fused_search(run, opts, mode, dense)
     }
 
     fn fused_search(
         &self,
-        query: &str,
+        run: LexicalRun,
         opts: &SearchOptions,
         mode: Mode,
-        (vectors, qvec): (&VectorSearch, Vec<f32>),
+        dense: Dense<'_>,
     ) -> Result<SearchResponse> {
         let depth = opts.limit.max(FUSION_DEPTH);
-        let run = self.lexical.run(query, &opts.params)?;
         let lexical = run.scored();
-        let (vector, stats) = vectors.top_with_stats(&qvec, depth, EF_SEARCH.max(depth));
+        let stats = dense.stats;
         let calibration = crate::fusion::Calibration {
             cosine_mean: stats.mean,
             cosine_std: stats.std,
             vectors: stats.n,
             lexical_bound: run.score_bound(opts.params.about_gain),
         };
-        let cosine = |ord: u64| vectors.cosine(ord as usize, &qvec);
-        let has_vector = |ord: u64| vectors.set.has_vector(ord as usize);
-        let cands = candidates(&lexical, &vector, &cosine, &has_vector, depth, mode);
+        let cosine = |ord: u64| dense.cosine(ord);
+        let has_vector = |ord: u64| dense.has_vector(ord);
+        let cands = candidates(&lexical, &dense.top, &cosine, &has_vector, depth, mode);
         let fusion = opts.fusion;
         let mut fused = match mode {
             // vector mode: every vector hit, in cosine order; (1 + cos) / 2 keeps a
@@ -189,7 +197,7 @@ impl DocIndex {
 /// The union of both sides' top `depth`, each with its true score on both sides.
 fn candidates(
     lexical: &[Scored],
-    vector: &[(u32, f32)],
+    vector: &[(u64, f32)],
     cosine: &dyn Fn(u64) -> f32,
     has_vector: &dyn Fn(u64) -> bool,
     depth: usize,
@@ -214,8 +222,8 @@ fn candidates(
             out.insert(s.ord, add(s.ord));
         }
     }
-    for (i, (row, _)) in vector.iter().enumerate() {
-        let ord = *row as u64;
+    for (i, (ord, _)) in vector.iter().enumerate() {
+        let ord = *ord;
         let c = out.entry(ord).or_insert_with(|| add(ord));
         c.vector_rank = Some(i as u32 + 1);
     }
@@ -266,4 +274,72 @@ fn add_proximity(
         vector_part: 0.0,
     }));
     only.into_iter().collect()
+}
+
+/// A query's vector side, answered: the nearest chunks, the cosine statistics and each
+/// candidate's cosine (from the generation's vectors, or from the attached store).
+struct Dense<'a> {
+    top: Vec<(u64, f32)>,
+    stats: CosineStats,
+    cosines: Cosines<'a>,
+}
+
+enum Cosines<'a> {
+    Local(&'a VectorSearch, Vec<f32>),
+    /// Every candidate's cosine, asked of the store with the query; absent: no vector.
+    Known(HashMap<u64, f32>),
+}
+
+impl<'a> Dense<'a> {
+    /// The vector side of `run`'s query: the top `depth` chunks and, from a store, the
+    /// cosines of the lexical candidates fused with them (hybrid).
+    ///
+    /// Errors: why a store could not answer.
+    fn of(
+        index: &DocIndex,
+        run: &LexicalRun,
+        (side, qvec): (VectorSide<'a>, Vec<f32>),
+        opts: &SearchOptions,
+        mode: Mode,
+    ) -> std::result::Result<Dense<'a>, String> {
+        let depth = opts.limit.max(FUSION_DEPTH);
+        let ef = EF_SEARCH.max(depth);
+        match side {
+            VectorSide::Local(vectors) => {
+                let (top, stats) = vectors.top_with_stats(&qvec, depth, ef);
+                Ok(Dense {
+                    top: top.into_iter().map(|(r, c)| (r as u64, c)).collect(),
+                    stats,
+                    cosines: Cosines::Local(vectors, qvec),
+                })
+            }
+            VectorSide::Remote(store) => {
+                let also: Vec<u64> = match mode {
+                    Mode::Hybrid => run.scored().iter().take(depth).map(|s| s.ord).collect(),
+                    _ => Vec::new(),
+                };
+                let a = store.search(index, &qvec, depth, ef, &also)?;
+                Ok(Dense {
+                    top: a.top,
+                    stats: a.stats,
+                    cosines: Cosines::Known(a.cosines),
+                })
+            }
+        }
+    }
+
+    /// The cosine of chunk `ord` with the query (0 without a vector).
+    fn cosine(&self, ord: u64) -> f32 {
+        match &self.cosines {
+            Cosines::Local(v, q) => v.cosine(ord as usize, q),
+            Cosines::Known(m) => m.get(&ord).copied().unwrap_or(0.0),
+        }
+    }
+
+    fn has_vector(&self, ord: u64) -> bool {
+        match &self.cosines {
+            Cosines::Local(v, _) => v.set.has_vector(ord as usize),
+            Cosines::Known(m) => m.contains_key(&ord),
+        }
+    }
 }

@@ -34,13 +34,14 @@ mod proximity;
 mod query_cache;
 mod readers;
 mod relations;
+mod remote;
 mod source;
 mod status;
 mod verify;
 
 pub use build::build;
 pub use embedding::EmbedLimits;
-pub use export::{export, Exported, ExportedChunk, ExportedDoc};
+pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
 pub use freshness::{FileState, Freshness};
 pub use graph_view::{
     graph_summary, page_relations, BrokenView, GraphPage, GraphSummary, PageRelations, RelationView,
@@ -56,12 +57,13 @@ pub use lock::{
     acquire as acquire_writer_lock, holder as writer_lock_holder, WriterLock, LOCK_FILE,
 };
 pub use matchline::{best_line, snippet_at, MatchLine, SNIPPET_CHARS};
-pub use open::{DocIndex, SearchOptions, DEFAULT_FUSION};
+pub use open::{DocIndex, SearchOptions, VectorSide, DEFAULT_FUSION};
 pub use options::{
     BuildHooks, BuildOptions, BuildReport, ChunkDiff, FileDiff, LockedStep, Phase, Progress,
 };
 pub use proximity::ProximityExplain;
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
+pub use remote::{attach, RemoteAnswer, RemoteVectors};
 pub use source::Source;
 pub use status::{status, EmbedderInfo, Status};
 pub use verify::{verify, Verification};

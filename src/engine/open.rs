@@ -4,6 +4,8 @@
 use super::freshness::FileChecks;
 use super::hit::{Hit, Mode, SearchResponse};
 use super::query_cache::QueryCache;
+use super::remote::RemoteVectors;
+use super::status::EmbedderInfo;
 use crate::config::QueryParams;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -71,6 +73,18 @@ pub struct DocIndex {
     pub(super) checks: FileChecks,
     /// This reader's registration, so no refresh deletes the generation under it.
     _reader: Option<super::readers::ReaderMark>,
+    /// The vector store attached to this folder ([`super::remote::attach`]), which then
+    /// answers the vector side instead of the generation's files.
+    remote: Option<Arc<dyn RemoteVectors>>,
+}
+
+/// Where a query's vector side is answered.
+#[derive(Clone, Copy)]
+pub enum VectorSide<'a> {
+    /// The generation's own vector files.
+    Local(&'a VectorSearch),
+    /// A store attached to the folder (PostgreSQL + pgvector).
+    Remote(&'a dyn RemoteVectors),
 }
 
 impl DocIndex {
@@ -136,6 +150,7 @@ impl DocIndex {
             vectors_damage,
             checks: FileChecks::default(),
             _reader: reader,
+            remote: super::remote::attached_to(dir),
         })
     }
 
@@ -216,10 +231,24 @@ impl DocIndex {
     }
 
     /// The vectors and the embedder, if both are usable and agree on the identity;
-    /// otherwise the reason, for messages and the `degraded` flag.
-    pub fn vector_side(&self) -> std::result::Result<(&VectorSearch, &dyn Embedder), String> {
+    /// otherwise the reason, for messages and the `degraded` flag. With a store attached
+    /// ([`super::remote::attach`]) the vectors are the store's.
+    pub fn vector_side(&self) -> std::result::Result<(VectorSide<'_>, &dyn Embedder), String> {
+        if let Some(remote) = &self.remote {
+            let info = remote.embedder()?;
+            let embedder = self.query_embedder()?;
+            check_identity(&info.model, &info.identity_key, embedder)?;
+            return Ok((VectorSide::Remote(remote.as_ref()), embedder));
+        }
         let info = self.vectors_info()?;
-        let embedder = self
+        let embedder = self.query_embedder()?;
+        check_identity(&info.model, &info.identity_key, embedder)?;
+        Ok((VectorSide::Local(self.vector_search()?), embedder))
+    }
+
+    /// The embedder of queries: the one given, else the default, loaded once.
+    fn query_embedder(&self) -> std::result::Result<&dyn Embedder, String> {
+        let e = self
             .embedder
             .get_or_init(|| {
                 crate::embed::load_default_embedder()
@@ -234,17 +263,17 @@ impl DocIndex {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let key = embedder.identity().key();
-        if key != info.identity_key {
-            return Err(format!(
-                "the index's vectors come from another embedder ({} {}…), the loaded one is {} {}…; run `docfuse refresh` to re-embed",
-                info.model,
-                &info.identity_key[..12.min(info.identity_key.len())],
-                embedder.identity().model,
-                &key[..12.min(key.len())]
-            ));
-        }
-        Ok((self.vector_search()?, embedder.as_ref()))
+        Ok(e.as_ref())
+    }
+
+    /// The embedder of the attached vector store, when one is attached and says.
+    pub fn remote_embedder(&self) -> Option<std::result::Result<EmbedderInfo, String>> {
+        self.remote.as_ref().map(|r| r.embedder())
+    }
+
+    /// The vector store attached to this folder, if any.
+    pub fn remote_vectors(&self) -> Option<&dyn RemoteVectors> {
+        self.remote.as_deref()
     }
 
     /// The vectors and the vector of `query`, once the embedder is known to be the
@@ -258,7 +287,7 @@ impl DocIndex {
     pub fn query_side(
         &self,
         query: &str,
-    ) -> Result<std::result::Result<(&VectorSearch, Vec<f32>), String>> {
+    ) -> Result<std::result::Result<(VectorSide<'_>, Vec<f32>), String>> {
         let (vectors, embedder) = match self.vector_side() {
             Ok(side) => side,
             Err(why) => return Ok(Err(why)),
@@ -395,4 +424,22 @@ impl DocIndex {
 /// search working).
 fn is_vector_file(path: &str) -> bool {
     path.starts_with("vectors.") || path.starts_with("hnsw.")
+}
+
+/// Refuses an embedder other than the one the vectors come from.
+fn check_identity(
+    model: &str,
+    identity_key: &str,
+    embedder: &dyn Embedder,
+) -> std::result::Result<(), String> {
+    let key = embedder.identity().key();
+    if key == identity_key {
+        return Ok(());
+    }
+    Err(format!(
+        "the index's vectors come from another embedder ({model} {}…), the loaded one is {} {}…; run `docfuse refresh` to re-embed",
+        &identity_key[..12.min(identity_key.len())],
+        embedder.identity().model,
+        &key[..12.min(key.len())]
+    ))
 }

@@ -52,7 +52,7 @@ pub struct Status {
 }
 
 /// The embedder identity recorded in the manifest.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct EmbedderInfo {
     pub model: String,
     pub identity_key: String,
@@ -104,7 +104,12 @@ pub fn status(index: &DocIndex) -> Result<Status> {
             "configuration changed (docfuse's defaults moved since the index was built)".into(),
         );
     }
-    let pending = m.vectors.as_ref().map_or(0, |v| v.pending);
+    let remote = index.remote_vectors();
+    let pending = m
+        .vectors
+        .as_ref()
+        .map_or(0, |v| v.pending)
+        .max(remote.map_or(0, |r| r.counts().1));
     if pending > 0 {
         reasons.push(format!("{pending} chunk(s) pending embedding"));
     }
@@ -120,8 +125,8 @@ pub fn status(index: &DocIndex) -> Result<Status> {
             "damaged: {why}; `docfuse refresh --force` rebuilds them"
         ));
     }
-    let side =
-        (m.vectors.is_some() && index.embedder_loaded()).then(|| index.vector_side().map(|_| ()));
+    let side = ((m.vectors.is_some() || remote.is_some()) && index.embedder_loaded())
+        .then(|| index.vector_side().map(|_| ()));
     let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));
     if embedder_changed {
         reasons.push("embedder changed".into());
@@ -142,11 +147,15 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         embedder_changed,
         pending,
         vectors_missing,
-        embedder: m.vectors.as_ref().map(|v| EmbedderInfo {
-            model: v.model.clone(),
-            identity_key: v.identity_key.clone(),
-            dim: v.dim,
-        }),
+        embedder: m
+            .vectors
+            .as_ref()
+            .map(|v| EmbedderInfo {
+                model: v.model.clone(),
+                identity_key: v.identity_key.clone(),
+                dim: v.dim,
+            })
+            .or_else(|| remote.and_then(|r| r.embedder().ok())),
         vectors_usable: matches!(side, Some(Ok(()))),
         skipped: m.skips.clone(),
         reasons,

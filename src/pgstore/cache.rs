@@ -1,13 +1,13 @@
 //! The local caches of a database index: the folder a reader answers from, brought to
 //! the published generation by writing the documents' text under a mirror folder and
-//! refreshing a folder index over it with the database's vectors (nothing is embedded
-//! when the database holds every vector).
+//! refreshing a lexical folder index over it. It holds no vectors: the vector side is
+//! searched in the database ([`super::PgVectors`]).
 
-use super::read::{documents, pending, roots, vectors, Docs};
-use super::{block_on, check, connect, published, PgLocation, Prefetched, Published};
+use super::read::{documents, roots, vector_counts, Docs};
+use super::{block_on, check, connect, published, PgLocation, Published};
 use crate::config::IndexConfig;
 use crate::embed::EmbedderIdentity;
-use crate::engine::{acquire_writer_lock, build, BuildOptions, Source};
+use crate::engine::{acquire_writer_lock, build, BuildOptions, EmbedderInfo, Source};
 use crate::error::{Error, Result};
 use std::path::{Component, Path, PathBuf};
 
@@ -36,6 +36,10 @@ pub struct ReaderCache {
     pub generation: i64,
     /// Documents written to the mirror in this sync (0 when it was current).
     pub written: u64,
+    /// The embedder of the database's vectors (`None`: the index has none).
+    pub embedder: Option<EmbedderInfo>,
+    /// Chunks with a vector in the database, and chunks pending one.
+    pub vectors: (u64, u64),
 }
 
 /// File in a cache folder recording the database generation it holds.
@@ -43,9 +47,8 @@ const SYNCED_FILE: &str = "synced.json";
 
 /// Brings this host's reader cache of `loc` to the published generation (at once when
 /// it is there already) and returns it. Everything is read in one `REPEATABLE READ`
-/// snapshot, so a publish committed meanwhile is never half taken. Nothing is embedded:
-/// when the database lacks a chunk's vector (a writer left chunks pending), the cache is
-/// lexical-only until a publish fills them in.
+/// snapshot, so a publish committed meanwhile is never half taken. The cache is
+/// lexical: nothing is embedded and no vector is copied.
 ///
 /// # Errors
 /// [`Error::Database`] (no index, no roots, unknown schema version, connection); a
@@ -70,36 +73,32 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         Fetched::New(f) => *f,
     };
     let (mirror_roots, written) = write_mirror(&base.join("mirror"), &f.roots, &f.docs)?;
-    let pending = (f.identity.is_some() && f.pending > 0).then(|| {
-        format!(
-            "{} chunk(s) of the database have no vector yet (a writer left them pending): vectors follow its next publish",
-            f.pending
-        )
+    rebuild(&index_dir, &f.published, mirror_roots)?;
+    let embedder = f.identity.map(|id| EmbedderInfo {
+        model: id.model.clone(),
+        identity_key: id.key(),
+        dim: id.dim,
     });
-    let complete = f.pending == 0;
-    let emb = f
-        .identity
-        .filter(|_| complete)
-        .map(|id| Prefetched::new(id, f.vectors, None, false));
-    rebuild(
-        &index_dir,
-        &f.published,
-        mirror_roots,
-        emb.as_ref(),
-        pending.as_deref(),
-    )?;
-    record_synced(&base, &f.published.epoch, f.published.generation)?;
+    let held = Synced {
+        epoch: f.published.epoch.clone(),
+        generation: f.published.generation,
+        embedder: embedder.clone(),
+        vectors: f.vectors,
+    };
+    record(&base, &held)?;
     drop(f.lock);
     Ok(ReaderCache {
         index_dir,
         generation: f.published.generation,
         written,
+        embedder,
+        vectors: f.vectors,
     })
 }
 
 /// Seconds a reader's queries may take in all (`DOCFUSE_PG_READ_TIMEOUT_SECS`, default 60):
 /// a stalled connection or a locked table is an error (and a copy answers), not a hang.
-fn read_limit() -> std::time::Duration {
+pub(super) fn read_limit() -> std::time::Duration {
     let secs = std::env::var("DOCFUSE_PG_READ_TIMEOUT_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -120,8 +119,7 @@ struct NewGeneration {
     roots: Vec<String>,
     docs: Docs,
     identity: Option<EmbedderIdentity>,
-    pending: i64,
-    vectors: std::collections::HashMap<String, Vec<f32>>,
+    vectors: (u64, u64),
     /// This host's sync lock, held until the cache is written.
     lock: crate::engine::WriterLock,
 }
@@ -159,17 +157,12 @@ async fn fetch(loc: &PgLocation, base: &Path, index_dir: &Path) -> Result<Fetche
     }
     let docs = documents(&tx, loc).await?;
     let identity = identity_of(&p)?;
-    let pending = pending(&tx, loc).await?;
-    let vectors = match &identity {
-        Some(id) if pending == 0 => vectors(&tx, loc, &id.key(), None).await?,
-        _ => Default::default(),
-    };
+    let vectors = vector_counts(&tx, loc).await?;
     Ok(Fetched::New(Box::new(NewGeneration {
         published: p,
         roots,
         docs,
         identity,
-        pending,
         vectors,
         lock,
     })))
@@ -181,14 +174,16 @@ async fn fetch(loc: &PgLocation, base: &Path, index_dir: &Path) -> Result<Fetche
 pub fn cached_reader(loc: &PgLocation) -> Option<ReaderCache> {
     let base = cache_base().join(loc.cache_key()).join("reader");
     let index_dir = base.join("index");
-    let (_, generation) = synced(&base)?;
+    let held = synced(&base)?;
     index_dir
         .join("manifest.json")
         .is_file()
         .then_some(ReaderCache {
             index_dir,
-            generation,
+            generation: held.generation,
             written: 0,
+            embedder: held.embedder,
+            vectors: held.vectors,
         })
 }
 
@@ -215,13 +210,16 @@ pub fn writer_base(loc: &PgLocation) -> Result<PathBuf> {
 /// The cache when it already holds `p`'s epoch and generation.
 fn current(base: &Path, index_dir: &Path, p: &Published) -> Option<ReaderCache> {
     let held = synced(base)?;
-    (held == (p.epoch.clone(), p.generation) && index_dir.join("manifest.json").is_file()).then(
-        || ReaderCache {
-            index_dir: index_dir.to_path_buf(),
-            generation: p.generation,
-            written: 0,
-        },
-    )
+    (held.epoch == p.epoch
+        && held.generation == p.generation
+        && index_dir.join("manifest.json").is_file())
+    .then(|| ReaderCache {
+        index_dir: index_dir.to_path_buf(),
+        generation: p.generation,
+        written: 0,
+        embedder: held.embedder,
+        vectors: held.vectors,
+    })
 }
 
 fn no_index(loc: &PgLocation) -> Error {
@@ -247,13 +245,7 @@ pub(super) fn identity_of(p: &Published) -> Result<Option<EmbedderIdentity>> {
 /// order) with the published settings. Mirror roots only ever grow or shrink at the end,
 /// so a refresh that drops the ones past the database's count keeps chunk ordinals in
 /// the database's order; the folder is never deleted under a running server.
-fn rebuild(
-    index_dir: &Path,
-    p: &Published,
-    mirror_roots: Vec<PathBuf>,
-    emb: Option<&Prefetched>,
-    pending: Option<&str>,
-) -> Result<()> {
+fn rebuild(index_dir: &Path, p: &Published, mirror_roots: Vec<PathBuf>) -> Result<()> {
     let overrides = p.manifest["config_overrides"].clone();
     let config = IndexConfig::with_overrides(&overrides)?;
     let held: Vec<PathBuf> = match crate::store::Manifest::load(index_dir).map(|m| m.source) {
@@ -265,9 +257,7 @@ fn rebuild(
     let opts = BuildOptions {
         config,
         config_overrides: overrides,
-        embeddings: emb.is_some() || pending.is_some(),
-        embedder: emb.map(|e| e as &dyn crate::embed::Embedder),
-        embedder_unavailable: pending,
+        embeddings: false,
         drop_roots: held
             .into_iter()
             .filter(|r| !mirror_roots.contains(r))
@@ -362,10 +352,27 @@ fn remove_files_not_kept(dir: &Path, keep: &std::collections::HashSet<PathBuf>) 
     }
 }
 
-fn synced(base: &Path) -> Option<(String, i64)> {
+/// What a cache folder holds, recorded in [`SYNCED_FILE`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Synced {
+    epoch: String,
+    generation: i64,
+    #[serde(default)]
+    embedder: Option<EmbedderInfo>,
+    /// Chunks with a vector in the database, and pending.
+    #[serde(default)]
+    vectors: (u64, u64),
+}
+
+fn synced(base: &Path) -> Option<Synced> {
     let bytes = std::fs::read(base.join(SYNCED_FILE)).ok()?;
-    let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
-    Some((v["epoch"].as_str()?.to_string(), v["generation"].as_i64()?))
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn record(base: &Path, held: &Synced) -> Result<()> {
+    let path = base.join(SYNCED_FILE);
+    let text = serde_json::to_string(held).unwrap_or_default();
+    crate::store::write_atomic(&path, text.as_bytes())
 }
 
 /// Records the database generation a cache folder holds.
@@ -373,12 +380,18 @@ fn synced(base: &Path) -> Option<(String, i64)> {
 /// # Errors
 /// [`Error::Io`] when it cannot be written.
 pub fn record_synced(base: &Path, epoch: &str, generation: i64) -> Result<()> {
-    let path = base.join(SYNCED_FILE);
-    let text = serde_json::json!({ "epoch": epoch, "generation": generation }).to_string();
-    crate::store::write_atomic(&path, text.as_bytes())
+    record(
+        base,
+        &Synced {
+            epoch: epoch.to_string(),
+            generation,
+            embedder: None,
+            vectors: (0, 0),
+        },
+    )
 }
 
 /// The database epoch and generation a cache folder holds, if recorded.
 pub fn synced_generation(base: &Path) -> Option<(String, i64)> {
-    synced(base)
+    synced(base).map(|s| (s.epoch, s.generation))
 }

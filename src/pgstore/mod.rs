@@ -17,6 +17,7 @@
 //! this module.
 
 mod cache;
+mod dense;
 mod location;
 mod prefetch;
 mod publish;
@@ -27,6 +28,7 @@ pub use cache::{
     cache_base, cached_reader, record_synced, sync_reader, synced_generation, writer_base,
     ReaderCache,
 };
+pub use dense::{PgVectors, POOL_SIZE};
 pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
 pub use prefetch::Prefetched;
 pub use publish::{publish, PublishReport};

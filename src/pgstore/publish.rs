@@ -344,20 +344,24 @@ async fn publish_row(
     let held = super::read::published(tx, loc).await?;
     if let Some(p) = &held {
         let same = p.manifest["config_hash"] == manifest["config_hash"] && p.identity == identity;
-        if unchanged && same {
+        // a schema migrated to version 2 gets its moments with the next publish
+        let moments_held = p.has_moments || ex.vectors.is_none();
+        if unchanged && same && moments_held {
             return Ok((p.generation, p.epoch.clone(), true));
         }
     }
+    let moments = moments_of(ex);
     let row = tx
         .query_one(
             &format!(
-                "INSERT INTO {table} (generation, epoch, writer, manifest, identity)
-                 VALUES (1, md5(random()::text || clock_timestamp()::text), $1, $2, $3)
+                "INSERT INTO {table} (generation, epoch, writer, manifest, identity, moments)
+                 VALUES (1, md5(random()::text || clock_timestamp()::text), $1, $2, $3, $4)
                  ON CONFLICT (singleton) DO UPDATE SET generation = {table}.generation + 1,
-                   published_at = now(), writer = $1, manifest = $2, identity = $3
+                   published_at = now(), writer = $1, manifest = $2, identity = $3,
+                   moments = $4
                  RETURNING generation, epoch"
             ),
-            &[&writer, &manifest, &identity],
+            &[&writer, &manifest, &identity, &moments],
         )
         .await
         .map_err(|e| db_err(loc, "cannot publish", e))?;
@@ -370,4 +374,12 @@ async fn publish_row(
     .await
     .map_err(|e| db_err(loc, "cannot notify", e))?;
     Ok((generation, epoch, false))
+}
+
+/// The moments of the generation's vectors, one term per chunk with a vector (as the
+/// folder store's exact statistics count them), as stored bytes; `None` without vectors.
+fn moments_of(ex: &Exported) -> Option<Vec<u8>> {
+    let v = ex.vectors.as_ref()?;
+    let rows = (0..v.len()).filter(|&i| v.has_vector(i)).map(|i| v.row(i));
+    Some(crate::vector::Moments::of(rows, v.meta.dim).to_bytes())
 }

@@ -19,6 +19,8 @@ pub struct Published {
     pub manifest: serde_json::Value,
     /// The embedder identity of its vectors (`VectorMeta::identity`), when it has any.
     pub identity: Option<serde_json::Value>,
+    /// True when the row holds the vectors' moments ([`crate::vector::Moments`]).
+    pub has_moments: bool,
 }
 
 /// The published row, or `None` before the first publish.
@@ -29,7 +31,7 @@ pub async fn published(client: &impl GenericClient, loc: &PgLocation) -> Result<
     let row = client
         .query_opt(
             &format!(
-                "SELECT generation, manifest, identity, epoch FROM {}",
+                "SELECT generation, manifest, identity, epoch, moments IS NOT NULL FROM {}",
                 loc.table("published")
             ),
             &[],
@@ -41,6 +43,7 @@ pub async fn published(client: &impl GenericClient, loc: &PgLocation) -> Result<
         manifest: r.get(1),
         identity: r.get(2),
         epoch: r.get(3),
+        has_moments: r.get(4),
     }))
 }
 
@@ -129,19 +132,26 @@ pub async fn vectors_of(
     vectors(client, loc, identity_key, None).await
 }
 
-/// Chunks whose vector the database does not hold (pending, or not yet written).
-pub(super) async fn pending(client: &impl GenericClient, loc: &PgLocation) -> Result<i64> {
+/// Chunks with a vector in the database and chunks without one (pending).
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub(super) async fn vector_counts(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+) -> Result<(u64, u64)> {
     let row = client
         .query_one(
             &format!(
-                "SELECT count(*) FROM {} c LEFT JOIN {} v ON v.embed_hash = c.embed_hash
-                 WHERE v.embed_hash IS NULL",
+                "SELECT count(v.embed_hash), count(*) - count(v.embed_hash)
+                 FROM {} c LEFT JOIN {} v ON v.embed_hash = c.embed_hash",
                 loc.table("chunks"),
                 loc.table("vectors")
             ),
             &[],
         )
         .await
-        .map_err(|e| db_err(loc, "cannot count pending chunks", e))?;
-    Ok(row.get(0))
+        .map_err(|e| db_err(loc, "cannot count the vectors", e))?;
+    let (with, without): (i64, i64) = (row.get(0), row.get(1));
+    Ok((with.max(0) as u64, without.max(0) as u64))
 }

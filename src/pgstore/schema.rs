@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use tokio_postgres::Client;
 
 /// The schema version this docfuse writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// HNSW graph parameters of `vectors.embedding` (pgvector's defaults, recorded here and
 /// in the migration): `m`, `ef_construction`.
@@ -15,9 +15,10 @@ pub const HNSW_M: i32 = 16;
 pub const HNSW_EF_CONSTRUCTION: i32 = 64;
 
 /// (version, what it adds, SQL with `{s}` for the schema).
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "roots, documents, chunks, vectors (vector(384), HNSW cosine), the published generation",
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "roots, documents, chunks, vectors (vector(384), HNSW cosine), the published generation",
     "CREATE TABLE {s}.roots (position integer PRIMARY KEY, path text NOT NULL UNIQUE);
      CREATE TABLE {s}.documents (
        root text NOT NULL, path text NOT NULL, sha256 text NOT NULL, size bigint NOT NULL,
@@ -35,7 +36,13 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
        generation bigint NOT NULL, epoch text NOT NULL, published_at timestamptz NOT NULL DEFAULT now(),
        writer text NOT NULL, manifest jsonb NOT NULL, identity jsonb);",
-)];
+    ),
+    (
+        2,
+        "the first two moments of the published vectors (a query's cosine mean and sd)",
+        "ALTER TABLE {s}.published ADD COLUMN moments bytea;",
+    ),
+];
 
 /// Brings the schema to [`SCHEMA_VERSION`]: creates it and the migrations table when
 /// missing, checks the `vector` extension, and applies each missing migration in its own

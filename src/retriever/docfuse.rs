@@ -139,6 +139,9 @@ pub struct VectorsReport {
     pub usable: bool,
     /// Why not, when not usable.
     pub reason: Option<String>,
+    /// Where the vectors are searched when the index folder holds none (a PostgreSQL
+    /// index: `PostgreSQL `postgres://…` (schema `docfuse`)`); `None`: in the folder.
+    pub store: Option<String>,
 }
 
 impl DocfuseRetriever {
@@ -472,6 +475,7 @@ fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
     let m = index.manifest();
     let usable = index.vector_side().map(|_| ());
     let s = status(index)?;
+    let embedder = s.embedder.clone();
     let roots = match &m.source {
         SourceSpec::Roots { roots } => roots.clone(),
         SourceSpec::Jsonl { .. } => Vec::new(),
@@ -480,14 +484,27 @@ fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
         status: s,
         index_dir: index.dir().display().to_string(),
         roots,
-        vectors: VectorsReport {
-            present: m.vectors.is_some(),
-            model: m.vectors.as_ref().map(|v| v.model.clone()),
-            dim: m.vectors.as_ref().map(|v| v.dim),
-            embedded: m.vectors.as_ref().map_or(0, |v| v.embedded),
-            pending: m.vectors.as_ref().map_or(0, |v| v.pending),
-            usable: usable.is_ok(),
-            reason: usable.err(),
+        vectors: match index.remote_vectors() {
+            Some(r) => VectorsReport {
+                present: r.counts().0 > 0,
+                model: embedder.as_ref().map(|e| e.model.clone()),
+                dim: embedder.as_ref().map(|e| e.dim),
+                embedded: r.counts().0,
+                pending: r.counts().1,
+                usable: usable.is_ok(),
+                reason: usable.err(),
+                store: Some(r.describe()),
+            },
+            None => VectorsReport {
+                present: m.vectors.is_some(),
+                model: m.vectors.as_ref().map(|v| v.model.clone()),
+                dim: m.vectors.as_ref().map(|v| v.dim),
+                embedded: m.vectors.as_ref().map_or(0, |v| v.embedded),
+                pending: m.vectors.as_ref().map_or(0, |v| v.pending),
+                usable: usable.is_ok(),
+                reason: usable.err(),
+                store: None,
+            },
         },
         list_counts: Default::default(),
     })

@@ -408,9 +408,13 @@ fn status_text(s: &IndexStatus) -> String {
     let v = &s.vectors;
     text.push_str(&match (&v.model, v.usable, &v.reason) {
         (Some(m), true, _) => format!(
-            "\nembedder: {m} ({}-d), {} chunks embedded; vector and hybrid search available",
+            "\nembedder: {m} ({}-d), {} chunks embedded{}; vector and hybrid search available",
             v.dim.unwrap_or(0),
-            v.embedded
+            v.embedded,
+            v.store
+                .as_deref()
+                .map(|st| format!(", searched in {st}"))
+                .unwrap_or_default()
         ),
         (m, _, reason) => format!(
             "\nembedder: {}; lexical search only ({})",

@@ -8,11 +8,13 @@
 mod exact;
 #[cfg(feature = "embeddings")]
 mod hnsw;
+mod moments;
 mod search;
 mod store;
 
 pub use exact::{dot, top_k};
 #[cfg(feature = "embeddings")]
 pub use hnsw::{hnsw_files, CosineDistance, HnswIndex, EF_SEARCH, HNSW_BASENAME, HNSW_MIN_VECTORS};
+pub use moments::Moments;
 pub use search::{CosineStats, VectorSearch, STATS_SAMPLE};
 pub use store::{VectorMeta, VectorSet, VECTORS_BIN, VECTORS_META};
