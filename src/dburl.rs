@@ -49,7 +49,7 @@ pub fn redacted(url: &str) -> String {
 }
 
 /// `%XX` sequences decoded (invalid ones kept as they are).
-fn percent_decoded(s: &str) -> String {
+pub(crate) fn percent_decoded(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -11,20 +11,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-fn database() -> Option<String> {
-    match std::env::var("DOCFUSE_TEST_DATABASE_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var_os("DOCFUSE_REQUIRE_PG").is_none(),
-                "DOCFUSE_REQUIRE_PG is set but DOCFUSE_TEST_DATABASE_URL is not"
-            );
-            eprintln!("skipped: no DOCFUSE_TEST_DATABASE_URL (start one with `scripts/pg up`)");
-            None
-        }
-    }
-}
-
 /// The test database URL with a schema of its own.
 fn with_schema(url: &str, name: &str) -> String {
     let nanos = std::time::SystemTime::now()

@@ -14,8 +14,10 @@ pub const DEFAULT_SCHEMA: &str = "docfuse";
 /// A PostgreSQL index store's address.
 #[derive(Clone)]
 pub struct PgLocation {
-    /// Connection settings (the URL without `schema=`).
+    /// Connection settings (the URL without `schema=` and the TLS parameters).
     pub(super) config: tokio_postgres::Config,
+    /// What TLS the connection asks for (`sslmode`, `sslrootcert`).
+    pub(super) tls: super::tls::TlsPolicy,
     /// The schema holding docfuse's tables (`[a-z_][a-z0-9_]*`, at most 63 bytes).
     pub schema: String,
     /// The URL with its password replaced by `***`: what messages show.
@@ -30,7 +32,8 @@ impl std::fmt::Debug for PgLocation {
 
 impl PgLocation {
     /// Parses a `postgres://…` URL; `schema=NAME` chooses the schema (default
-    /// [`DEFAULT_SCHEMA`]), the other parameters (`sslmode`, `connect_timeout`, …) are
+    /// [`DEFAULT_SCHEMA`]); `sslmode` and `sslrootcert` mean what they mean to libpq
+    /// (see [`super::tls`]); the other parameters (`connect_timeout`, `options`, …) are
     /// libpq's, as `tokio-postgres` reads them.
     ///
     /// # Errors
@@ -43,8 +46,16 @@ impl PgLocation {
         let mut schema = DEFAULT_SCHEMA.to_string();
         let mut rest = Vec::new();
         let mut named = false;
+        let (mut sslmode, mut rootcert) = (None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
+                Some(("sslmode", v)) => sslmode = Some(crate::dburl::percent_decoded(v)),
+                Some(("sslrootcert", v)) => rootcert = Some(crate::dburl::percent_decoded(v)),
+                Some((k @ ("sslcert" | "sslkey" | "sslpassword"), _)) => {
+                    return Err(Error::Database(format!(
+                        "`{shown}`: client certificates (`{k}`) are not supported yet\nhint: authenticate with a password (in the URL or PGPASSWORD)"
+                    )))
+                }
                 Some(("schema", _)) if named => {
                     return Err(Error::Database(format!(
                         "`{shown}` names `schema` twice\nhint: give one `schema=NAME`"
@@ -78,6 +89,10 @@ impl PgLocation {
             ))
         })?;
         config.application_name("docfuse");
+        let (tls, mode) =
+            super::tls::TlsPolicy::from_params(sslmode.as_deref(), rootcert.as_deref())
+                .map_err(|why| Error::Database(format!("`{shown}`: {why}")))?;
+        config.ssl_mode(mode);
         // as libpq: the password from PGPASSWORD when the URL has none, and a bounded
         // connection attempt unless the URL sets one
         if config.get_password().is_none() {
@@ -90,6 +105,7 @@ impl PgLocation {
         }
         Ok(PgLocation {
             config,
+            tls,
             schema,
             shown,
         })

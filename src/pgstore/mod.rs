@@ -23,6 +23,7 @@ mod prefetch;
 mod publish;
 mod read;
 mod schema;
+mod tls;
 
 pub use cache::{
     cache_base, cached_reader, record_synced, sync_reader, synced_generation, writer_base,
@@ -51,8 +52,8 @@ pub fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T>
         .block_on(f)
 }
 
-/// Connects to `loc` (TLS is not built in: `sslmode=require` is refused by the driver
-/// with a clear error); the connection is driven by a task on the current runtime.
+/// Connects to `loc`, with TLS as its `sslmode` asks ([`tls`]); the connection is driven
+/// by a task on the current runtime.
 ///
 /// # Errors
 /// [`Error::Database`] naming the redacted URL and the driver's reason.
@@ -66,7 +67,8 @@ pub async fn connect(loc: &PgLocation) -> Result<Client> {
             .unwrap_or(std::time::Duration::from_secs(
                 location::CONNECT_TIMEOUT_SECS,
             ));
-    let attempt = tokio::time::timeout(limit, loc.config.connect(tokio_postgres::NoTls));
+    let tls = tls::connector(&loc.tls)?;
+    let attempt = tokio::time::timeout(limit, loc.config.connect(tls));
     let (client, conn) = attempt
         .await
         .map_err(|_| {
@@ -77,11 +79,13 @@ pub async fn connect(loc: &PgLocation) -> Result<Client> {
             ))
         })?
         .map_err(|e| {
-            Error::Database(format!(
-                "cannot connect to `{}`: {}\nhint: check that the server is up and the URL's user, host, port and database (`scripts/pg up` starts a local one)",
-                loc.shown,
-                reason(&e)
-            ))
+            let why = reason(&e);
+            let hint = if why.contains("TLS") || why.contains("certificate") {
+                "the server's certificate did not check out: give its authority with `sslrootcert=PATH` (PEM), or `sslmode=verify-ca` when the host name differs, or `sslmode=require` to encrypt without checking"
+            } else {
+                "check that the server is up and the URL's user, host, port and database (`scripts/pg up` starts a local one)"
+            };
+            Error::Database(format!("cannot connect to `{}`: {why}\nhint: {hint}", loc.shown))
         })?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {

@@ -432,3 +432,20 @@ pub fn eventually(what: &str, mut found: impl FnMut() -> bool) {
     }
     panic!("{what}: not within 30 s");
 }
+
+/// The test PostgreSQL's URL (`DOCFUSE_TEST_DATABASE_URL`, as `scripts/test` sets from
+/// `scripts/pg up`); `None` (the test says so and passes) without one, unless
+/// `DOCFUSE_REQUIRE_PG` is set.
+pub fn database() -> Option<String> {
+    match std::env::var("DOCFUSE_TEST_DATABASE_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            assert!(
+                std::env::var_os("DOCFUSE_REQUIRE_PG").is_none(),
+                "DOCFUSE_REQUIRE_PG is set but DOCFUSE_TEST_DATABASE_URL is not"
+            );
+            eprintln!("skipped: no DOCFUSE_TEST_DATABASE_URL (start one with `scripts/pg up`)");
+            None
+        }
+    }
+}
