@@ -333,11 +333,79 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The results of a vector-mode search for `q` (at most 50).
+    fn vector_hits(&self, q: &str) -> usize {
+        let body = format!(r#"{{"query": "{q}", "limit": 50, "mode": "vector"}}"#);
+        let (_, v) = exchange(&self.addr, "POST", "/v1/search", Some(&body));
+        v["results"].as_array().map_or(0, |r| r.len())
+    }
+
+    fn status(&self) -> Value {
+        exchange(&self.addr, "GET", "/v1/status", None).1
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+#[test]
+fn a_server_follows_a_publish_that_only_fills_in_vectors() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "fill");
+    let t = tempfile::tempdir().unwrap();
+    let writer = t.path().join("writer");
+    let docs = sample_docs();
+    // two chunks embedded, the others left pending
+    ok(&run(
+        t.path(),
+        &writer,
+        &[
+            "index",
+            "--max-chunks",
+            "2",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    let server = Server::start(&url, &t.path().join("host"));
+    let v = server.status();
+    assert_eq!(v["vectors"]["embedded"], 2, "{v}");
+    assert!(v["vectors"]["pending"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        v["vectors"]["store"]
+            .as_str()
+            .unwrap()
+            .contains("PostgreSQL"),
+        "{v}"
+    );
+    let before = server.vector_hits("task");
+    assert!(before <= 2, "{before}");
+    // the text is unchanged: the cache's folder index is not rebuilt, yet the server
+    // searches the filled-in vectors
+    let o = run(t.path(), &writer, &["refresh", "--index", &url]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("published generation 2"),
+        "{}",
+        stderr(&o)
+    );
+    eventually("the server searches the new vectors", || {
+        server.vector_hits("task") > before
+    });
+    let v = server.status();
+    assert_eq!(v["vectors"]["pending"], 0, "{v}");
+    assert_eq!(
+        v["generation"], 1,
+        "the cache's folder index did not change: {v}"
+    );
 }
 
 #[test]

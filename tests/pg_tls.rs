@@ -188,16 +188,14 @@ fn sslmode_means_what_libpq_says() {
     // verify-full: the name must match
     let e = connect(&format!("sslmode=verify-full&sslrootcert={ca_file}")).unwrap_err();
     assert!(
-        e.contains("cannot connect")
-            && e.contains("not valid for name")
-            && e.contains("certificate did not check out"),
+        e.contains("cannot verify the TLS connection") && e.contains("not valid for name"),
         "{e}"
     );
     // another authority: refused by verify-ca and by require with that root
     for mode in ["verify-ca", "require"] {
         let e = connect(&format!("sslmode={mode}&sslrootcert={other_file}")).unwrap_err();
         assert!(
-            e.contains("UnknownIssuer") && e.contains("certificate did not check out"),
+            e.contains("UnknownIssuer") && e.contains("sslrootcert=PATH"),
             "{mode}: {e}"
         );
     }

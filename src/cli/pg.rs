@@ -6,7 +6,7 @@
 
 use super::build_run::{run_build, Vectors};
 use crate::embed::Embedder;
-use crate::engine::{BuildOptions, EmbedderInfo, Source};
+use crate::engine::{BuildOptions, Source};
 use crate::pgstore::{self, PgLocation, Prefetched};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub fn reader_dir(index: &Path) -> anyhow::Result<PathBuf> {
     }
     let loc = location(index)?;
     let cache = sync_or_cached(&loc)?;
-    attach_vectors(&loc, &cache)?;
+    attach_vectors(&loc, &cache);
     if cache.written > 0 {
         eprintln!(
             "synced generation {} of `{}`: {} document(s) updated in `{}`",
@@ -46,9 +46,17 @@ pub fn status_dir(index: &Path) -> anyhow::Result<PathBuf> {
     }
     let loc = location(index)?;
     let cache = sync_or_cached(&loc)?;
-    attach_vectors(&loc, &cache)?;
+    attach_vectors(&loc, &cache);
+    let (with, pending) = cache.vectors;
+    let vectors = match &cache.embedder {
+        Some(e) => format!(
+            "{with} vectors of {} in the database, searched there ({pending} chunk(s) pending)",
+            e.model
+        ),
+        None => "no vectors (built without them)".to_string(),
+    };
     eprintln!(
-        "database `{}`, schema `{}` (version {}): generation {}, answered from `{}` (freshness below is against the published generation; the writer checks the roots; vectors are searched in the database)",
+        "database `{}`, schema `{}` (version {}): generation {}, {vectors}; answered from `{}` (freshness below is against the published generation; the writer checks the roots)",
         loc.shown,
         loc.schema,
         pgstore::SCHEMA_VERSION,
@@ -77,8 +85,8 @@ pub fn server_dir(index: &Path, watch: bool) -> anyhow::Result<PathBuf> {
     );
     let loc = location(index)?;
     let cache = sync_or_cached(&loc)?;
-    let store = attach_vectors(&loc, &cache)?;
-    let (dir, embedder) = (cache.index_dir, cache.embedder);
+    let store = attach_vectors(&loc, &cache);
+    let dir = cache.index_dir.clone();
     let every = std::env::var("DOCFUSE_PG_POLL_MS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -86,37 +94,19 @@ pub fn server_dir(index: &Path, watch: bool) -> anyhow::Result<PathBuf> {
         .unwrap_or(POLL_MS);
     std::thread::Builder::new()
         .name("docfuse-pg-follow".into())
-        .spawn(move || {
-            follow(
-                &loc,
-                std::time::Duration::from_millis(every),
-                (embedder, store),
-            )
-        })?;
+        .spawn(move || follow(&loc, std::time::Duration::from_millis(every), &store))?;
     Ok(dir)
 }
 
-/// The embedder of the vectors a server searches, and their store.
-type Held = (Option<EmbedderInfo>, Option<Arc<pgstore::PgVectors>>);
-
 /// Syncs the reader cache of `loc` every `every`, for as long as the process runs.
-fn follow(loc: &PgLocation, every: std::time::Duration, mut held: Held) {
+fn follow(loc: &PgLocation, every: std::time::Duration, store: &pgstore::PgVectors) {
     let mut failing = false;
     loop {
         std::thread::sleep(every);
         match pgstore::sync_reader(loc) {
             Ok(c) => {
-                // vectors of another embedder: the generations opened from now on
-                // search them with it
-                if c.embedder != held.0 {
-                    match attach_vectors(loc, &c) {
-                        Ok(store) => held = (c.embedder.clone(), store),
-                        Err(e) => eprintln!("warning: {e}"),
-                    }
-                }
-                if let Some(store) = &held.1 {
-                    store.set_counts(c.vectors);
-                }
+                // the generation, embedder and counts the vector side answers for
+                store.update(&c);
                 if failing {
                     eprintln!(
                         "`{}` is reachable again: following its publishes",
@@ -160,22 +150,12 @@ fn sync_or_cached(loc: &PgLocation) -> anyhow::Result<pgstore::ReaderCache> {
     }
 }
 
-/// Makes the database the vector side of the cache folder in this process, when its
-/// index has vectors (the cache itself holds none).
-fn attach_vectors(
-    loc: &PgLocation,
-    cache: &pgstore::ReaderCache,
-) -> anyhow::Result<Option<Arc<pgstore::PgVectors>>> {
-    let Some(info) = &cache.embedder else {
-        return Ok(None);
-    };
-    let store = Arc::new(pgstore::PgVectors::new(
-        loc.clone(),
-        info.clone(),
-        cache.vectors,
-    )?);
+/// Makes the database the vector side of the cache folder in this process (the cache
+/// itself holds no vectors); a store already attached to it takes this sync's state.
+fn attach_vectors(loc: &PgLocation, cache: &pgstore::ReaderCache) -> Arc<pgstore::PgVectors> {
+    let store = Arc::new(pgstore::PgVectors::new(loc.clone(), cache));
     crate::engine::attach(&cache.index_dir, store.clone());
-    Ok(Some(store))
+    store
 }
 
 fn location(index: &Path) -> anyhow::Result<PgLocation> {

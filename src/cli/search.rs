@@ -30,7 +30,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     let r = retriever.search_blocking(&query, &options)?;
     // A lexical-only index (built with --no-embeddings) answers lexically by choice: no note.
     let index = retriever.index();
-    let on_purpose = !index.manifest().embeddings.wanted;
+    let on_purpose = index.lexical_by_choice();
     if let Some(why) = r.degraded.as_ref().filter(|_| !on_purpose) {
         eprintln!("note: answering lexically: {why}");
     }

@@ -313,12 +313,12 @@ impl<'a> Dense<'a> {
                     cosines: Cosines::Local(vectors, qvec),
                 })
             }
-            VectorSide::Remote(store) => {
+            VectorSide::Remote(store, identity_key) => {
                 let also: Vec<u64> = match mode {
                     Mode::Hybrid => run.scored().iter().take(depth).map(|s| s.ord).collect(),
                     _ => Vec::new(),
                 };
-                let a = store.search(index, &qvec, depth, ef, &also)?;
+                let a = store.search(index, &qvec, &identity_key, depth, ef, &also)?;
                 Ok(Dense {
                     top: a.top,
                     stats: a.stats,

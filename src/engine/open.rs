@@ -79,12 +79,13 @@ pub struct DocIndex {
 }
 
 /// Where a query's vector side is answered.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum VectorSide<'a> {
     /// The generation's own vector files.
     Local(&'a VectorSearch),
-    /// A store attached to the folder (PostgreSQL + pgvector).
-    Remote(&'a dyn RemoteVectors),
+    /// A store attached to the folder (PostgreSQL + pgvector), and the identity key of
+    /// the embedder the query is embedded with (the store refuses vectors of another).
+    Remote(&'a dyn RemoteVectors, String),
 }
 
 impl DocIndex {
@@ -238,7 +239,8 @@ impl DocIndex {
             let info = remote.embedder()?;
             let embedder = self.query_embedder()?;
             check_identity(&info.model, &info.identity_key, embedder)?;
-            return Ok((VectorSide::Remote(remote.as_ref()), embedder));
+            let key = info.identity_key;
+            return Ok((VectorSide::Remote(remote.as_ref(), key), embedder));
         }
         let info = self.vectors_info()?;
         let embedder = self.query_embedder()?;
@@ -269,6 +271,28 @@ impl DocIndex {
     /// The embedder of the attached vector store, when one is attached and says.
     pub fn remote_embedder(&self) -> Option<std::result::Result<EmbedderInfo, String>> {
         self.remote.as_ref().map(|r| r.embedder())
+    }
+
+    /// Whether vector and hybrid queries work now: [`DocIndex::vector_side`], and for an
+    /// attached store, an answer from it (a round trip).
+    ///
+    /// # Errors
+    /// Why not.
+    pub fn vector_usable(&self) -> std::result::Result<(), String> {
+        self.vector_side()?;
+        match &self.remote {
+            Some(r) => r.health(),
+            None => Ok(()),
+        }
+    }
+
+    /// True when the index answers lexically by choice: built without vectors (a
+    /// folder built with `--no-embeddings`, a store whose index has none).
+    pub fn lexical_by_choice(&self) -> bool {
+        match &self.remote {
+            Some(r) => !r.has_vectors(),
+            None => !self.manifest.embeddings.wanted,
+        }
     }
 
     /// The vector store attached to this folder, if any.

@@ -1,9 +1,10 @@
 //! A vector side held outside the generation's files: a store that searches the
 //! vectors itself (PostgreSQL + pgvector) and answers a query's nearest chunks, their
 //! cosines and the query's cosine statistics. An index folder is attached to one in this
-//! process ([`attach`]); every [`super::DocIndex`] opened on that folder — also the
-//! next generation a server switches to — answers its vector side through it, and is
-//! lexical-only (the reason in `degraded`) while the store cannot answer.
+//! process ([`attach`]); every [`super::DocIndex`] opened on that folder afterwards —
+//! also each later generation a server switches to — answers its vector side through
+//! it. While the store cannot answer, `auto` searches are lexical (the reason in
+//! `degraded`) and explicit `vector`/`hybrid` searches fail with it.
 
 use super::status::EmbedderInfo;
 use super::DocIndex;
@@ -30,25 +31,39 @@ pub trait RemoteVectors: Send + Sync {
     /// default embedder, which must have the same identity key).
     ///
     /// # Errors
-    /// Why the store cannot say (unreachable, nothing published, no vectors).
+    /// Why vector search is not available now: the store holds no vectors, or it failed
+    /// moments ago (it is asked again a few seconds later).
     fn embedder(&self) -> Result<EmbedderInfo, String>;
 
-    /// The `k` chunks of `index` nearest to `query` (`[dim]` f32, L2-normalised), at
-    /// `ef_search` candidates, with the cosines of the chunks `also` and the statistics.
+    /// The `k` chunks of `index` nearest to `query` (`[dim]` f32, L2-normalised, made
+    /// by the embedder whose identity key is `identity_key`), at `ef_search`
+    /// candidates, with the cosines of the chunks `also` and the statistics.
     ///
     /// # Errors
-    /// Why the store cannot answer now: the caller answers lexically, saying so.
+    /// Why the store cannot answer now (unreachable, or its vectors now come from
+    /// another embedder): `auto` searches answer lexically with it as `degraded`.
     fn search(
         &self,
         index: &DocIndex,
         query: &[f32],
+        identity_key: &str,
         k: usize,
         ef_search: usize,
         also: &[u64],
     ) -> Result<RemoteAnswer, String>;
 
-    /// Chunks of the store's published generation with a vector, and pending one.
+    /// Chunks with a vector and chunks pending one, as of the store's last sync.
     fn counts(&self) -> (u64, u64);
+
+    /// False when the store's index has no vectors at all (built without them): its
+    /// searches are lexical by choice.
+    fn has_vectors(&self) -> bool;
+
+    /// Asks the store whether it answers now (a round trip, bounded to a few seconds).
+    ///
+    /// # Errors
+    /// Why not.
+    fn health(&self) -> Result<(), String>;
 
     /// Where the vectors are, for messages (`PostgreSQL `postgres://…` (schema docfuse)`).
     fn describe(&self) -> String;

@@ -126,10 +126,15 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         ));
     }
     let side = ((m.vectors.is_some() || remote.is_some()) && index.embedder_loaded())
-        .then(|| index.vector_side().map(|_| ()));
+        .then(|| index.vector_usable());
     let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));
     if embedder_changed {
         reasons.push("embedder changed".into());
+    }
+    if let (Some(r), Some(Err(why))) = (remote, &side) {
+        if r.has_vectors() && !embedder_changed {
+            reasons.push(format!("vector search unavailable: {why}"));
+        }
     }
     Ok(Status {
         fresh: reasons.is_empty(),

@@ -34,6 +34,8 @@ pub struct ReaderCache {
     pub index_dir: PathBuf,
     /// The database generation it holds.
     pub generation: i64,
+    /// The schema's epoch it holds ([`super::Published::epoch`]).
+    pub epoch: String,
     /// Documents written to the mirror in this sync (0 when it was current).
     pub written: u64,
     /// The embedder of the database's vectors (`None`: the index has none).
@@ -90,6 +92,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
     Ok(ReaderCache {
         index_dir,
         generation: f.published.generation,
+        epoch: f.published.epoch,
         written,
         embedder,
         vectors: f.vectors,
@@ -143,29 +146,54 @@ async fn fetch(loc: &PgLocation, base: &Path, index_dir: &Path) -> Result<Fetche
         .start()
         .await
         .map_err(|e| super::db_err(loc, "cannot start a read", e))?;
-    let p = published(&tx, loc).await?.ok_or_else(|| no_index(loc))?;
-    // Another process of this host may have synced while this one waited.
+    let read = read_generation(&tx, loc, base, index_dir).await;
+    // ended here, not left to the connection's drop: the server sees a clean end
+    let _ = tx.commit().await;
+    Ok(match read? {
+        Ok(current) => Fetched::Current(current),
+        Err((published, roots, docs, identity, vectors)) => Fetched::New(Box::new(NewGeneration {
+            published,
+            roots,
+            docs,
+            identity,
+            vectors,
+            lock,
+        })),
+    })
+}
+
+/// What one snapshot holds, for [`fetch`].
+type Snapshot = (
+    Published,
+    Vec<String>,
+    Docs,
+    Option<EmbedderIdentity>,
+    (u64, u64),
+);
+
+/// The cache when it holds the snapshot's generation already (another process of this
+/// host may have synced while this one waited), else the snapshot.
+async fn read_generation(
+    tx: &tokio_postgres::Transaction<'_>,
+    loc: &PgLocation,
+    base: &Path,
+    index_dir: &Path,
+) -> Result<std::result::Result<ReaderCache, Snapshot>> {
+    let p = published(tx, loc).await?.ok_or_else(|| no_index(loc))?;
     if let Some(c) = current(base, index_dir, &p) {
-        return Ok(Fetched::Current(c));
+        return Ok(Ok(c));
     }
-    let roots = roots(&tx, loc).await?;
+    let roots = roots(tx, loc).await?;
     if roots.is_empty() {
         return Err(Error::Database(format!(
             "the index in `{}` (schema `{}`) has no roots: every root was dropped\nhint: add one with `docfuse index --index {} <ROOT>...`",
             loc.shown, loc.schema, loc.shown
         )));
     }
-    let docs = documents(&tx, loc).await?;
+    let docs = documents(tx, loc).await?;
     let identity = identity_of(&p)?;
-    let vectors = vector_counts(&tx, loc).await?;
-    Ok(Fetched::New(Box::new(NewGeneration {
-        published: p,
-        roots,
-        docs,
-        identity,
-        vectors,
-        lock,
-    })))
+    let vectors = vector_counts(tx, loc).await?;
+    Ok(Err((p, roots, docs, identity, vectors)))
 }
 
 /// This host's reader cache of `loc` as it is, without asking the database: its folder
@@ -181,6 +209,7 @@ pub fn cached_reader(loc: &PgLocation) -> Option<ReaderCache> {
         .then_some(ReaderCache {
             index_dir,
             generation: held.generation,
+            epoch: held.epoch,
             written: 0,
             embedder: held.embedder,
             vectors: held.vectors,
@@ -216,6 +245,7 @@ fn current(base: &Path, index_dir: &Path, p: &Published) -> Option<ReaderCache> 
     .then(|| ReaderCache {
         index_dir: index_dir.to_path_buf(),
         generation: p.generation,
+        epoch: p.epoch.clone(),
         written: 0,
         embedder: held.embedder,
         vectors: held.vectors,

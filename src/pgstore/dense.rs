@@ -1,17 +1,17 @@
 //! The vector side of a database index, answered by PostgreSQL: `ORDER BY embedding <=>
-//! $1 LIMIT k` over pgvector's HNSW index (`hnsw.ef_search` set per query), the cosines
-//! of the lexical candidates by embedding hash, and the query's cosine statistics from
-//! the moments the writer published. A reader's cache holds no vectors: each chunk of
-//! its generation is matched to the database's row by (root, path, place) and content
-//! hash, once per generation.
+//! $1 LIMIT k` over pgvector's HNSW index (`hnsw.ef_search` set on the connection
+//! before it), the cosines of the lexical candidates by embedding hash, and the query's
+//! cosine statistics from the moments the writer published. A reader's cache holds no
+//! vectors: each chunk of its generation is matched to the database's row by (root,
+//! path, place) and content hash, once per (cache generation, database generation).
 
-use super::{connect, db_err, PgLocation};
+use super::{connect, db_err, PgLocation, ReaderCache};
 use crate::engine::{chunk_keys, DocIndex, EmbedderInfo, RemoteAnswer, RemoteVectors};
 use crate::error::{Error, Result};
 use crate::vector::Moments;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
@@ -20,18 +20,27 @@ use tokio_postgres::Client;
 /// (`DOCFUSE_PG_POOL` overrides, 1–64).
 pub const POOL_SIZE: usize = 4;
 
-/// Default milliseconds a vector query may take before the search answers lexically
-/// (`DOCFUSE_PG_VECTOR_TIMEOUT_MS` overrides).
+/// Default milliseconds a vector query may take (`DOCFUSE_PG_VECTOR_TIMEOUT_MS`
+/// overrides); past it the query is cancelled and its connection dropped.
 const QUERY_TIMEOUT_MS: u64 = 5_000;
 
-/// After a failure, searches answer lexically at once for this long before the
-/// database is asked again (a server whose database is down does not wait per query).
+/// After a failure, vector search is off for this long; then one search tries the
+/// database again while the others go on without it.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// Longest wait of a health check ([`RemoteVectors::health`]).
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// pgvector's largest `hnsw.ef_search`; HNSW returns at most that many rows, so a
+/// deeper search is an exact scan.
+const EF_SEARCH_MAX: usize = 1000;
 
 /// A generation's chunks matched to the database's vectors.
 struct Layout {
-    /// The seal of the cache manifest it was made for.
-    seal: String,
+    /// (cache manifest seal, database epoch, database generation) it was made for.
+    key: (String, String, i64),
+    /// Identity key of the published vectors (`None`: the index has none).
+    identity_key: Option<String>,
     /// The chunk ordinals holding each embedding hash.
     ords: HashMap<String, Vec<u64>>,
     /// Each ordinal's embedding hash (`None`: no vector in the database).
@@ -39,121 +48,208 @@ struct Layout {
     moments: Moments,
 }
 
+/// What the last sync of the cache said.
+#[derive(Clone)]
+struct Synced {
+    embedder: Option<EmbedderInfo>,
+    counts: (u64, u64),
+    epoch: String,
+    generation: i64,
+}
+
+/// A pooled connection and the `hnsw.ef_search` it has set.
+struct Conn {
+    client: Client,
+    ef_search: Option<usize>,
+}
+
 /// PostgreSQL + pgvector as the vector side of a reader's cache folder
-/// ([`crate::engine::attach`]).
+/// ([`crate::engine::attach`]). Makes its runtime and connections on the first query.
 pub struct PgVectors {
     loc: PgLocation,
-    embedder: EmbedderInfo,
-    rt: Option<tokio::runtime::Runtime>,
-    pool: Vec<tokio::sync::Mutex<Option<Client>>>,
+    rt: OnceLock<std::result::Result<tokio::runtime::Runtime, String>>,
+    pool: Vec<tokio::sync::Mutex<Option<Conn>>>,
     next: AtomicUsize,
+    synced: Mutex<Synced>,
     layout: Mutex<Option<Arc<Layout>>>,
-    /// The last failure and until when searches skip the database.
+    /// Held while a layout is read, so concurrent searches read it once.
+    loading: Mutex<()>,
+    /// The last failure and until when vector search is off.
     down: Mutex<Option<(Instant, String)>>,
-    /// Chunks with a vector and pending, as of the last sync.
-    counts: Mutex<(u64, u64)>,
+    /// True while one search tries the database again after a failure.
+    probing: AtomicBool,
 }
 
 impl PgVectors {
-    /// A vector side for `loc`, whose published vectors come from `embedder`, with
-    /// `counts` (chunks with a vector, pending) as the last sync saw them. Connects on
-    /// the first query.
-    ///
-    /// # Errors
-    /// [`Error::Database`] when the runtime for the connections cannot be made.
-    pub fn new(loc: PgLocation, embedder: EmbedderInfo, counts: (u64, u64)) -> Result<PgVectors> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("docfuse-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Database(format!("cannot start a runtime for PostgreSQL: {e}")))?;
-        let size = pool_size();
-        Ok(PgVectors {
+    /// The vector side of `loc` for the cache `cache` (its embedder, counts, epoch and
+    /// generation; [`PgVectors::update`] records later syncs).
+    pub fn new(loc: PgLocation, cache: &ReaderCache) -> PgVectors {
+        PgVectors {
             loc,
-            embedder,
-            rt: Some(rt),
-            pool: (0..size).map(|_| tokio::sync::Mutex::new(None)).collect(),
+            rt: OnceLock::new(),
+            pool: (0..pool_size())
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
             next: AtomicUsize::new(0),
+            synced: Mutex::new(synced_of(cache)),
             layout: Mutex::new(None),
+            loading: Mutex::new(()),
             down: Mutex::new(None),
-            counts: Mutex::new(counts),
-        })
-    }
-
-    /// Records the counts of a later sync.
-    pub fn set_counts(&self, counts: (u64, u64)) {
-        if let Ok(mut c) = self.counts.lock() {
-            *c = counts;
+            probing: AtomicBool::new(false),
         }
     }
 
-    /// The layout of `index`'s generation: kept, or read from the database.
-    fn layout(&self, index: &DocIndex, client: &Client) -> Result<Arc<Layout>> {
-        let seal = &index.manifest().seal;
-        if let Some(l) = self.layout.lock().ok().and_then(|l| l.clone()) {
-            if &l.seal == seal {
-                return Ok(l);
-            }
+    /// Records a later sync of the cache: the generation it holds, its embedder (vectors
+    /// of another embedder, or none, from now on) and counts.
+    pub fn update(&self, cache: &ReaderCache) {
+        if let Ok(mut s) = self.synced.lock() {
+            *s = synced_of(cache);
         }
-        let rt = self.runtime()?;
-        let rows = rt.block_on(async {
-            tokio::time::timeout(super::cache::read_limit(), read_layout(client, &self.loc))
-                .await
-                .map_err(|_| {
-                    Error::Database(format!("no answer from `{}` to a read", self.loc.shown))
-                })?
-        })?;
-        let layout = Arc::new(match_layout(index, rows)?);
-        if let Ok(mut slot) = self.layout.lock() {
-            *slot = Some(layout.clone());
-        }
-        Ok(layout)
+    }
+
+    fn synced(&self) -> Option<Synced> {
+        self.synced.lock().ok().map(|s| s.clone())
     }
 
     fn runtime(&self) -> Result<&tokio::runtime::Runtime> {
         self.rt
+            .get_or_init(|| {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name("docfuse-pg")
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot start a runtime for PostgreSQL: {e}"))
+            })
             .as_ref()
-            .ok_or_else(|| Error::Database("the PostgreSQL runtime is shut down".into()))
+            .map_err(|e| Error::Database(e.clone()))
     }
 
-    /// Runs `f` with a connection of the pool: a free one, else the next in turn once
-    /// it is free; a closed one is replaced.
-    fn with_client<T>(&self, f: impl FnOnce(&Client) -> Result<T>) -> Result<T> {
+    /// Runs `f` with a connection of the pool (a free one, else the next in turn once
+    /// it is free; made when missing). A connection whose use failed is cancelled and
+    /// dropped, so no half-done transaction or running query is handed to the next.
+    fn with_conn<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         let rt = self.runtime()?;
         let n = self.pool.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
         let mut guard = (0..n)
             .find_map(|i| self.pool[(start + i) % n].try_lock().ok())
             .unwrap_or_else(|| rt.block_on(self.pool[start].lock()));
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
             *guard = None;
-            *guard = Some(rt.block_on(connect(&self.loc))?);
+            // bounded like a query: a search waits no longer for a connection
+            let limit = query_timeout();
+            let client = rt
+                .block_on(async { tokio::time::timeout(limit, connect(&self.loc)).await })
+                .map_err(|_| {
+                    Error::Database(format!(
+                        "cannot connect to `{}`: no answer within {} ms (DOCFUSE_PG_VECTOR_TIMEOUT_MS)",
+                        self.loc.shown,
+                        limit.as_millis()
+                    ))
+                })??;
+            *guard = Some(Conn {
+                client,
+                ef_search: None,
+            });
         }
-        match guard.as_ref() {
-            Some(c) => f(c),
-            None => Err(Error::Database("no connection".into())),
+        let Some(conn) = guard.as_mut() else {
+            return Err(Error::Database("no connection".into()));
+        };
+        let out = f(conn);
+        if out.is_err() {
+            if let Some(conn) = guard.take() {
+                let token = conn.client.cancel_token();
+                let loc = self.loc.clone();
+                rt.spawn(async move {
+                    if let Ok(tls) = super::tls::connector(&loc.tls) {
+                        let _ = token.cancel_query(tls).await;
+                    }
+                });
+            }
         }
+        out
+    }
+
+    /// The layout of `index`'s generation: kept, or read from the database (once for
+    /// concurrent searches).
+    fn layout(&self, index: &DocIndex, conn: &mut Conn, synced: &Synced) -> Result<Arc<Layout>> {
+        let key = (
+            index.manifest().seal.clone(),
+            synced.epoch.clone(),
+            synced.generation,
+        );
+        let kept = || {
+            self.layout
+                .lock()
+                .ok()
+                .and_then(|l| l.clone())
+                .filter(|l| l.key == key)
+        };
+        if let Some(l) = kept() {
+            return Ok(l);
+        }
+        let _one = self.loading.lock();
+        if let Some(l) = kept() {
+            return Ok(l);
+        }
+        let rt = self.runtime()?;
+        let rows = rt.block_on(async {
+            tokio::time::timeout(
+                super::cache::read_limit(),
+                read_layout(&mut conn.client, &self.loc),
+            )
+            .await
+            .map_err(|_| {
+                Error::Database(format!("no answer from `{}` to a read", self.loc.shown))
+            })?
+        })?;
+        let layout = Arc::new(match_layout(index, rows, key)?);
+        if let Ok(mut slot) = self.layout.lock() {
+            *slot = Some(layout.clone());
+        }
+        Ok(layout)
     }
 
     fn answer(
         &self,
         index: &DocIndex,
         query: &[f32],
-        k: usize,
-        ef_search: usize,
+        identity_key: &str,
+        (k, ef_search): (usize, usize),
         also: &[u64],
-    ) -> Result<RemoteAnswer> {
-        self.with_client(|client| {
-            let layout = self.layout(index, client)?;
+    ) -> std::result::Result<RemoteAnswer, Failure> {
+        let synced = self
+            .synced()
+            .ok_or_else(|| Failure::Other("the store's state is unreadable".into()))?;
+        let rt = self.runtime().map_err(Failure::Database)?;
+        let mut other = None;
+        let out = self.with_conn(|conn| {
+            let layout = self.layout(index, conn, &synced)?;
+            if layout.identity_key.as_deref() != Some(identity_key) {
+                other = Some(format!(
+                    "the database's vectors now come from another embedder ({}…) than the query's ({}…); they follow the next sync",
+                    short(layout.identity_key.as_deref().unwrap_or("none")),
+                    short(identity_key)
+                ));
+                return Ok(None);
+            }
+            if layout.moments.dim != query.len() {
+                other = Some(format!(
+                    "the database's vector moments have dimension {}, the query {}",
+                    layout.moments.dim,
+                    query.len()
+                ));
+                return Ok(None);
+            }
             let wanted: Vec<String> = also
                 .iter()
                 .filter_map(|&o| layout.hashes.get(o as usize).cloned().flatten())
                 .collect();
             let q = pgvector::Vector::from(query.to_vec());
             let limit = query_timeout();
-            let (top, known) = self.runtime()?.block_on(async {
-                tokio::time::timeout(limit, nearest(client, &self.loc, &q, k, ef_search, &wanted))
+            let (top, known) = rt.block_on(async {
+                tokio::time::timeout(limit, nearest(conn, &self.loc, &q, (k, ef_search), &wanted))
                     .await
                     .map_err(|_| {
                         Error::Database(format!(
@@ -163,43 +259,122 @@ impl PgVectors {
                         ))
                     })?
             })?;
-            Ok(to_answer(&layout, query, top, known, k))
-        })
+            Ok(Some(to_answer(&layout, query, top, known, k)))
+        });
+        match (out, other) {
+            (Ok(Some(a)), _) => Ok(a),
+            (Ok(None), Some(why)) => Err(Failure::Other(why)),
+            (Ok(None), None) => Err(Failure::Other("no answer".into())),
+            (Err(e), _) => Err(Failure::Database(e)),
+        }
     }
+
+    /// Whether vector search is off after a failure: the reason while it is, `None`
+    /// once it may be tried again.
+    fn backing_off(&self) -> Option<String> {
+        let down = self.down.lock().ok()?.clone()?;
+        (Instant::now() < down.0).then_some(down.1)
+    }
+
+    fn record(&self, failure: Option<&str>) {
+        if let Ok(mut d) = self.down.lock() {
+            *d = failure.map(|why| (Instant::now() + RETRY_AFTER, why.to_string()));
+        }
+    }
+}
+
+/// Why a vector query failed: the database (vector search is off for a while), or
+/// something of this generation (that query only).
+enum Failure {
+    Database(Error),
+    Other(String),
 }
 
 impl RemoteVectors for PgVectors {
     fn embedder(&self) -> std::result::Result<EmbedderInfo, String> {
-        Ok(self.embedder.clone())
+        if let Some(why) = self.backing_off() {
+            return Err(why);
+        }
+        self.synced()
+            .and_then(|s| s.embedder)
+            .ok_or_else(|| "the index in the database has no vectors (its writer ran with --no-embeddings or without the model)".to_string())
     }
 
     fn search(
         &self,
         index: &DocIndex,
         query: &[f32],
+        identity_key: &str,
         k: usize,
         ef_search: usize,
         also: &[u64],
     ) -> std::result::Result<RemoteAnswer, String> {
-        if let Some((until, why)) = self.down.lock().ok().and_then(|d| d.clone()) {
-            if Instant::now() < until {
-                return Err(why);
+        if let Some(why) = self.backing_off() {
+            return Err(why);
+        }
+        // after a failure, one search tries the database again; the others go on
+        // without it meanwhile
+        let after_failure = self.down.lock().is_ok_and(|d| d.is_some());
+        if after_failure && self.probing.swap(true, Ordering::SeqCst) {
+            return Err(self
+                .down
+                .lock()
+                .ok()
+                .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
+                .unwrap_or_else(|| "the database is being tried again".into()));
+        }
+        let out = self.answer(index, query, identity_key, (k, ef_search), also);
+        if after_failure {
+            self.probing.store(false, Ordering::SeqCst);
+        }
+        match out {
+            Ok(a) => {
+                self.record(None);
+                Ok(a)
+            }
+            Err(Failure::Other(why)) => Err(why),
+            Err(Failure::Database(e)) => {
+                let why = unavailable(&e);
+                tracing::warn!("{why}");
+                self.record(Some(&why));
+                Err(why)
             }
         }
-        self.answer(index, query, k, ef_search, also).map_err(|e| {
-            let why = format!(
-                "the vectors in the database cannot be searched now ({e}); answered lexically from this host's copy"
-            );
-            tracing::warn!("{why}");
-            if let Ok(mut d) = self.down.lock() {
-                *d = Some((Instant::now() + RETRY_AFTER, why.clone()));
-            }
-            why
-        })
     }
 
     fn counts(&self) -> (u64, u64) {
-        self.counts.lock().map_or((0, 0), |c| *c)
+        self.synced().map_or((0, 0), |s| s.counts)
+    }
+
+    fn has_vectors(&self) -> bool {
+        self.synced().is_some_and(|s| s.embedder.is_some())
+    }
+
+    fn health(&self) -> std::result::Result<(), String> {
+        if let Some(why) = self.backing_off() {
+            return Err(why);
+        }
+        let rt = self.runtime().map_err(|e| e.to_string())?;
+        let limit = HEALTH_TIMEOUT.min(query_timeout());
+        let out = self.with_conn(|conn| {
+            rt.block_on(async {
+                tokio::time::timeout(limit, conn.client.simple_query("SELECT 1")).await
+            })
+            .map_err(|_| {
+                Error::Database(format!(
+                    "no answer from `{}` within {} ms",
+                    self.loc.shown,
+                    limit.as_millis()
+                ))
+            })?
+            .map_err(|e| db_err(&self.loc, "cannot ask the database", e))?;
+            Ok(())
+        });
+        out.map_err(|e| {
+            let why = unavailable(&e);
+            self.record(Some(&why));
+            why
+        })
     }
 
     fn describe(&self) -> String {
@@ -213,10 +388,31 @@ impl RemoteVectors for PgVectors {
 impl Drop for PgVectors {
     fn drop(&mut self) {
         // dropped anywhere, also inside another runtime: never block there
-        if let Some(rt) = self.rt.take() {
+        if let Some(Ok(rt)) = self.rt.take() {
             rt.shutdown_background();
         }
     }
+}
+
+/// The reason vector search is off after `e`.
+fn unavailable(e: &Error) -> String {
+    format!(
+        "the vectors in the database cannot be searched now ({e}); tried again in {} s",
+        RETRY_AFTER.as_secs()
+    )
+}
+
+fn synced_of(c: &ReaderCache) -> Synced {
+    Synced {
+        embedder: c.embedder.clone(),
+        counts: c.vectors,
+        epoch: c.epoch.clone(),
+        generation: c.generation,
+    }
+}
+
+fn short(key: &str) -> &str {
+    &key[..12.min(key.len())]
 }
 
 fn pool_size() -> usize {
@@ -237,56 +433,70 @@ fn query_timeout() -> Duration {
 }
 
 /// What the database says of the published generation's chunks: roots in order,
-/// (root, path, seq) → (content hash, embedding hash), and the moments.
+/// (root, path, seq) → (content hash, embedding hash), the vectors' identity key and
+/// moments.
 struct Rows {
     roots: Vec<String>,
     chunks: HashMap<(String, String, i32), (String, Option<String>)>,
+    identity_key: Option<String>,
     moments: Option<Vec<u8>>,
 }
 
-async fn read_layout(client: &Client, loc: &PgLocation) -> Result<Rows> {
-    // one snapshot, so the moments and the chunks are of one generation
-    client
-        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+async fn read_layout(client: &mut Client, loc: &PgLocation) -> Result<Rows> {
+    // one snapshot, so the moments, identity and chunks are of one generation
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
         .await
         .map_err(|e| db_err(loc, "cannot start a read", e))?;
-    let read = async {
-        let roots = super::read::roots(client, loc).await?;
-        let chunks = client
-            .query(
-                &format!(
-                    "SELECT root, path, seq, content_hash, embed_hash FROM {}",
-                    loc.table("chunks")
-                ),
-                &[],
-            )
-            .await
-            .map_err(|e| db_err(loc, "cannot read the chunks", e))?;
-        let moments = client
-            .query_opt(
-                &format!("SELECT moments FROM {}", loc.table("published")),
-                &[],
-            )
-            .await
-            .map_err(|e| db_err(loc, "cannot read the published generation", e))?
-            .and_then(|r| r.get::<_, Option<Vec<u8>>>(0));
-        Ok(Rows {
-            roots,
-            chunks: chunks
-                .iter()
-                .map(|r| ((r.get(0), r.get(1), r.get(2)), (r.get(3), r.get(4))))
-                .collect(),
-            moments,
-        })
-    }
-    .await;
-    let _ = client.batch_execute("COMMIT").await;
-    read
+    let roots = super::read::roots(&tx, loc).await?;
+    let chunks = tx
+        .query(
+            &format!(
+                "SELECT root, path, seq, content_hash, embed_hash FROM {}",
+                loc.table("chunks")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the chunks", e))?;
+    let published = tx
+        .query_opt(
+            &format!("SELECT identity, moments FROM {}", loc.table("published")),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the published generation", e))?;
+    tx.commit()
+        .await
+        .map_err(|e| db_err(loc, "cannot end a read", e))?;
+    let (identity, moments): (Option<serde_json::Value>, Option<Vec<u8>>) =
+        published.map_or((None, None), |r| (r.get(0), r.get(1)));
+    let identity_key = identity
+        .map(serde_json::from_value::<crate::embed::EmbedderIdentity>)
+        .transpose()
+        .map_err(|e| {
+            Error::Database(format!(
+                "the published embedder identity does not parse: {e}"
+            ))
+        })?
+        .map(|id| id.key());
+    Ok(Rows {
+        roots,
+        chunks: chunks
+            .iter()
+            .map(|r| ((r.get(0), r.get(1), r.get(2)), (r.get(3), r.get(4))))
+            .collect(),
+        identity_key,
+        moments,
+    })
 }
 
 /// Matches each chunk of `index` to its database row: the same root, path and place,
 /// and the same content hash (a chunk the database has since changed gets no vector).
-fn match_layout(index: &DocIndex, rows: Rows) -> Result<Layout> {
+fn match_layout(index: &DocIndex, rows: Rows, key: (String, String, i64)) -> Result<Layout> {
     let moments = rows
         .moments
         .ok_or_else(|| Error::Database("the database holds no vector moments yet: run `docfuse refresh --index URL` once to publish them".into()))
@@ -307,7 +517,8 @@ fn match_layout(index: &DocIndex, rows: Rows) -> Result<Layout> {
         hashes.push(hash);
     }
     Ok(Layout {
-        seal: index.manifest().seal.clone(),
+        key,
+        identity_key: rows.identity_key,
         ords,
         hashes,
         moments,
@@ -315,35 +526,46 @@ fn match_layout(index: &DocIndex, rows: Rows) -> Result<Layout> {
 }
 
 /// The `k` nearest embedding hashes with their cosine distance, and the distances of
-/// the hashes `wanted` — three statements pipelined on one connection.
+/// the hashes `wanted`. `hnsw.ef_search` is set first (awaited) when the connection
+/// has another value; deeper than pgvector allows, the nearest are found by an exact
+/// scan (an ordering the HNSW index cannot serve).
 async fn nearest(
-    client: &Client,
+    conn: &mut Conn,
     loc: &PgLocation,
     q: &pgvector::Vector,
-    k: usize,
-    ef_search: usize,
+    (k, ef_search): (usize, usize),
     wanted: &[String],
 ) -> Result<(Vec<(String, f64)>, Vec<(String, f64)>)> {
     let table = loc.table("vectors");
-    // pgvector accepts ef_search in 1..=1000; HNSW returns at most ef_search rows
-    let ef = ef_search.clamp(k.min(1000), 1000).to_string();
-    let limit = k as i64;
-    let (set_params, top_params): ([&(dyn ToSql + Sync); 1], [&(dyn ToSql + Sync); 2]) =
-        ([&ef], [q, &limit]);
-    let also_params: [&(dyn ToSql + Sync); 2] = [q, &wanted];
-    let set = client.query(
-        "SELECT set_config('hnsw.ef_search', $1, false)",
-        &set_params,
-    );
-    let top_sql = format!(
-        "SELECT embed_hash, embedding <=> $1 FROM {table} ORDER BY embedding <=> $1 LIMIT $2"
-    );
+    let exact = k > EF_SEARCH_MAX;
+    let ef = ef_search.clamp(k.min(EF_SEARCH_MAX), EF_SEARCH_MAX);
+    if !exact && conn.ef_search != Some(ef) {
+        conn.client
+            .query(
+                "SELECT set_config('hnsw.ef_search', $1, false)",
+                &[&ef.to_string()],
+            )
+            .await
+            .map_err(|e| db_err(loc, "cannot set hnsw.ef_search", e))?;
+        conn.ef_search = Some(ef);
+    }
+    let order = if exact {
+        "(embedding <=> $1) + 0"
+    } else {
+        "embedding <=> $1"
+    };
+    let top_sql =
+        format!("SELECT embed_hash, embedding <=> $1 FROM {table} ORDER BY {order} LIMIT $2");
     let also_sql =
         format!("SELECT embed_hash, embedding <=> $1 FROM {table} WHERE embed_hash = ANY($2)");
-    let top = client.query(&top_sql, &top_params);
-    let also = client.query(&also_sql, &also_params);
-    let (_, top, also) = tokio::try_join!(set, top, also)
-        .map_err(|e| db_err(loc, "cannot search the vectors", e))?;
+    let limit = k as i64;
+    let top_params: [&(dyn ToSql + Sync); 2] = [q, &limit];
+    let also_params: [&(dyn ToSql + Sync); 2] = [q, &wanted];
+    // two reads, pipelined: their order does not matter
+    let top = conn.client.query(&top_sql, &top_params);
+    let also = conn.client.query(&also_sql, &also_params);
+    let (top, also) =
+        tokio::try_join!(top, also).map_err(|e| db_err(loc, "cannot search the vectors", e))?;
     let pairs = |rows: Vec<tokio_postgres::Row>| -> Vec<(String, f64)> {
         rows.iter().map(|r| (r.get(0), r.get(1))).collect()
     };

@@ -78,21 +78,38 @@ pub async fn connect(loc: &PgLocation) -> Result<Client> {
                 limit.as_secs()
             ))
         })?
-        .map_err(|e| {
-            let why = reason(&e);
-            let hint = if why.contains("TLS") || why.contains("certificate") {
-                "the server's certificate did not check out: give its authority with `sslrootcert=PATH` (PEM), or `sslmode=verify-ca` when the host name differs, or `sslmode=require` to encrypt without checking"
-            } else {
-                "check that the server is up and the URL's user, host, port and database (`scripts/pg up` starts a local one)"
-            };
-            Error::Database(format!("cannot connect to `{}`: {why}\nhint: {hint}", loc.shown))
-        })?;
+        .map_err(|e| refused(loc, &e))?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             tracing::warn!("PostgreSQL connection closed: {}", reason(&e));
         }
     });
     Ok(client)
+}
+
+/// A failed connection as an error whose first words say its kind: `cannot connect`
+/// (the server could not be reached: a reader then answers from its copy), `\`URL\`
+/// refused the connection` (the server said no: a wrong password, user or database) or
+/// `cannot verify` (TLS: the certificate did not check out). The last two are mistakes
+/// to fix, never hidden behind a copy.
+fn refused(loc: &PgLocation, e: &tokio_postgres::Error) -> Error {
+    let why = reason(e);
+    if e.as_db_error().is_some() {
+        return Error::Database(format!(
+            "`{}` refused the connection: {why}\nhint: check the URL's user, password (or PGPASSWORD) and database",
+            loc.shown
+        ));
+    }
+    if why.contains("certificate") || why.contains("TLS") {
+        return Error::Database(format!(
+            "cannot verify the TLS connection to `{}`: {why}\nhint: give the server's certificate authority with `sslrootcert=PATH` (PEM), use `sslmode=verify-ca` when the host name differs, or `sslmode=require` to encrypt without checking",
+            loc.shown
+        ));
+    }
+    Error::Database(format!(
+        "cannot connect to `{}`: {why}\nhint: check that the server is up and the URL's host and port (`scripts/pg up` starts a local one)",
+        loc.shown
+    ))
 }
 
 /// Takes the writer lock of `loc`'s schema: a session-level advisory lock released when

@@ -55,15 +55,27 @@ pub async fn migrate(client: &mut Client, loc: &PgLocation) -> Result<Vec<i32>> 
     ensure_vector_extension(client, loc).await?;
     refuse_foreign(client, loc).await?;
     let s = format!("\"{}\"", loc.schema);
-    client
-        .batch_execute(&format!(
-            "CREATE SCHEMA IF NOT EXISTS {s};
-             CREATE TABLE IF NOT EXISTS {s}.schema_migrations (
-               version integer PRIMARY KEY, description text NOT NULL,
-               applied_at timestamptz NOT NULL DEFAULT now());"
-        ))
+    // created only when missing: a writer role with rights on the tables alone (no
+    // CREATE on the database or the schema) refreshes an index made by another role
+    let held: bool = client
+        .query_one(
+            "SELECT to_regclass(format('%I.schema_migrations', $1::text)) IS NOT NULL",
+            &[&loc.schema],
+        )
         .await
-        .map_err(|e| db_err(loc, "cannot create the schema", e))?;
+        .map_err(|e| db_err(loc, "cannot look for the schema", e))?
+        .get(0);
+    if !held {
+        client
+            .batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {s};
+                 CREATE TABLE IF NOT EXISTS {s}.schema_migrations (
+                   version integer PRIMARY KEY, description text NOT NULL,
+                   applied_at timestamptz NOT NULL DEFAULT now());"
+            ))
+            .await
+            .map_err(|e| db_err(loc, "cannot create the schema", e))?;
+    }
     let have = version(client, loc).await?.unwrap_or(0);
     if have > SCHEMA_VERSION {
         return Err(newer(loc, have));

@@ -402,10 +402,11 @@ impl DocfuseRetriever {
         // One query embedded: the model's query session is created on first use, so a
         // server's first hybrid request would otherwise pay for it.
         self.run_blocking(false, |inner| {
-            Ok(inner
-                .index
+            let index = &inner.index;
+            Ok(index
                 .vector_side()
-                .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string())))
+                .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string()))
+                .and_then(|()| index.vector_usable()))
         })
         .await
         .unwrap_or_else(|e| Err(e.to_string()))
@@ -473,7 +474,7 @@ impl Retriever for DocfuseRetriever {
 
 fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
     let m = index.manifest();
-    let usable = index.vector_side().map(|_| ());
+    let usable = index.vector_usable();
     let s = status(index)?;
     let embedder = s.embedder.clone();
     let roots = match &m.source {

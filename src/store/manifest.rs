@@ -204,9 +204,15 @@ impl Manifest {
 /// keeps a local copy in sync).
 pub fn read_json(dir: &Path) -> Result<serde_json::Value> {
     if let Some(url) = dir.to_str().filter(|d| crate::dburl::looks_like_url(d)) {
+        let shown = crate::dburl::redacted(url);
+        // a misspelled database URL, or a real one where only folders are read
+        let what = if crate::dburl::is_database_url(url) {
+            "is a PostgreSQL URL, and this command or library call opens index folders only"
+        } else {
+            "looks like a URL but is neither an index folder nor a PostgreSQL URL (`postgres://…` or `postgresql://…`, two slashes)"
+        };
         return Err(Error::Database(format!(
-            "`{}` is a URL, not an index folder, and this command or library call opens folders only\nhint: a PostgreSQL index is `postgres://USER@HOST:PORT/DB`, for the CLI's index, refresh, search, status, serve, mcp…; elsewhere pass its local copy's folder (`docfuse status --index URL` names it)",
-            crate::dburl::redacted(url)
+            "`{shown}` {what}\nhint: a PostgreSQL index is `postgres://USER@HOST:PORT/DB`, for the CLI's index, refresh, search, status, serve, mcp…; elsewhere pass its local copy's folder (`docfuse status --index URL` names it)"
         )));
     }
     let path = dir.join(MANIFEST_FILE);
