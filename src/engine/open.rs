@@ -295,6 +295,14 @@ impl DocIndex {
         }
     }
 
+    /// The generation number callers are told: the attached store's (a database's
+    /// published generation this folder holds), else the manifest's.
+    pub fn generation(&self) -> u64 {
+        self.remote
+            .as_ref()
+            .map_or(self.manifest.generation, |r| r.generation())
+    }
+
     /// The vector store attached to this folder, if any.
     pub fn remote_vectors(&self) -> Option<&dyn RemoteVectors> {
         self.remote.as_deref()

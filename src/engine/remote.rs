@@ -55,6 +55,10 @@ pub trait RemoteVectors: Send + Sync {
     /// Chunks with a vector and chunks pending one, as of the store's last sync.
     fn counts(&self) -> (u64, u64);
 
+    /// The store's own number of the generation the folder holds (a database counts
+    /// its publishes; the folder's manifest counts its own builds).
+    fn generation(&self) -> u64;
+
     /// False when the store's index has no vectors at all (built without them): its
     /// searches are lexical by choice.
     fn has_vectors(&self) -> bool;

@@ -138,7 +138,7 @@ pub fn status(index: &DocIndex) -> Result<Status> {
     }
     Ok(Status {
         fresh: reasons.is_empty(),
-        generation: m.generation,
+        generation: index.generation(),
         documents: m.collection.documents,
         chunks: m.collection.chunks,
         added: f.added,

@@ -346,6 +346,10 @@ impl RemoteVectors for PgVectors {
         self.synced().map_or((0, 0), |s| s.counts)
     }
 
+    fn generation(&self) -> u64 {
+        self.synced().map_or(0, |s| s.generation.max(0) as u64)
+    }
+
     fn has_vectors(&self) -> bool {
         self.synced().is_some_and(|s| s.embedder.is_some())
     }

@@ -9,9 +9,11 @@
 //!   never embedded again, [`Prefetched`]), then [`publish`]es the difference in one
 //!   transaction;
 //! - a **reader** (`search`, `status`, `serve`, …) brings its local cache — the
-//!   documents' text written under a mirror folder, indexed with the database's vectors —
-//!   to the published generation ([`sync_reader`]) and answers from it, so BM25F and
-//!   fusion are exactly the folder store's.
+//!   documents' text written under a mirror folder, indexed lexically — to the published
+//!   generation ([`sync_reader`]) and answers from it; its vector side is the database
+//!   ([`PgVectors`]: pgvector's HNSW top-k, the candidates' cosines, the statistics from
+//!   the published moments), so BM25F is exactly the folder store's and the fusion gets
+//!   the same inputs.
 //!
 //! Depends on `engine` (to build and export folder indexes); nothing below it imports
 //! this module.

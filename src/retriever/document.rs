@@ -123,7 +123,7 @@ pub(super) fn read(
         next_from: (next < total).then_some(next),
         stale: stale_reason.is_some(),
         stale_reason,
-        generation: inner.index.manifest().generation,
+        generation: inner.index.generation(),
     })
 }
 

@@ -134,7 +134,7 @@ pub(super) fn read(
             }
             if let Some(text) = &c.text {
                 return Ok(Passage {
-                    generation: inner.index.manifest().generation,
+                    generation: inner.index.generation(),
                     ..stored_passage(c, text)
                 });
             }
@@ -183,7 +183,7 @@ pub(super) fn read(
         range_end_line: end,
         stale: stale_reason.is_some(),
         stale_reason,
-        generation: inner.index.manifest().generation,
+        generation: inner.index.generation(),
     })
 }
 
@@ -212,7 +212,7 @@ pub(super) fn verified_text(
     })?;
     let reason = format!(
         "{note}: this is the text as indexed in generation {} (run `docfuse refresh` to index the file as it is now)",
-        index.manifest().generation
+        index.generation()
     );
     Ok((text, Some(reason)))
 }

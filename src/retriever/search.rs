@@ -41,7 +41,7 @@ pub(super) fn search(
     };
     opts.params.floor = floor;
     opts.params.agent = options.agent;
-    let generation = index.manifest().generation;
+    let generation = index.generation();
     let stale = index.stale();
     let resp = if filter.is_empty() && !options.group {
         index.search(query, &opts)?

@@ -466,7 +466,7 @@ async fn healthz(State(s): State<AppState>) -> Json<Health> {
         lexical: "up",
         vector: if vector.is_ok() { "up" } else { "down" },
         vector_reason: vector.err(),
-        generation: s.retriever.index().manifest().generation,
+        generation: s.retriever.index().generation(),
     })
 }
 
