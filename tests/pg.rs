@@ -407,6 +407,95 @@ fn a_server_follows_a_publish_that_only_fills_in_vectors() {
 }
 
 #[test]
+fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "drop");
+    let t = tempfile::tempdir().unwrap();
+    let docs = t.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    let writer = t.path().join("writer");
+    let index = |extra: &[(&str, &str)]| {
+        docfuse_env(
+            t.path(),
+            &["refresh", "--no-embeddings", "--index", &url],
+            &[&[("DOCFUSE_PG_CACHE", writer.to_str().unwrap())], extra].concat(),
+        )
+    };
+    ok(&run(
+        t.path(),
+        &writer,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    std::fs::write(docs.join("wombat.md"), "# Wombat burrows\n\nWombats dig.\n").unwrap();
+    // the writer pauses with its publish written, not committed; its connection (which
+    // holds the writer lock and the transaction) is terminated by the server meanwhile
+    let killer = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            // this test's writer only: the holder of this schema's writer lock
+            let schema = url.rsplit("schema=").next().unwrap().to_string();
+            let key = docfuse::pgstore::lock_key(&schema);
+            sql(
+                &url,
+                &format!(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'
+                     AND granted AND ((classid::bigint << 32) | objid::bigint) = {key}"
+                ),
+            );
+        })
+    };
+    let o = index(&[
+        ("DOCFUSE_TEST_PAUSE_AFTER", "db-before-commit"),
+        ("DOCFUSE_TEST_PAUSE_MS", "4000"),
+    ]);
+    killer.join().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cannot commit the publish"), "{err}");
+    assert!(!err.contains("published generation"), "{err}");
+    let o = run(
+        t.path(),
+        &t.path().join("reader"),
+        &[
+            "search",
+            "--index",
+            &url,
+            "--json",
+            "--mode",
+            "lexical",
+            "wombats dig",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "nothing published: {}",
+        stdout(&o)
+    );
+    // the next refresh completes
+    let o = index(&[]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("published generation 2"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        lexical(t.path(), &t.path().join("reader"), &url, "wombats dig")[0].0,
+        "wombat.md"
+    );
+}
+
+#[test]
 fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
     let Some(url) = database() else {
         return;

@@ -146,7 +146,7 @@ pub async fn lock_writer(client: &Client, loc: &PgLocation, no_wait: bool) -> Re
 
 /// The advisory lock key of a schema: the first 8 bytes of sha256("docfuse writer" +
 /// schema) as a signed integer.
-fn lock_key(schema: &str) -> i64 {
+pub fn lock_key(schema: &str) -> i64 {
     let h = crate::hashing::sha256_hex(format!("docfuse writer\n{schema}").as_bytes());
     u64::from_str_radix(&h[..16], 16).unwrap_or(0) as i64
 }
