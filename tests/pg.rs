@@ -792,6 +792,21 @@ fn a_reader_answers_from_its_copy_while_the_database_is_away() {
         "{}",
         stderr(&o)
     );
+    // status says the vector side is down and why, apart from staleness (nothing
+    // changed on disk), and its search JSON is not stale either
+    let o = run(t.path(), &host, &["status", "--index", &url, "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["vectors_usable"], false, "{v}");
+    let why = v["vector_search_unavailable"].as_str().unwrap_or_default();
+    assert!(why.contains("cannot connect"), "{v}");
+    assert_eq!(v["fresh"], true, "{v}");
+    let o = run(
+        t.path(),
+        &host,
+        &["search", "--index", &url, "--json", "define a task"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["stale"], false, "{v}");
     let o = run(
         t.path(),
         &host,

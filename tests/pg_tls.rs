@@ -204,6 +204,20 @@ fn sslmode_means_what_libpq_says() {
         (4, 1),
         "refused handshakes are not sessions"
     );
+    // a server without TLS (the test server itself): prefer connects plain, require
+    // and verify-full refuse to
+    let plain = |params: &str| {
+        try_connect(&through(
+            &url,
+            hostport(&url).rsplit(':').next().unwrap().parse().unwrap(),
+            params,
+        ))
+    };
+    plain("sslmode=prefer").unwrap();
+    for mode in ["require", "verify-full"] {
+        let e = plain(&format!("sslmode={mode}")).unwrap_err();
+        assert!(e.contains("does not offer TLS"), "{mode}: {e}");
+    }
     // a bad mode and client certificates are clear errors before any connection
     let e = connect("sslmode=verify_full").unwrap_err();
     assert!(e.contains("verify-full"), "{e}");

@@ -6,12 +6,26 @@ use crate::engine::{status, DocIndex};
 
 pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;
-    // Compare the embedder with the vectors too (this loads the model).
-    let _ = index.vector_side();
-    let s = status(&index)?;
+    // Compare the embedder with the vectors too (this loads the model), and ask an
+    // attached store (a database index) whether it answers: an outage is reported
+    // apart from staleness.
+    let usable = index.vector_usable();
+    let mut s = status(&index)?;
+    let unavailable = match (&usable, index.remote_vectors()) {
+        (Err(why), Some(r)) if r.has_vectors() => Some(why.clone()),
+        _ => None,
+    };
+    if unavailable.is_some() {
+        s.vectors_usable = false;
+    }
     if a.json {
-        print_json(&s)?;
+        let mut v = serde_json::to_value(&s)?;
+        v["vector_search_unavailable"] = serde_json::json!(unavailable);
+        print_json(&v)?;
         return Ok(super::EXIT_OK);
+    }
+    if let Some(why) = &unavailable {
+        print_line(&format!("vector search unavailable: {why}"))?;
     }
     let state = if s.fresh { "fresh" } else { "stale" };
     print_line(&format!(

@@ -125,17 +125,15 @@ pub fn status(index: &DocIndex) -> Result<Status> {
             "damaged: {why}; `docfuse refresh --force` rebuilds them"
         ));
     }
+    // in-memory checks only: a search's staleness check calls this, so no round trip
+    // to an attached store (`DocIndex::vector_usable` asks it; the front ends do)
     let side = ((m.vectors.is_some() || remote.is_some()) && index.embedder_loaded())
-        .then(|| index.vector_usable());
+        .then(|| index.vector_side().map(|_| ()));
     let embedder_changed = matches!(&side, Some(Err(why)) if why.contains("another embedder"));
     if embedder_changed {
         reasons.push("embedder changed".into());
     }
-    if let (Some(r), Some(Err(why))) = (remote, &side) {
-        if r.has_vectors() && !embedder_changed {
-            reasons.push(format!("vector search unavailable: {why}"));
-        }
-    }
+
     Ok(Status {
         fresh: reasons.is_empty(),
         generation: index.generation(),

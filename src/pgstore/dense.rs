@@ -132,13 +132,26 @@ impl PgVectors {
         let rt = self.runtime()?;
         let n = self.pool.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
-        let mut guard = (0..n)
-            .find_map(|i| self.pool[(start + i) % n].try_lock().ok())
-            .unwrap_or_else(|| rt.block_on(self.pool[start].lock()));
+        let limit = query_timeout();
+        let mut guard = match (0..n).find_map(|i| self.pool[(start + i) % n].try_lock().ok()) {
+            Some(g) => g,
+            None => rt
+                .block_on(async { tokio::time::timeout(limit, self.pool[start].lock()).await })
+                .map_err(|_| {
+                    Error::Database(format!(
+                        "every connection to `{}` stayed busy for {} ms",
+                        self.loc.shown,
+                        limit.as_millis()
+                    ))
+                })?,
+        };
+        // the database failed while this search waited: do not try it again here
+        if let Some(why) = self.backing_off() {
+            return Err(Error::Database(why));
+        }
         if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
             *guard = None;
             // bounded like a query: a search waits no longer for a connection
-            let limit = query_timeout();
             let client = rt
                 .block_on(async { tokio::time::timeout(limit, connect(&self.loc)).await })
                 .map_err(|_| {
@@ -248,8 +261,11 @@ impl PgVectors {
                 .collect();
             let q = pgvector::Vector::from(query.to_vec());
             let limit = query_timeout();
+            // as the folder store: exact below the HNSW threshold, the graph above it
+            let exact = layout.moments.n < index.manifest().config.hnsw_min_vectors as u64;
+            let how = (k, ef_search, exact);
             let (top, known) = rt.block_on(async {
-                tokio::time::timeout(limit, nearest(conn, &self.loc, &q, (k, ef_search), &wanted))
+                tokio::time::timeout(limit, nearest(conn, &self.loc, &q, how, &wanted))
                     .await
                     .map_err(|_| {
                         Error::Database(format!(
@@ -280,6 +296,27 @@ impl PgVectors {
         if let Ok(mut d) = self.down.lock() {
             *d = failure.map(|why| (Instant::now() + RETRY_AFTER, why.to_string()));
         }
+    }
+
+    /// Clears a failure recorded before `started` (a search that began after a newer
+    /// failure does not clear it).
+    fn recovered(&self, started: Instant) {
+        if let Ok(mut d) = self.down.lock() {
+            if d.as_ref()
+                .is_some_and(|(until, _)| *until - RETRY_AFTER <= started)
+            {
+                *d = None;
+            }
+        }
+    }
+}
+
+/// Clears the probing flag when dropped.
+struct Probing<'a>(&'a AtomicBool);
+
+impl Drop for Probing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
@@ -323,13 +360,13 @@ impl RemoteVectors for PgVectors {
                 .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
                 .unwrap_or_else(|| "the database is being tried again".into()));
         }
+        // cleared however the probe ends (an error, a panic)
+        let _probe = after_failure.then(|| Probing(&self.probing));
+        let started = Instant::now();
         let out = self.answer(index, query, identity_key, (k, ef_search), also);
-        if after_failure {
-            self.probing.store(false, Ordering::SeqCst);
-        }
         match out {
             Ok(a) => {
-                self.record(None);
+                self.recovered(started);
                 Ok(a)
             }
             Err(Failure::Other(why)) => Err(why),
@@ -357,6 +394,14 @@ impl RemoteVectors for PgVectors {
     fn health(&self) -> std::result::Result<(), String> {
         if let Some(why) = self.backing_off() {
             return Err(why);
+        }
+        if self.probing.load(Ordering::SeqCst) {
+            return Err(self
+                .down
+                .lock()
+                .ok()
+                .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
+                .unwrap_or_else(|| "the database is being tried again".into()));
         }
         let rt = self.runtime().map_err(|e| e.to_string())?;
         let limit = HEALTH_TIMEOUT.min(query_timeout());
@@ -537,11 +582,11 @@ async fn nearest(
     conn: &mut Conn,
     loc: &PgLocation,
     q: &pgvector::Vector,
-    (k, ef_search): (usize, usize),
+    (k, ef_search, exact): (usize, usize, bool),
     wanted: &[String],
 ) -> Result<(Vec<(String, f64)>, Vec<(String, f64)>)> {
     let table = loc.table("vectors");
-    let exact = k > EF_SEARCH_MAX;
+    let exact = exact || k > EF_SEARCH_MAX;
     let ef = ef_search.clamp(k.min(EF_SEARCH_MAX), EF_SEARCH_MAX);
     if !exact && conn.ef_search != Some(ef) {
         // the HNSW index even where the planner would scan a small table (2,500 vectors:

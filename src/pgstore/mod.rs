@@ -96,13 +96,27 @@ pub async fn connect(loc: &PgLocation) -> Result<Client> {
 /// to fix, never hidden behind a copy.
 fn refused(loc: &PgLocation, e: &tokio_postgres::Error) -> Error {
     let why = reason(e);
-    if e.as_db_error().is_some() {
+    // by SQLSTATE class: 08 connection, 53 resources (too many clients), 57P0x the server
+    // starting, stopping or in recovery are outages; the others (28 authorisation, 3D no
+    // such database, …) are mistakes to fix
+    let outage = e.as_db_error().map(|d| {
+        let c = d.code().code();
+        c.starts_with("08") || c.starts_with("53") || c.starts_with("57P0")
+    });
+    let login = why.contains("password missing") || why.contains("authentication error");
+    if outage == Some(false) || login {
         return Error::Database(format!(
             "`{}` refused the connection: {why}\nhint: check the URL's user, password (or PGPASSWORD) and database",
             loc.shown
         ));
     }
-    if why.contains("certificate") || why.contains("TLS") {
+    if why.contains("server does not support TLS") {
+        return Error::Database(format!(
+            "`{}` does not offer TLS and the URL's sslmode requires it: {why}\nhint: enable SSL on the server, or use `sslmode=prefer` to allow plain connections",
+            loc.shown
+        ));
+    }
+    if why.contains("certificate") {
         return Error::Database(format!(
             "cannot verify the TLS connection to `{}`: {why}\nhint: give the server's certificate authority with `sslrootcert=PATH` (PEM), use `sslmode=verify-ca` when the host name differs, or `sslmode=require` to encrypt without checking",
             loc.shown
