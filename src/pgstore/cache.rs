@@ -139,13 +139,7 @@ async fn fetch(loc: &PgLocation, base: &Path, index_dir: &Path) -> Result<Fetche
     }
     std::fs::create_dir_all(base).map_err(|e| Error::io("create", base, e))?;
     let lock = acquire_writer_lock(base, true, &mut |_| {})?;
-    let tx = client
-        .build_transaction()
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(|e| super::db_err(loc, "cannot start a read", e))?;
+    let tx = super::read::snapshot(&mut client, loc).await?;
     let read = read_generation(&tx, loc, base, index_dir).await;
     // ended here, not left to the connection's drop: the server sees a clean end
     let _ = tx.commit().await;

@@ -298,6 +298,15 @@ impl PgVectors {
         }
     }
 
+    /// The reason of the last failure (while another search tries the database again).
+    fn last_failure(&self) -> String {
+        self.down
+            .lock()
+            .ok()
+            .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
+            .unwrap_or_else(|| "the database is being tried again".into())
+    }
+
     /// Clears a failure recorded before `started` (a search that began after a newer
     /// failure does not clear it).
     fn recovered(&self, started: Instant) {
@@ -353,12 +362,7 @@ impl RemoteVectors for PgVectors {
         // without it meanwhile
         let after_failure = self.down.lock().is_ok_and(|d| d.is_some());
         if after_failure && self.probing.swap(true, Ordering::SeqCst) {
-            return Err(self
-                .down
-                .lock()
-                .ok()
-                .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
-                .unwrap_or_else(|| "the database is being tried again".into()));
+            return Err(self.last_failure());
         }
         // cleared however the probe ends (an error, a panic)
         let _probe = after_failure.then(|| Probing(&self.probing));
@@ -396,12 +400,7 @@ impl RemoteVectors for PgVectors {
             return Err(why);
         }
         if self.probing.load(Ordering::SeqCst) {
-            return Err(self
-                .down
-                .lock()
-                .ok()
-                .and_then(|d| d.as_ref().map(|(_, why)| why.clone()))
-                .unwrap_or_else(|| "the database is being tried again".into()));
+            return Err(self.last_failure());
         }
         let rt = self.runtime().map_err(|e| e.to_string())?;
         let limit = HEALTH_TIMEOUT.min(query_timeout());
@@ -493,13 +492,7 @@ struct Rows {
 
 async fn read_layout(client: &mut Client, loc: &PgLocation) -> Result<Rows> {
     // one snapshot, so the moments, identity and chunks are of one generation
-    let tx = client
-        .build_transaction()
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(|e| db_err(loc, "cannot start a read", e))?;
+    let tx = super::read::snapshot(client, loc).await?;
     let roots = super::read::roots(&tx, loc).await?;
     let chunks = tx
         .query(

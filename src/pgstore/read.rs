@@ -23,6 +23,24 @@ pub struct Published {
     pub has_moments: bool,
 }
 
+/// A read-only `REPEATABLE READ` transaction: every read in it sees one snapshot, so
+/// a publish committed meanwhile is never half taken.
+///
+/// # Errors
+/// [`crate::Error::Database`] when it cannot start.
+pub(super) async fn snapshot<'a>(
+    client: &'a mut tokio_postgres::Client,
+    loc: &PgLocation,
+) -> Result<tokio_postgres::Transaction<'a>> {
+    client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(|e| db_err(loc, "cannot start a read", e))
+}
+
 /// The published row, or `None` before the first publish.
 ///
 /// # Errors
