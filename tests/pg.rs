@@ -569,17 +569,19 @@ fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
 
 #[test]
 fn a_database_url_is_never_opened_as_a_folder() {
-    // the library and the commands that take folders only refuse it, without the password
+    // the library opens a URL as a database (here: nothing listens, and this host has no
+    // copy), never as a folder, and never shows the password
     let e = match docfuse::retriever::DocfuseRetriever::open(Path::new(
         "postgres://ann:sekret@127.0.0.1:1/docs",
     )) {
-        Ok(_) => panic!("opened a URL as a folder"),
+        Ok(_) => panic!("opened a database nobody serves"),
         Err(e) => e.to_string(),
     };
     assert!(
-        e.contains("PostgreSQL index") && !e.contains("sekret"),
+        e.contains("cannot connect to `postgres://ann:") && !e.contains("sekret"),
         "{e}"
     );
+    // the commands that take folders only refuse it, without the password
     let t = tempfile::tempdir().unwrap();
     let o = docfuse(
         t.path(),
@@ -1073,4 +1075,66 @@ fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh(
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn the_library_opens_a_database_url_and_follows_its_publishes() {
+    use docfuse::engine::Mode;
+    use docfuse::retriever::{DocfuseRetriever, RetrieveOptions};
+    let Some(url) = database() else {
+        return;
+    };
+    let url = with_schema(&url, "lib");
+    let t = tempfile::tempdir().unwrap();
+    let (writer, host, docs) = (t.path().join("w"), t.path().join("h"), t.path().join("d"));
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(
+        docs.join("a.md"),
+        "# Zebras\n\nZebras graze on the plains.\n",
+    )
+    .unwrap();
+    std::fs::write(docs.join("b.md"), "# Owls\n\nOwls hunt at night.\n").unwrap();
+    let index = ["index", "--no-embeddings", "--index", &url];
+    ok(&run(
+        t.path(),
+        &writer,
+        &[&index[..], &[docs.to_str().unwrap()]].concat(),
+    ));
+    // this process is a reader of its own (the other tests run their readers as
+    // subprocesses with their own cache folders)
+    std::env::set_var("DOCFUSE_PG_CACHE", &host);
+    std::env::set_var("DOCFUSE_PG_POLL_MS", "200");
+    let r = DocfuseRetriever::open(Path::new(&url)).unwrap();
+    let opts = RetrieveOptions {
+        mode: Mode::Lexical,
+        ..Default::default()
+    };
+    let top = |q: &str| -> Vec<String> {
+        r.search_blocking(q, &opts)
+            .unwrap()
+            .documents
+            .iter()
+            .map(|d| d.source.clone())
+            .collect()
+    };
+    assert_eq!(top("zebras graze"), ["a.md:1-3"]);
+    assert!(top("quokkas").is_empty());
+    // a second open in this process shares the store and the follower
+    let again = DocfuseRetriever::open(Path::new(&url)).unwrap();
+    std::fs::write(
+        docs.join("b.md"),
+        "# Owls\n\nOwls hunt at night.\n\nQuokkas do not.\n",
+    )
+    .unwrap();
+    ok(&run(
+        t.path(),
+        &writer,
+        &["refresh", "--no-embeddings", "--index", &url],
+    ));
+    eventually("the library's retriever serves the refresh", || {
+        top("quokkas") == ["b.md:1-5"]
+    });
+    let seen = again.search_blocking("quokkas", &opts).unwrap();
+    assert_eq!(seen.documents.len(), 1);
+    assert_eq!(seen.documents[0].source, "b.md:1-5");
 }

@@ -7,7 +7,7 @@
 use super::build_run::{run_build, Vectors};
 use crate::embed::Embedder;
 use crate::engine::{BuildOptions, Source};
-use crate::pgstore::{self, PgLocation, Prefetched};
+use crate::pgstore::{self, Followed, PgLocation, Prefetched};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::runtime::Runtime;
@@ -24,18 +24,17 @@ pub fn reader_dir(index: &Path) -> anyhow::Result<PathBuf> {
         return Ok(index.to_path_buf());
     }
     let loc = location(index)?;
-    let cache = sync_or_cached(&loc)?;
-    attach_vectors(&loc, &cache);
-    if cache.written > 0 {
+    let r = open(&loc)?;
+    if r.cache.written > 0 {
         eprintln!(
             "synced generation {} of `{}`: {} document(s) updated in `{}`",
-            cache.generation,
+            r.cache.generation,
             loc.shown,
-            cache.written,
-            cache.index_dir.display()
+            r.cache.written,
+            r.cache.index_dir.display()
         );
     }
-    Ok(cache.index_dir)
+    Ok(r.cache.index_dir)
 }
 
 /// `reader_dir` for `status`: also says on stderr which database, schema, schema version
@@ -45,8 +44,7 @@ pub fn status_dir(index: &Path) -> anyhow::Result<PathBuf> {
         return Ok(index.to_path_buf());
     }
     let loc = location(index)?;
-    let cache = sync_or_cached(&loc)?;
-    attach_vectors(&loc, &cache);
+    let cache = open(&loc)?.cache;
     let (with, pending) = cache.vectors;
     let vectors = match &cache.embedder {
         Some(e) => format!(
@@ -66,15 +64,11 @@ pub fn status_dir(index: &Path) -> anyhow::Result<PathBuf> {
     Ok(cache.index_dir)
 }
 
-/// Default milliseconds between a server's checks of the database's published
-/// generation (`DOCFUSE_PG_POLL_MS` overrides).
-const POLL_MS: u64 = 2_000;
-
 /// The folder a server (`serve`, `mcp`) opens: for a database URL, the synced cache, kept
 /// in step with later publishes by a thread that checks the database every
-/// [`POLL_MS`] ms and syncs when it moved on (the server follows the cache folder's
-/// manifest, so answers switch between requests). While the database cannot be reached
-/// the server answers from the cache it has, and says so once on stderr.
+/// [`pgstore::POLL_MS`] ms and syncs when it moved on (the server follows the cache
+/// folder's manifest, so answers switch between requests). While the database cannot be
+/// reached the server answers from the cache it has, and says so once on stderr.
 pub fn server_dir(index: &Path, watch: bool) -> anyhow::Result<PathBuf> {
     if !is_db(index) {
         return Ok(index.to_path_buf());
@@ -84,78 +78,35 @@ pub fn server_dir(index: &Path, watch: bool) -> anyhow::Result<PathBuf> {
         "`--watch` does not apply to a PostgreSQL index: the server follows the database's publishes by itself\nhint: run the writer (`docfuse refresh --index URL`) where the roots are"
     );
     let loc = location(index)?;
-    let cache = sync_or_cached(&loc)?;
-    let store = attach_vectors(&loc, &cache);
-    let dir = cache.index_dir.clone();
-    let every = std::env::var("DOCFUSE_PG_POLL_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&ms| ms > 0)
-        .unwrap_or(POLL_MS);
-    std::thread::Builder::new()
-        .name("docfuse-pg-follow".into())
-        .spawn(move || follow(&loc, std::time::Duration::from_millis(every), &store))?;
-    Ok(dir)
-}
-
-/// Syncs the reader cache of `loc` every `every`, for as long as the process runs.
-fn follow(loc: &PgLocation, every: std::time::Duration, store: &pgstore::PgVectors) {
-    let mut failing = false;
-    loop {
-        std::thread::sleep(every);
-        match pgstore::sync_reader(loc) {
-            Ok(c) => {
-                // the generation, embedder and counts the vector side answers for
-                store.update(&c);
-                if failing {
-                    eprintln!(
-                        "`{}` is reachable again: following its publishes",
-                        loc.shown
-                    );
-                    failing = false;
-                }
-                if c.written > 0 {
-                    eprintln!(
-                        "now serving generation {} of `{}` ({} document(s) updated)",
-                        c.generation, loc.shown, c.written
-                    );
-                }
-            }
-            Err(e) if !failing => {
-                eprintln!("warning: {e}\nwarning: answering from this host's copy until the database is back");
-                failing = true;
-            }
-            Err(_) => {}
+    let r = open(&loc)?;
+    let shown = loc.shown.clone();
+    pgstore::follow(loc, r.vectors, move |seen| match seen {
+        Followed::Reachable => {
+            eprintln!("`{shown}` is reachable again: following its publishes")
         }
-    }
+        Followed::Serving {
+            generation,
+            written,
+        } => eprintln!(
+            "now serving generation {generation} of `{shown}` ({written} document(s) updated)"
+        ),
+        Followed::Failing(e) => eprintln!(
+            "warning: {e}\nwarning: answering from this host's copy until the database is back"
+        ),
+    })?;
+    Ok(r.cache.index_dir)
 }
 
-/// The reader cache synced to the published generation; when the database cannot be
-/// reached and this host has a copy, that copy, with a warning.
-fn sync_or_cached(loc: &PgLocation) -> anyhow::Result<pgstore::ReaderCache> {
-    match pgstore::sync_reader(loc) {
-        Ok(c) => Ok(c),
-        Err(crate::Error::Database(why)) if why.starts_with("cannot connect") => {
-            let Some(c) = pgstore::cached_reader(loc) else {
-                return Err(crate::Error::Database(why).into());
-            };
-            let first = why.lines().next().unwrap_or_default();
-            eprintln!(
-                "warning: {first}\nwarning: answering from this host's copy of generation {}",
-                c.generation
-            );
-            Ok(c)
-        }
-        Err(e) => Err(e.into()),
+/// [`pgstore::open_reader`], saying on stderr when the answer comes from this host's copy.
+fn open(loc: &PgLocation) -> anyhow::Result<pgstore::OpenedReader> {
+    let r = pgstore::open_reader(loc)?;
+    if let Some(first) = &r.copy {
+        eprintln!(
+            "warning: {first}\nwarning: answering from this host's copy of generation {}",
+            r.cache.generation
+        );
     }
-}
-
-/// Makes the database the vector side of the cache folder in this process (the cache
-/// itself holds no vectors); a store already attached to it takes this sync's state.
-fn attach_vectors(loc: &PgLocation, cache: &pgstore::ReaderCache) -> Arc<pgstore::PgVectors> {
-    let store = Arc::new(pgstore::PgVectors::new(loc.clone(), cache));
-    crate::engine::attach(&cache.index_dir, store.clone());
-    store
+    Ok(r)
 }
 
 fn location(index: &Path) -> anyhow::Result<PgLocation> {

@@ -24,6 +24,7 @@ mod location;
 mod prefetch;
 mod publish;
 mod read;
+mod reader;
 mod schema;
 mod tls;
 
@@ -36,6 +37,7 @@ pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
 pub use prefetch::Prefetched;
 pub use publish::{publish, PublishReport};
 pub use read::{published, roots as root_paths, vectors_of, Published};
+pub use reader::{follow, open_reader, poll_interval, Followed, OpenedReader, POLL_MS};
 pub use schema::{check, migrate, HNSW_EF_CONSTRUCTION, HNSW_M, SCHEMA_VERSION};
 
 use crate::error::{Error, Result};

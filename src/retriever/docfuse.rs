@@ -263,12 +263,40 @@ impl DocfuseRetriever {
         }
     }
 
-    /// Opens the index in `dir` (see [`DocIndex::open`]).
+    /// Opens the index in `dir` (see [`DocIndex::open`]), or — when `dir` is a
+    /// `postgres://…` URL — this host's cache of the database's published generation,
+    /// synced first (this host's copy, with a warning logged, while the database cannot
+    /// be reached), with vector search in the database and a thread that follows later
+    /// publishes (see [`crate::pgstore::open_reader`] and [`crate::pgstore::follow`]).
     ///
     /// # Errors
-    /// [`RetrieveError::Engine`] when there is no index or it is unusable.
+    /// [`RetrieveError::Engine`] when there is no index or it is unusable; for a URL,
+    /// [`crate::Error::Database`] when the database refuses the connection, holds no
+    /// index, or cannot be reached and this host has no copy.
     pub fn open(dir: &Path) -> Result<Self, RetrieveError> {
-        Ok(Self::new(DocIndex::open(dir)?))
+        match dir.to_str().filter(|u| crate::pgstore::is_database_url(u)) {
+            Some(url) => Self::open_database(url),
+            None => Ok(Self::new(DocIndex::open(dir)?)),
+        }
+    }
+
+    /// [`DocfuseRetriever::open`] for a database URL.
+    fn open_database(url: &str) -> Result<Self, RetrieveError> {
+        use crate::pgstore::{follow, open_reader, Followed, PgLocation};
+        let loc = PgLocation::parse(url)?;
+        let r = open_reader(&loc)?;
+        if let Some(first) = &r.copy {
+            tracing::warn!(
+                "{first}; answering from this host's copy of generation {}",
+                r.cache.generation
+            );
+        }
+        let shown = loc.shown.clone();
+        follow(loc, r.vectors, move |seen| match seen {
+            Followed::Failing(e) => tracing::warn!("{e}; answering from this host's copy"),
+            seen => tracing::info!("`{shown}`: {seen:?}"),
+        })?;
+        Ok(Self::new(DocIndex::open(&r.cache.index_dir)?))
     }
 
     /// The index generation served now (a later refresh may publish another).
