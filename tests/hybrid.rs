@@ -72,6 +72,25 @@ fn unchanged_corpus_embeds_nothing_and_an_edit_embeds_only_its_section() {
     std::fs::write(&path, text.replace("exit code is 130", "exit code is 131")).unwrap();
     let edited = index_with(&idx, &docs, minilm().as_ref());
     assert_eq!((edited.embedded, edited.reused), (1, first.chunks - 1));
+
+    // reverted: the generation before, which the folder store keeps, still holds the
+    // old text's vector (IndexStore::vectors), so nothing is embedded
+    std::fs::write(&path, &text).unwrap();
+    let reverted = index_with(&idx, &docs, minilm().as_ref());
+    assert_eq!(reverted.files.changed, 1);
+    assert_eq!((reverted.embedded, reverted.reused), (0, first.chunks));
+    let hits = |dir: &Path| -> Vec<(u64, String)> {
+        open(dir, minilm())
+            .search("exit code 130", &opts(Mode::Vector))
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| (h.ord, format!("{:.6}", h.score)))
+            .collect()
+    };
+    let fresh = d.path().join("fresh");
+    index_with(&fresh, &docs, minilm().as_ref());
+    assert_eq!(hits(&idx), hits(&fresh));
 }
 
 #[test]

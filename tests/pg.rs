@@ -481,14 +481,26 @@ fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
         "nothing published: {}",
         stdout(&o)
     );
-    // the next refresh completes
-    let o = index(&[]);
+    // the next refresh completes. This host's folder published the file before the
+    // database failed, so it finds nothing new in the folder; diffed against the
+    // database (the store), the file is new, and so are its chunks
+    let o = docfuse_env(
+        t.path(),
+        &["refresh", "--no-embeddings", "--json", "--index", &url],
+        &[("DOCFUSE_PG_CACHE", writer.to_str().unwrap())],
+    );
     ok(&o);
     assert!(
         stderr(&o).contains("published generation 2"),
         "{}",
         stderr(&o)
     );
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["files"]["added"], 1, "{r}");
+    assert_eq!(r["chunk_diff"]["added"], 1, "{r}");
+    assert_eq!(r["chunk_diff"]["removed"], 0, "{r}");
+    // the generation reported is the database's
+    assert_eq!(r["generation"], 2, "{r}");
     assert_eq!(
         lexical(t.path(), &t.path().join("reader"), &url, "wombats dig")[0].0,
         "wombat.md"

@@ -3,7 +3,7 @@
 //! (one line, or JSON).
 
 use super::output::{print_json, print_line};
-use crate::engine::{build, BuildOptions, BuildReport, Phase, Source};
+use crate::engine::{build_in, BuildOptions, BuildReport, FolderStore, IndexStore, Phase, Source};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -22,12 +22,22 @@ pub fn run_build(
     source: &Source,
     opts: &BuildOptions,
 ) -> anyhow::Result<BuildReport> {
+    run_build_in(&mut FolderStore::new(index), source, opts)
+}
+
+/// [`run_build`] into any store (a folder, or a database's [`crate::pgstore::PgStore`]).
+pub fn run_build_in(
+    store: &mut dyn IndexStore,
+    source: &Source,
+    opts: &BuildOptions,
+) -> anyhow::Result<BuildReport> {
+    let shown = store.shown();
     let bar = ProgressBar::new(0);
     let mut plain = (!std::io::stderr().is_terminal()).then(PlainProgress::new);
     let mut phase = None;
-    let report = build(index, source, opts, &mut |p| {
+    let report = build_in(store, source, opts, &mut |p| {
         if p.phase == Phase::Waiting {
-            eprintln!("waiting for another docfuse writing `{}`…", index.display());
+            eprintln!("waiting for another docfuse writing `{shown}`…");
             return;
         }
         if let Some(plain) = &mut plain {
@@ -43,8 +53,7 @@ pub fn run_build(
         bar.set_position(p.done);
     });
     bar.finish_and_clear();
-    let report =
-        report.with_context(|| format!("cannot build the index at `{}`", index.display()))?;
+    let report = report.with_context(|| format!("cannot build the index at `{shown}`"))?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }

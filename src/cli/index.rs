@@ -1,7 +1,7 @@
 //! `docfuse index`: build the index (on an existing index: refresh the given roots).
 
 use super::args::IndexArgs;
-use super::build_run::{print_report, run_build, Vectors};
+use super::build_run::{print_report, Vectors};
 use crate::config::{merge_json, Field, IndexConfig};
 use crate::engine::Source;
 use crate::store::Existing;
@@ -61,7 +61,8 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
     let from = a.pack.as_deref().map(super::pack::source_of);
     let with_source = pack.as_ref().zip(from.as_deref());
     let steps = super::pack::PackSteps::new(&a.index, with_source, &a.run.drop_root);
-    let report = super::pack::build_with(&steps, opts, |o| run_build(&a.index, &source, o))?;
+    let report =
+        super::pack::build_with(&steps, opts, |o| super::pg::build(db, &a.index, &source, o))?;
     print_report(&a.index, &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }

@@ -4,13 +4,11 @@
 //! folder (vectors the database holds are not embedded again) and publishes the result
 //! in one transaction.
 
-use super::build_run::{run_build, Vectors};
-use crate::embed::Embedder;
-use crate::engine::{BuildOptions, Source};
-use crate::pgstore::{self, Followed, PgLocation, Prefetched};
+use super::build_run::{run_build, run_build_in, Vectors};
+use crate::engine::{BuildOptions, BuildReport, Source};
+use crate::pgstore::{self, Followed, PgLocation, PgStore};
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use tokio::runtime::Runtime;
 
 /// True when `--index` names a database.
 pub fn is_db(index: &Path) -> bool {
@@ -114,88 +112,55 @@ fn location(index: &Path) -> anyhow::Result<PgLocation> {
     Ok(PgLocation::parse(url)?)
 }
 
-/// A writer's hold on a database: its runtime and connection (which holds the advisory
-/// lock until dropped) and its writer folder.
+/// A writer's hold on a database: the store (its connection holds the advisory lock
+/// until dropped) and what its builds embedded.
 pub struct DbWriter {
-    rt: Runtime,
-    client: tokio_postgres::Client,
-    loc: PgLocation,
-    /// This host's folder index of the database (`<cache>/<key>/writer/index`).
+    store: RefCell<PgStore>,
+    /// This host's folder index of the database (`<cache>/<key>/writer/index`), where
+    /// the generations are staged.
     pub dir: PathBuf,
-    base: PathBuf,
-    /// The database's published row when the writer started.
-    published: Option<pgstore::Published>,
-    /// Every embedder handed out (the seeding build's and the command's), for the counts.
-    prefetched: std::sync::Mutex<Vec<Arc<Prefetched>>>,
-    /// Whether `wrap` reads the database's vectors: only while the writer folder is not
-    /// at the published generation. Once it is, its own generation holds every published
-    /// vector by hash, and reading them all again would cost every refresh the whole
-    /// vector table.
-    fetch: std::cell::Cell<bool>,
+    embedded: Cell<u64>,
 }
 
 impl DbWriter {
-    /// `vectors` with its embedder answering first from the database's vectors of the
-    /// same identity.
+    /// `vectors`, once checked: without a loaded model while the database holds vectors,
+    /// a refresh is refused (every chunk read again would have none, and publishing
+    /// would drop them).
     ///
     /// # Errors
-    /// Without a loaded model while the database holds vectors: publishing would drop
-    /// them (every chunk of a writer folder read again would have none).
+    /// As said.
     pub fn wrap(&self, vectors: Vectors) -> anyhow::Result<Vectors> {
-        let Some(inner) = vectors.embedder else {
-            let held = self
-                .published
-                .as_ref()
-                .is_some_and(|p| p.identity.is_some());
-            anyhow::ensure!(
-                !held,
-                "`{}` holds vectors and this docfuse has no model to keep them ({}): nothing was published\nhint: provision the model on this host (`bash scripts/provision-models`) and run again",
-                self.loc.shown,
-                vectors.unavailable.as_deref().unwrap_or("--no-embeddings was given")
-            );
-            return Ok(vectors);
-        };
-        let identity = inner.identity().clone();
-        let key = identity.key();
-        let held = if self.fetch.get() {
-            self.rt
-                .block_on(pgstore::vectors_of(&self.client, &self.loc, &key))?
-        } else {
-            Default::default()
-        };
-        let p = Arc::new(Prefetched::new(identity, held, Some(inner), false));
-        self.prefetched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(p.clone());
-        Ok(Vectors {
-            embedder: Some(Box::new(Shared(p))),
-            ..vectors
-        })
+        let store = self.store.borrow();
+        let held = store.published_row().is_some_and(|p| p.identity.is_some());
+        anyhow::ensure!(
+            vectors.embedder.is_some() || !held,
+            "`{}` holds vectors and this docfuse has no model to keep them ({}): nothing was published\nhint: provision the model on this host (`bash scripts/provision-models`) and run again",
+            store.location().shown,
+            vectors.unavailable.as_deref().unwrap_or("--no-embeddings was given")
+        );
+        Ok(vectors)
+    }
+
+    /// Builds `source` into the database (staged in [`DbWriter::dir`], published in one
+    /// transaction; vectors the database holds are taken from it by embedding hash).
+    fn build(&self, source: &Source, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
+        let r = run_build_in(&mut *self.store.borrow_mut(), source, opts)?;
+        self.embedded.set(self.embedded.get() + r.embedded);
+        Ok(r)
     }
 }
 
-/// An `Arc<Prefetched>` as a boxed embedder, so its counts can be read after the build.
-struct Shared(Arc<Prefetched>);
-
-impl Embedder for Shared {
-    fn identity(&self) -> &crate::embed::EmbedderIdentity {
-        self.0.identity()
-    }
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<f32>> {
-        self.0.embed(texts)
-    }
-    fn use_cache_dir(&self, dir: &Path) {
-        self.0.use_cache_dir(dir)
-    }
-    fn prepare_cache(&self, dir: &Path) -> crate::Result<bool> {
-        self.0.prepare_cache(dir)
-    }
-    fn used_cache(&self) -> bool {
-        self.0.used_cache()
+/// Runs a build of `source` into the database of `db` when given, else into the folder
+/// `index`.
+pub fn build(
+    db: Option<&DbWriter>,
+    index: &Path,
+    source: &Source,
+    opts: &BuildOptions,
+) -> anyhow::Result<BuildReport> {
+    match db {
+        Some(w) => w.build(source, opts),
+        None => run_build(index, source, opts),
     }
 }
 
@@ -214,8 +179,9 @@ pub fn write_command<A>(
     })
 }
 
-/// Runs a write command on a database index: lock, migrate, bring the writer folder to
-/// the published generation, `run(writer)` (the command on `writer.dir`), publish.
+/// Runs a write command on a database index: open the store (lock, migrate), bring the
+/// writer folder to the published generation, `run(writer)` (the command, whose builds
+/// publish into the database), then say what was published.
 pub fn write(
     index: &Path,
     no_wait: bool,
@@ -223,22 +189,10 @@ pub fn write(
     run: impl FnOnce(&DbWriter) -> anyhow::Result<i32>,
 ) -> anyhow::Result<i32> {
     let loc = location(index)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let mut client = rt.block_on(pgstore::connect(&loc))?;
-    if rt
-        .block_on(pgstore::lock_writer(&client, &loc, true))
-        .is_err()
-    {
-        if no_wait {
-            rt.block_on(pgstore::lock_writer(&client, &loc, true))?;
-        }
-        eprintln!("waiting for another docfuse writing `{}`…", loc.shown);
-        rt.block_on(pgstore::lock_writer(&client, &loc, false))?;
-    }
-    let applied = rt.block_on(pgstore::migrate(&mut client, &loc))?;
-    if !applied.is_empty() {
+    let store = PgStore::open(&loc, no_wait, &mut || {
+        eprintln!("waiting for another docfuse writing `{}`…", loc.shown)
+    })?;
+    if !store.migrated().is_empty() {
         eprintln!(
             "`{}`: schema `{}` migrated to version {}",
             loc.shown,
@@ -246,22 +200,14 @@ pub fn write(
             pgstore::SCHEMA_VERSION
         );
     }
-    let base = pgstore::writer_base(&loc)?;
-    let published = rt.block_on(pgstore::published(&client, &loc))?;
     let w = DbWriter {
-        dir: base.join("index"),
-        base,
-        loc,
-        client,
-        rt,
-        published,
-        prefetched: Default::default(),
-        fetch: std::cell::Cell::new(true),
+        dir: store.staging_dir(),
+        store: RefCell::new(store),
+        embedded: Cell::new(0),
     };
-    let current = seed(&w, drop)?;
-    w.fetch.set(!current);
+    seed(&w, drop)?;
     let code = run(&w)?;
-    publish(&mut { w })?;
+    say_published(&w);
     Ok(code)
 }
 
@@ -291,19 +237,19 @@ impl DropRoots {
 /// host, another writer published since, a schema made again) is built again from the
 /// database's roots as they are on this host, with the database's vectors; with no
 /// published row, a leftover folder is removed. Docs packs unpacked in it are kept.
-/// True when the folder now holds every published vector (or there is none).
-fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<bool> {
-    let Some(p) = &w.published else {
-        wipe_keeping_packs(&w.dir)?;
-        return Ok(true);
+fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
+    let store = w.store.borrow();
+    let Some(p) = store.published_row().cloned() else {
+        store.clear_staging()?;
+        return Ok(());
     };
-    let here = pgstore::synced_generation(&w.base);
-    if here == Some((p.epoch.clone(), p.generation)) && w.dir.join("manifest.json").is_file() {
-        return Ok(true);
+    if store.staging_current() {
+        return Ok(());
     }
-    wipe_keeping_packs(&w.dir)?;
+    store.clear_staging()?;
+    let shown = store.location().shown.clone();
     let mut roots = Vec::new();
-    for r in w.rt.block_on(pgstore::root_paths(&w.client, &w.loc))? {
+    for r in store.roots()? {
         let r = PathBuf::from(r);
         if drop.roots.contains(&r) {
             continue;
@@ -311,21 +257,20 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<bool> {
         if !r.exists() {
             anyhow::ensure!(
                 drop.missing,
-                "root `{}` of `{}` does not exist on this host, so this host cannot write the index\nhint: run the writer where the roots are, or pass `--drop-root {}` (or `--drop-missing-roots`) to drop it from the index",
+                "root `{}` of `{shown}` does not exist on this host, so this host cannot write the index\nhint: run the writer where the roots are, or pass `--drop-root {}` (or `--drop-missing-roots`) to drop it from the index",
                 r.display(),
-                w.loc.shown,
                 r.display()
             );
             continue;
         }
         roots.push(r);
     }
+    std::mem::drop(store);
     if roots.is_empty() {
-        return Ok(false);
+        return Ok(());
     }
     eprintln!(
-        "this host's copy of `{}` is not at generation {}: reading its {} root(s) again",
-        w.loc.shown,
+        "this host's copy of `{shown}` is not at generation {}: reading its {} root(s) again",
         p.generation,
         roots.len()
     );
@@ -340,63 +285,44 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<bool> {
         embedder_unavailable: vectors.unavailable.as_deref(),
         ..Default::default()
     };
-    run_build(&w.dir, &Source::Roots(roots), &opts)?;
-    Ok(true)
+    w.build(&Source::Roots(roots), &opts)?;
+    Ok(())
 }
 
-/// Removes the folder index at `dir` but its `packs/` (the unpacked docs packs that are
-/// its roots).
-fn wipe_keeping_packs(dir: &Path) -> anyhow::Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for e in entries.flatten() {
-        if e.file_name() == "packs" {
-            continue;
-        }
-        let p = e.path();
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            std::fs::remove_dir_all(&p)?;
-        } else {
-            std::fs::remove_file(&p)?;
-        }
+/// Says on stderr what the writer's builds published: a line per publish that wrote
+/// something (or one "nothing new" line), the last one with the vectors taken from the
+/// database and embedded.
+fn say_published(w: &DbWriter) {
+    let store = w.store.borrow();
+    let reports = store.reports();
+    let mut shown: Vec<&pgstore::PublishReport> = reports.iter().filter(|r| !r.skipped).collect();
+    if shown.is_empty() {
+        shown.extend(reports.last());
     }
-    Ok(())
-}
-
-/// Publishes the writer folder's generation and records it as this host's.
-fn publish(w: &mut DbWriter) -> anyhow::Result<()> {
-    let ex = crate::engine::export(&w.dir)?;
-    let writer = format!(
-        "docfuse {} on {}",
-        env!("CARGO_PKG_VERSION"),
-        std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into())
-    );
-    let r =
-        w.rt.block_on(pgstore::publish(&mut w.client, &w.loc, &ex, &writer))?;
-    pgstore::record_synced(&w.base, &r.epoch, r.generation)?;
-    let (found, embedded) = w
-        .prefetched
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .fold((0, 0), |(f, e), p| (f + p.found(), e + p.embedded()));
-    eprintln!(
-        "{} {} in `{}`: documents +{} -{}, {} chunk rows, vectors +{} -{}; {} vector(s) taken from the database, {} embedded",
-        if r.skipped {
-            "nothing new: generation"
-        } else {
-            "published generation"
-        },
-        r.generation,
-        w.loc.shown,
-        r.documents_written,
-        r.documents_deleted,
-        r.chunks_written,
-        r.vectors_written,
-        r.vectors_deleted,
-        found,
-        embedded
-    );
-    Ok(())
+    let last = shown.len().saturating_sub(1);
+    for (i, r) in shown.iter().enumerate() {
+        let counts = match i == last {
+            true => format!(
+                "; {} vector(s) taken from the database, {} embedded",
+                store.vectors_found(),
+                w.embedded.get()
+            ),
+            false => String::new(),
+        };
+        eprintln!(
+            "{} {} in `{}`: documents +{} -{}, {} chunk rows, vectors +{} -{}{counts}",
+            if r.skipped {
+                "nothing new: generation"
+            } else {
+                "published generation"
+            },
+            r.generation,
+            store.location().shown,
+            r.documents_written,
+            r.documents_deleted,
+            r.chunks_written,
+            r.vectors_written,
+            r.vectors_deleted,
+        );
+    }
 }

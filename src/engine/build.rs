@@ -4,8 +4,9 @@
 //! chunks are reused by hash, and nothing is written when nothing changed (but the
 //! folded-model cache, when it is missing).
 
+use super::boundary::{IndexStore, StoreSnapshot};
+use super::folder::FolderStore;
 use super::generation::{link_generation, previous_chunks, write_generation};
-use super::lock;
 use super::options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 use super::plan::{plan, Plan};
 use super::previous::{root_names, Previous};
@@ -43,10 +44,28 @@ pub fn build(
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<BuildReport> {
+    build_in(&mut FolderStore::new(index_dir), source, opts, progress)
+}
+
+/// [`build`] into any store ([`IndexStore`]): the generation is written in the store's
+/// staging folder, diffed against the store's published generation (the report's file
+/// and chunk counts), given the vectors the store holds by embedding hash before any is
+/// embedded, and published by the store; the report's `generation` is the store's.
+///
+/// # Errors
+/// As [`build`]; the store's errors (lock, reads, publish).
+pub fn build_in(
+    store: &mut dyn IndexStore,
+    source: &Source,
+    opts: &BuildOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<BuildReport> {
     let started = Instant::now();
     opts.config.validate()?;
+    let index_dir = store.staging().dir().to_path_buf();
+    let index_dir = index_dir.as_path();
     create_index_dir(index_dir)?;
-    let _lock = lock::acquire(index_dir, !opts.no_wait, &mut |_| {
+    store.lock(!opts.no_wait, &mut || {
         progress(Progress {
             phase: Phase::Waiting,
             done: 0,
@@ -60,7 +79,7 @@ pub fn build(
     if let Some(before) = opts.hooks.before {
         before()?;
     }
-    let report = build_locked(index_dir, source, opts, progress, started)?;
+    let report = build_locked(store, source, opts, progress, started)?;
     if let Some(after) = opts.hooks.after {
         after()?;
     }
@@ -81,19 +100,22 @@ fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path) {
     }
 }
 
-/// [`build`] once the writer lock is held.
+/// [`build_in`] once the writer lock is held.
 fn build_locked(
-    index_dir: &Path,
+    store: &mut dyn IndexStore,
     source: &Source,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
     started: Instant,
 ) -> Result<BuildReport> {
+    let index_dir = store.staging().dir().to_path_buf();
+    let index_dir = index_dir.as_path();
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
     let mut plan = plan(index_dir, source, &prev_roots, previous.as_ref(), opts)?;
     plan.warnings.splice(0..0, notes);
-    let files = diff_files(previous.as_ref(), &plan);
+    let stored = store.snapshot()?;
+    let files = diff_files(stored.as_ref(), previous.as_ref(), &plan);
     let unavailable = opts.embedder_unavailable.map(str::to_string);
     let mut report = BuildReport {
         generation: 0,
@@ -124,11 +146,15 @@ fn build_locked(
     match (decision, previous.as_ref()) {
         (Decision::Unchanged, Some(prev)) | (Decision::MetadataOnly, Some(prev)) => {
             let m = &prev.manifest;
-            report.generation = m.generation;
-            report.skipped = decision == Decision::Unchanged;
-            if decision == Decision::MetadataOnly {
-                report.generation = link_generation(index_dir, &plan, prev, opts, unavailable)?;
-            }
+            let staged = match decision {
+                Decision::MetadataOnly => {
+                    Some(link_generation(index_dir, &plan, prev, opts, unavailable)?)
+                }
+                _ => None,
+            };
+            let published = store.publish(staged)?;
+            report.generation = published.generation;
+            report.skipped = published.unchanged;
             report.chunks = m.collection.chunks;
             report.chunk_diff = ChunkDiff {
                 total: m.collection.chunks,
@@ -144,21 +170,24 @@ fn build_locked(
                 .as_ref()
                 .and_then(|p| previous_chunks(&p.gen_dir))
                 .unwrap_or_default();
+            let stored_chunks = store.chunks()?;
             let warnings = std::mem::take(&mut plan.warnings);
             let old_vectors = older_gen.as_deref().and_then(super::generation::vectors_in);
-            let written = write_generation(
+            let mut lookup = |key: &str, hashes: &[&str]| store.vectors(key, hashes);
+            let (written, staged) = write_generation(
                 index_dir,
                 plan,
                 previous.as_ref(),
                 &old_chunks,
                 old_vectors,
+                &mut lookup,
                 opts,
                 progress,
             )?;
+            report.generation = store.publish(Some(staged))?.generation;
             report.warnings = warnings;
-            report.generation = written.generation;
             report.chunks = written.chunks.len() as u64;
-            report.chunk_diff = diff_chunks(&old_chunks, &written.chunks);
+            report.chunk_diff = diff_chunks(&stored_chunks, &written.chunks);
             report.embedded = written.embedded;
             report.buckets_kept = written.buckets_kept;
             report.buckets_written = written.buckets_written;
@@ -301,44 +330,51 @@ fn same_vectors(m: &Manifest, opts: &BuildOptions) -> bool {
     }
 }
 
-/// Compares the planned documents with the previous generation's snapshot.
-fn diff_files(previous: Option<&Previous>, plan: &Plan) -> FileDiff {
+/// Compares the planned documents with the store's published documents (added,
+/// changed, unchanged, removed: by sha256) and, for the unchanged ones, with the staging
+/// folder's snapshot (touched: another size, mtime or ctime).
+fn diff_files(
+    stored: Option<&StoreSnapshot>,
+    previous: Option<&Previous>,
+    plan: &Plan,
+) -> FileDiff {
     let names = root_names(&plan.spec);
     let mut d = FileDiff {
         scanned: plan.docs.len() as u64,
         ..FileDiff::default()
     };
+    let held: HashMap<(&str, &str), &str> = stored
+        .map(|s| {
+            s.documents
+                .iter()
+                .map(|f| ((f.root.as_str(), f.path.as_str()), f.sha256.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut seen = HashSet::new();
     for doc in &plan.docs {
-        let root = names.get(doc.entry.root).cloned().unwrap_or_default();
-        let old = previous.and_then(|p| p.entry(&root, &doc.entry.rel_path));
-        match old {
+        let root = names.get(doc.entry.root).map_or("", String::as_str);
+        let path = doc.entry.rel_path.as_str();
+        match held.get(&(root, path)) {
             None => d.added += 1,
-            Some(o) if o.sha256 != doc.entry.sha256 => d.changed += 1,
-            Some(o) => {
+            Some(sha) if *sha != doc.entry.sha256 => d.changed += 1,
+            Some(_) => {
                 d.unchanged += 1;
                 // Another ctime (chmod, a copy, a restore) is recorded too: else every later
                 // status and refresh would hash the file again.
-                let ctime_moved = doc.entry.ctime_ns != 0 && o.ctime_ns != doc.entry.ctime_ns;
-                if o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns || ctime_moved {
+                let local = previous.and_then(|p| p.entry(root, path));
+                let moved = local.is_none_or(|o| {
+                    let ctime_moved = doc.entry.ctime_ns != 0 && o.ctime_ns != doc.entry.ctime_ns;
+                    o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns || ctime_moved
+                });
+                if moved {
                     d.touched += 1;
                 }
             }
         }
-        seen.insert((root, doc.entry.rel_path.clone()));
+        seen.insert((root, path));
     }
-    if let Some(p) = previous {
-        let old_names = root_names(&p.manifest.source);
-        d.removed = p
-            .snapshot
-            .files
-            .iter()
-            .filter(|f| {
-                let root = old_names.get(f.root).cloned().unwrap_or_default();
-                !seen.contains(&(root, f.rel_path.clone()))
-            })
-            .count() as u64;
-    }
+    d.removed = held.keys().filter(|k| !seen.contains(*k)).count() as u64;
     d
 }
 

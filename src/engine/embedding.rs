@@ -147,14 +147,24 @@ impl EmbedInput {
     }
 }
 
-/// Gives every input a vector: the previous generation's or the cache's when its
-/// embedding hash is known, else a fresh one, until a limit stops the run (or at once
-/// when there is no embedder). Inputs are embedded longest first (each vector depends on
-/// its own text only).
+/// The store's vectors by embedding hash ([`super::IndexStore::vectors`]): identity key
+/// and hashes in, the vectors it holds for them out (`[dim]` f32 each).
+pub(super) type VectorLookup<'a> =
+    dyn FnMut(&str, &[&str]) -> Result<HashMap<String, Vec<f32>>> + 'a;
+
+/// Gives every input a vector: the previous generation's, the cache's or the store's
+/// (`lookup`, asked once for the hashes the first two lack) when its embedding hash is
+/// known, else a fresh one, until a limit stops the run (or at once when there is no
+/// embedder). Inputs are embedded longest first (each vector depends on its own text
+/// only).
+///
+/// # Errors
+/// The lookup's error; the embedder's; [`Error::Io`] on the resumable cache.
 pub(super) fn embed_all(
     source: VectorSource<'_>,
     inputs: &[EmbedInput],
     previous: Option<&VectorSet>,
+    lookup: &mut VectorLookup<'_>,
     index_dir: &Path,
     limits: EmbedLimits,
     progress: &mut dyn FnMut(Progress),
@@ -185,6 +195,18 @@ pub(super) fn embed_all(
         .unwrap_or_default();
     let cached = read_cache(index_dir, dim);
     for (h, v) in &cached {
+        known.entry(h.as_str()).or_insert(v.as_slice());
+    }
+    let unknown: Vec<&str> = hashes
+        .iter()
+        .filter(|h| known.get(h.as_str()).is_none_or(|v| v.len() != dim))
+        .map(String::as_str)
+        .collect();
+    let stored = match unknown.is_empty() {
+        true => HashMap::new(),
+        false => lookup(&key, &unknown)?,
+    };
+    for (h, v) in &stored {
         known.entry(h.as_str()).or_insert(v.as_slice());
     }
     let mut data = vec![0.0f32; inputs.len() * dim];

@@ -5,7 +5,9 @@
 //! was not published is removed, whatever stopped the write.
 
 use super::carry::{build_all, Carry};
-use super::embedding::{drop_empty_cache, embed_all, EmbedInput, EmbedLimits, VectorSource};
+use super::embedding::{
+    drop_empty_cache, embed_all, EmbedInput, EmbedLimits, VectorLookup, VectorSource,
+};
 use super::hooks::pause_point;
 use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
@@ -31,7 +33,6 @@ pub const CHUNKS_FILE: &str = "chunks.json";
 
 /// What writing a generation produced.
 pub(super) struct Written {
-    pub generation: u64,
     pub chunks: Vec<(String, String)>,
     pub embedded: u64,
     pub reused: u64,
@@ -39,6 +40,27 @@ pub(super) struct Written {
     pub vectors_unavailable: Option<String>,
     pub buckets_kept: u64,
     pub buckets_written: u64,
+}
+
+/// A generation written into an index folder and not yet published: what
+/// [`super::IndexStore::publish`] takes. Dropped unpublished, its folder is removed.
+pub struct Staged {
+    gen: NewGeneration,
+    manifest: Manifest,
+    snapshot: Snapshot,
+    known: HashMap<String, GenerationFile>,
+}
+
+impl Staged {
+    /// The generation number it gets in its folder when published.
+    pub fn generation(&self) -> u64 {
+        self.gen.generation
+    }
+
+    /// The index folder it was written in.
+    pub fn index_dir(&self) -> &Path {
+        &self.gen.index_dir
+    }
 }
 
 /// A generation folder being written: removed on drop unless published.
@@ -78,20 +100,23 @@ impl Drop for NewGeneration {
     }
 }
 
-/// Writes a new generation of `plan` into `index_dir` and publishes it. Buckets of the
-/// previous generation whose documents did not change are carried over (segment and
+/// Writes a new generation of `plan` into `index_dir`, staged for publishing. Buckets of
+/// the previous generation whose documents did not change are carried over (segment and
 /// sources files linked, each chunk's vector found by the hash recorded at its previous
-/// ordinal); the other documents are chunked and indexed.
+/// ordinal); the other documents are chunked and indexed; vectors the previous generation
+/// and the resumable cache lack are asked of the store (`lookup`) before any is embedded.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn write_generation(
     index_dir: &Path,
     mut plan: Plan,
     previous: Option<&Previous>,
     previous_chunks: &[(String, String)],
     older_vectors: Option<(VectorSet, VectorsInfo)>,
+    lookup: &mut VectorLookup<'_>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Written> {
-    let mut gen = NewGeneration::create(index_dir)?;
+) -> Result<(Written, Staged)> {
+    let gen = NewGeneration::create(index_dir)?;
     let lex_dir = gen.dir.join("lexical");
     std::fs::create_dir_all(&lex_dir).map_err(|e| Error::io("create", &lex_dir, e))?;
     let old = previous.and_then(previous_vectors).or(older_vectors);
@@ -257,7 +282,15 @@ pub(super) fn write_generation(
     pause_point("graph");
     let chunks_json = serde_json::to_vec(&out.chunks).unwrap_or_default();
     write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
-    let vectors = write_vectors(index_dir, &gen.dir, &out.inputs, old, opts, progress)?;
+    let vectors = write_vectors(
+        index_dir,
+        &gen.dir,
+        &out.inputs,
+        old,
+        lookup,
+        opts,
+        progress,
+    )?;
     let snapshot = Snapshot {
         files: plan.docs.iter().map(|d| d.entry.clone()).collect(),
     };
@@ -274,9 +307,7 @@ pub(super) fn write_generation(
         },
         ..base_manifest(&plan, opts, &snapshot)
     };
-    publish(&mut gen, manifest, &snapshot, &known)?;
-    Ok(Written {
-        generation: gen.generation,
+    let written = Written {
         chunks: out.chunks,
         embedded: vectors.embedded,
         reused: vectors.reused,
@@ -284,7 +315,14 @@ pub(super) fn write_generation(
         vectors_unavailable: vectors.unavailable,
         buckets_kept: stats.buckets_kept,
         buckets_written: stats.buckets_written,
-    })
+    };
+    let staged = Staged {
+        gen,
+        manifest,
+        snapshot,
+        known,
+    };
+    Ok((written, staged))
 }
 
 /// What the indexing loop gathers, in ordinal order.
@@ -535,8 +573,8 @@ pub(super) fn link_generation(
     previous: &Previous,
     opts: &BuildOptions,
     unavailable: Option<String>,
-) -> Result<u64> {
-    let mut gen = NewGeneration::create(index_dir)?;
+) -> Result<Staged> {
+    let gen = NewGeneration::create(index_dir)?;
     link_tree(&previous.gen_dir, &gen.dir, Path::new(FILES_FILE))?;
     let old = &previous.snapshot.files;
     let aligned = old.len() == plan.docs.len()
@@ -579,8 +617,12 @@ pub(super) fn link_generation(
         .filter(|f| f.path != FILES_FILE)
         .map(|f| (f.path.clone(), f.clone()))
         .collect();
-    publish(&mut gen, manifest, &snapshot, &known)?;
-    Ok(gen.generation)
+    Ok(Staged {
+        gen,
+        manifest,
+        snapshot,
+        known,
+    })
 }
 
 /// The parts of a new manifest that come from the plan and the options.
@@ -624,19 +666,21 @@ fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manif
 
 /// Writes `files.json`, lists the folder's contents into the manifest and publishes it
 /// by replacing `manifest.json`; then removes the resumable cache and old generations.
-fn publish(
-    gen: &mut NewGeneration,
-    mut manifest: Manifest,
-    snapshot: &Snapshot,
-    known: &HashMap<String, GenerationFile>,
-) -> Result<()> {
-    let files_json = serde_json::to_vec(snapshot).unwrap_or_default();
+/// Returns the generation published.
+pub(super) fn publish(staged: Staged) -> Result<u64> {
+    let Staged {
+        mut gen,
+        mut manifest,
+        snapshot,
+        known,
+    } = staged;
+    let files_json = serde_json::to_vec(&snapshot).unwrap_or_default();
     write_atomic(&gen.dir.join(FILES_FILE), &files_json)?;
     let published = crate::store::manifest_generation(&gen.index_dir);
     manifest.generation = gen.generation;
     manifest.generation_dir = gen.name.clone();
     manifest.files_sha256 = crate::hashing::sha256_hex(&files_json);
-    manifest.contents = list_contents(&gen.dir, known)?;
+    manifest.contents = list_contents(&gen.dir, &known)?;
     // Hard links and new names must be on disk before the manifest names the folder.
     for sub in ["lexical", SOURCES_DIR, ""] {
         crate::store::sync_dir(&gen.dir.join(sub));
@@ -650,7 +694,7 @@ fn publish(
     pause_point("published");
     super::embedding::clear_cache(&gen.index_dir);
     remove_old_generations(&gen.index_dir, gen.generation, published);
-    Ok(())
+    Ok(gen.generation)
 }
 
 /// The vector side of a new generation.
@@ -668,6 +712,7 @@ fn write_vectors(
     gen_dir: &Path,
     inputs: &[EmbedInput],
     old: Option<(VectorSet, VectorsInfo)>,
+    lookup: &mut VectorLookup<'_>,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Vectors> {
@@ -696,7 +741,7 @@ fn write_vectors(
         max_seconds: opts.max_seconds,
     };
     let old_set = old.as_ref().map(|(s, _)| s);
-    let mut out = embed_all(source, inputs, old_set, index_dir, limits, progress)?;
+    let mut out = embed_all(source, inputs, old_set, lookup, index_dir, limits, progress)?;
     pause_point("vectors");
     write_ann(&mut out.set, gen_dir, opts.config.hnsw_min_vectors)?;
     out.set.write(gen_dir)?;
@@ -809,7 +854,7 @@ fn next_generation(index_dir: &Path) -> u64 {
     from_manifest.max(from_dirs) + 1
 }
 
-fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
+pub(super) fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
     let Ok(rd) = std::fs::read_dir(index_dir) else {
         return Vec::new();
     };

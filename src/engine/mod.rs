@@ -10,11 +10,13 @@
 //! Must not import: `cli`, `server`, `retriever`. Imports ingest (`discover`, `chunk`,
 //! `projection`), storage (`store`) and indexes (`lexical`, `embed`, `vector`).
 
+mod boundary;
 mod build;
 mod carry;
 mod docread;
 mod embedding;
 mod export;
+mod folder;
 mod freshness;
 mod generation;
 mod graph_view;
@@ -39,10 +41,13 @@ mod source;
 mod status;
 mod verify;
 
-pub use build::build;
+pub use boundary::{IndexStore, Publication, StoreSnapshot, StoredDoc};
+pub use build::{build, build_in};
 pub use embedding::EmbedLimits;
 pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
+pub use folder::FolderStore;
 pub use freshness::{FileState, Freshness};
+pub use generation::Staged;
 pub use graph_view::{
     graph_summary, page_relations, BrokenView, GraphPage, GraphSummary, PageRelations, RelationView,
 };

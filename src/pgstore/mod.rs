@@ -4,10 +4,12 @@
 //! commit point, the manifest's role), and each docfuse keeps a local folder index as
 //! its cache:
 //!
-//! - a **writer** (`index`/`refresh --index postgres://…`) holds an advisory lock, builds
-//!   its local folder index as usual (vectors found in the database by embedding hash are
-//!   never embedded again, [`Prefetched`]), then [`publish`]es the difference in one
-//!   transaction;
+//! - a **writer** (`index`/`refresh --index postgres://…`) opens a [`PgStore`] — the
+//!   database as an [`crate::engine::IndexStore`]: its advisory lock, its documents,
+//!   chunks and vectors by embedding hash (a vector the database holds is never embedded
+//!   again), this host's writer folder to stage generations in — and builds into it with
+//!   [`crate::engine::build_in`], the folder store's pipeline; each build [`publish`]es the
+//!   difference in one transaction;
 //! - a **reader** (`search`, `status`, `serve`, …) brings its local cache — the
 //!   documents' text written under a mirror folder, indexed lexically — to the published
 //!   generation ([`sync_reader`]) and answers from it; its vector side is the database
@@ -21,12 +23,12 @@
 mod cache;
 mod dense;
 mod location;
-mod prefetch;
 mod publish;
 mod read;
 mod reader;
 mod schema;
 mod tls;
+mod writer;
 
 pub use cache::{
     cache_base, cached_reader, record_synced, sync_reader, synced_generation, writer_base,
@@ -34,11 +36,11 @@ pub use cache::{
 };
 pub use dense::{PgVectors, POOL_SIZE};
 pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
-pub use prefetch::Prefetched;
 pub use publish::{publish, PublishReport};
 pub use read::{published, roots as root_paths, vectors_of, Published};
 pub use reader::{follow, open_reader, poll_interval, Followed, OpenedReader, POLL_MS};
 pub use schema::{check, migrate, HNSW_EF_CONSTRUCTION, HNSW_M, SCHEMA_VERSION};
+pub use writer::PgStore;
 
 use crate::error::{Error, Result};
 use tokio_postgres::Client;

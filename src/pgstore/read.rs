@@ -173,3 +173,61 @@ pub(super) async fn vector_counts(
     let (with, without): (i64, i64) = (row.get(0), row.get(1));
     Ok((with.max(0) as u64, without.max(0) as u64))
 }
+
+/// The published documents as `(root, path, sha256)` (without their text).
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub(super) async fn document_hashes(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+) -> Result<Vec<(String, String, String)>> {
+    let rows = client
+        .query(
+            &format!("SELECT root, path, sha256 FROM {}", loc.table("documents")),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the documents", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// The published chunks as `(chunk id, content hash)` in the order of root, path and
+/// place, each id as a folder index names it (with its root's `N:` position prefix when
+/// there are several roots).
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub(super) async fn chunk_hashes(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+) -> Result<Vec<(String, String)>> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT r.position, c.id, c.content_hash, (SELECT count(*) FROM {roots})
+                 FROM {chunks} c JOIN {roots} r ON r.path = c.root
+                 ORDER BY r.position, c.path COLLATE \"C\", c.seq",
+                roots = loc.table("roots"),
+                chunks = loc.table("chunks")
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| db_err(loc, "cannot read the chunks", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let (position, id, hash, roots): (i32, String, String, i64) =
+                (r.get(0), r.get(1), r.get(2), r.get(3));
+            let id = match roots > 1 {
+                true => format!("{position}:{id}"),
+                false => id,
+            };
+            (id, hash)
+        })
+        .collect())
+}

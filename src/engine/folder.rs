@@ -1,0 +1,142 @@
+//! An index folder as an [`IndexStore`]: the manifest is the commit point, the writer
+//! lock a `flock` on `writer.lock` ([`super::lock`]), and the folder is its own staging
+//! area. Its vectors beyond the published generation are those of the older generations
+//! it still keeps (the one published before, any a reader holds): a refresh that reverts
+//! an edit does not embed the old text again.
+
+use super::boundary::{IndexStore, Publication, StoreSnapshot, StoredDoc};
+use super::generation::{generation_dirs, previous_chunks, publish, Staged};
+use super::lock::{self, WriterLock};
+use super::previous::{read_snapshot, root_names};
+use crate::error::{Error, Result};
+use crate::store::{manifest_generation, Existing, Manifest};
+use crate::vector::VectorSet;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// An index folder (`.docfuse/` by default) as a store.
+pub struct FolderStore {
+    dir: PathBuf,
+    lock: Option<WriterLock>,
+}
+
+impl FolderStore {
+    /// The store of the index folder `dir` (nothing is read or locked yet).
+    pub fn new(dir: &Path) -> FolderStore {
+        FolderStore {
+            dir: dir.to_path_buf(),
+            lock: None,
+        }
+    }
+
+    /// The index folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The published manifest, when the folder holds a current one.
+    fn published(&self) -> Result<Option<Manifest>> {
+        Ok(match Existing::load(&self.dir)? {
+            Existing::Current(m) => Some(*m),
+            _ => None,
+        })
+    }
+}
+
+impl IndexStore for FolderStore {
+    fn shown(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn staging(&mut self) -> &mut FolderStore {
+        self
+    }
+
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<()> {
+        if self.lock.is_none() {
+            self.lock = Some(lock::acquire(&self.dir, wait, &mut |_| waiting())?);
+        }
+        Ok(())
+    }
+
+    fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {
+        let Some(m) = self.published()? else {
+            return Ok(None);
+        };
+        // a damaged snapshot is a folder to rebuild: everything counts as new
+        let Ok(snapshot) = read_snapshot(&self.dir, &m) else {
+            return Ok(None);
+        };
+        let names = root_names(&m.source);
+        let documents = snapshot
+            .files
+            .into_iter()
+            .map(|f| StoredDoc {
+                root: names.get(f.root).cloned().unwrap_or_default(),
+                path: f.rel_path,
+                sha256: f.sha256,
+            })
+            .collect();
+        Ok(Some(StoreSnapshot {
+            generation: m.generation,
+            documents,
+        }))
+    }
+
+    fn chunks(&mut self) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .published()?
+            .and_then(|m| previous_chunks(&self.dir.join(&m.generation_dir)))
+            .unwrap_or_default())
+    }
+
+    fn vectors(
+        &mut self,
+        identity_key: &str,
+        hashes: &[&str],
+    ) -> Result<HashMap<String, Vec<f32>>> {
+        let published = manifest_generation(&self.dir).unwrap_or(0);
+        let mut older: Vec<(u64, PathBuf)> = generation_dirs(&self.dir)
+            .into_iter()
+            .filter(|(g, _)| *g < published)
+            .collect();
+        older.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
+        let mut found = HashMap::new();
+        for (_, dir) in older {
+            // a generation being removed, or with vectors of another embedder, has none
+            let Ok(set) = VectorSet::read(&dir) else {
+                continue;
+            };
+            if set.meta.identity_key != identity_key {
+                continue;
+            }
+            let by_hash = set.by_hash();
+            for h in hashes {
+                if let Some(v) = by_hash.get(h).filter(|_| !found.contains_key(*h)) {
+                    found.insert(h.to_string(), v.to_vec());
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
+        let Some(staged) = staged else {
+            return Ok(Publication {
+                generation: manifest_generation(&self.dir).unwrap_or(0),
+                unchanged: true,
+            });
+        };
+        if staged.index_dir() != self.dir {
+            return Err(Error::Config(format!(
+                "internal: a generation staged in `{}` published to `{}`",
+                staged.index_dir().display(),
+                self.dir.display()
+            )));
+        }
+        Ok(Publication {
+            generation: publish(staged)?,
+            unchanged: false,
+        })
+    }
+}

@@ -1,0 +1,234 @@
+//! PostgreSQL as an [`IndexStore`] for a writer: the session advisory lock, the published
+//! row as the commit point, documents, chunks and vectors read from the database, and
+//! this host's writer folder (`<cache>/<key>/writer/index`) as the folder generations
+//! are staged in. A publish publishes the staged generation in the folder first, then
+//! the difference in the database in one transaction ([`super::publish`]); the folder
+//! records the database generation it holds, so the next writer on this host knows
+//! whether its folder is the database's.
+
+use super::{lock_writer, migrate, PgLocation, PublishReport, Published};
+use crate::engine::{FolderStore, IndexStore, Publication, Staged, StoreSnapshot, StoredDoc};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use tokio::runtime::Runtime;
+use tokio_postgres::Client;
+
+/// A database index opened for writing (the writer lock is held until it is dropped).
+pub struct PgStore {
+    rt: Runtime,
+    client: Client,
+    loc: PgLocation,
+    base: PathBuf,
+    folder: FolderStore,
+    published: Option<Published>,
+    migrated: Vec<i32>,
+    reports: Vec<PublishReport>,
+    found: u64,
+}
+
+impl PgStore {
+    /// Connects to `loc`, takes its writer lock (when another writer holds it: fails with
+    /// `no_wait`, else calls `waiting` once and waits), applies the schema's missing
+    /// migrations and reads the published row.
+    ///
+    /// # Errors
+    /// [`Error::Database`]: the connection, the lock (busy with `no_wait`), a migration
+    /// or a read failed; [`Error::Io`] when this host's writer folder cannot be made.
+    pub fn open(loc: &PgLocation, no_wait: bool, waiting: &mut dyn FnMut()) -> Result<PgStore> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Database(format!("cannot start a runtime for PostgreSQL: {e}")))?;
+        let mut client = rt.block_on(super::connect(loc))?;
+        if rt.block_on(lock_writer(&client, loc, true)).is_err() {
+            if no_wait {
+                rt.block_on(lock_writer(&client, loc, true))?;
+            }
+            waiting();
+            rt.block_on(lock_writer(&client, loc, false))?;
+        }
+        let migrated = rt.block_on(migrate(&mut client, loc))?;
+        let base = super::writer_base(loc)?;
+        let published = rt.block_on(super::published(&client, loc))?;
+        Ok(PgStore {
+            folder: FolderStore::new(&base.join("index")),
+            rt,
+            client,
+            loc: loc.clone(),
+            base,
+            published,
+            migrated,
+            reports: Vec::new(),
+            found: 0,
+        })
+    }
+
+    /// This host's writer folder, where generations are staged.
+    pub fn staging_dir(&self) -> PathBuf {
+        self.folder.dir().to_path_buf()
+    }
+
+    /// The database.
+    pub fn location(&self) -> &PgLocation {
+        &self.loc
+    }
+
+    /// The schema versions [`PgStore::open`] applied.
+    pub fn migrated(&self) -> &[i32] {
+        &self.migrated
+    }
+
+    /// The database's published row (as of the last publish of this store, or its
+    /// opening).
+    pub fn published_row(&self) -> Option<&Published> {
+        self.published.as_ref()
+    }
+
+    /// True when the staging folder holds the database's published generation (same
+    /// epoch and generation, recorded by this host's last publish or seed), or the
+    /// database has none.
+    pub fn staging_current(&self) -> bool {
+        let Some(p) = &self.published else {
+            return true;
+        };
+        super::synced_generation(&self.base) == Some((p.epoch.clone(), p.generation))
+            && self.folder.dir().join("manifest.json").is_file()
+    }
+
+    /// Removes the staging folder's index (not its `packs/`, the unpacked docs packs that
+    /// are roots), so the next build reads its roots again.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a file cannot be removed.
+    pub fn clear_staging(&self) -> Result<()> {
+        wipe_keeping_packs(self.folder.dir())
+    }
+
+    /// The database's roots in their order.
+    ///
+    /// # Errors
+    /// [`Error::Database`] on a failed query.
+    pub fn roots(&self) -> Result<Vec<String>> {
+        self.rt.block_on(super::root_paths(&self.client, &self.loc))
+    }
+
+    /// What each publish of this store did in the database, in order.
+    pub fn reports(&self) -> &[PublishReport] {
+        &self.reports
+    }
+
+    /// Vectors the database gave builds of this store by embedding hash (never
+    /// embedded here).
+    pub fn vectors_found(&self) -> u64 {
+        self.found
+    }
+}
+
+impl IndexStore for PgStore {
+    fn shown(&self) -> String {
+        self.loc.shown.clone()
+    }
+
+    fn staging(&mut self) -> &mut FolderStore {
+        &mut self.folder
+    }
+
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<()> {
+        // the database's lock is held since `open`; the folder's keeps a writer that
+        // works on the folder directly off it
+        self.folder.lock(wait, waiting)
+    }
+
+    fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {
+        let Some(p) = &self.published else {
+            return Ok(None);
+        };
+        let generation = p.generation.max(0) as u64;
+        let docs = self
+            .rt
+            .block_on(super::read::document_hashes(&self.client, &self.loc))?;
+        Ok(Some(StoreSnapshot {
+            generation,
+            documents: docs
+                .into_iter()
+                .map(|(root, path, sha256)| StoredDoc { root, path, sha256 })
+                .collect(),
+        }))
+    }
+
+    fn chunks(&mut self) -> Result<Vec<(String, String)>> {
+        if self.published.is_none() {
+            return Ok(Vec::new());
+        }
+        self.rt
+            .block_on(super::read::chunk_hashes(&self.client, &self.loc))
+    }
+
+    fn vectors(
+        &mut self,
+        identity_key: &str,
+        hashes: &[&str],
+    ) -> Result<HashMap<String, Vec<f32>>> {
+        let mut found = self.folder.vectors(identity_key, hashes)?;
+        let rest: Vec<String> = hashes
+            .iter()
+            .filter(|h| !found.contains_key(**h))
+            .map(|h| h.to_string())
+            .collect();
+        if rest.is_empty() || self.published.is_none() {
+            return Ok(found);
+        }
+        let held = self.rt.block_on(super::read::vectors(
+            &self.client,
+            &self.loc,
+            identity_key,
+            Some(&rest),
+        ))?;
+        self.found += held.len() as u64;
+        found.extend(held);
+        Ok(found)
+    }
+
+    fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
+        self.folder.publish(staged)?;
+        let ex = crate::engine::export(self.folder.dir())?;
+        let writer = format!(
+            "docfuse {} on {}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into())
+        );
+        let r = self
+            .rt
+            .block_on(super::publish(&mut self.client, &self.loc, &ex, &writer))?;
+        super::record_synced(&self.base, &r.epoch, r.generation)?;
+        self.published = self
+            .rt
+            .block_on(super::published(&self.client, &self.loc))?;
+        let publication = Publication {
+            generation: r.generation.max(0) as u64,
+            unchanged: r.skipped,
+        };
+        self.reports.push(r);
+        Ok(publication)
+    }
+}
+
+/// Removes the folder index at `dir` but its `packs/`.
+fn wipe_keeping_packs(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        if e.file_name() == "packs" {
+            continue;
+        }
+        let p = e.path();
+        let gone = match e.file_type().is_ok_and(|t| t.is_dir()) {
+            true => std::fs::remove_dir_all(&p),
+            false => std::fs::remove_file(&p),
+        };
+        gone.map_err(|e| Error::io("remove", &p, e))?;
+    }
+    Ok(())
+}
