@@ -21,6 +21,16 @@ fn with_schema(url: &str, name: &str) -> String {
     format!("{url}{sep}schema={name}_{}_{nanos}", std::process::id())
 }
 
+/// The test database with a schema of its own (`name_…`), a temporary folder and a copy
+/// of the sample docs in it (`docs/`); `None` without a test database.
+fn fixture(name: &str) -> Option<(String, tempfile::TempDir, std::path::PathBuf)> {
+    let url = with_schema(&database()?, name);
+    let t = tempfile::tempdir().unwrap();
+    let docs = t.path().join("docs");
+    copy_tree(&sample_docs(), &docs);
+    Some((url, t, docs))
+}
+
 fn run(cwd: &Path, cache: &Path, args: &[&str]) -> std::process::Output {
     docfuse_env(cwd, args, &[("DOCFUSE_PG_CACHE", cache.to_str().unwrap())])
 }
@@ -58,13 +68,9 @@ fn lexical(cwd: &Path, cache: &Path, url: &str, q: &str) -> Vec<(String, u64, St
 
 #[test]
 fn index_search_refresh_and_a_second_host_on_postgres() {
-    let Some(url) = database() else {
+    let Some((url, t, docs)) = fixture("life") else {
         return;
     };
-    let url = with_schema(&url, "life");
-    let t = tempfile::tempdir().unwrap();
-    let docs = t.path().join("docs");
-    copy_tree(&sample_docs(), &docs);
     let host_a = t.path().join("host-a");
     let host_b = t.path().join("host-b");
     let folder = t.path().join("folder");
@@ -408,13 +414,9 @@ fn a_server_follows_a_publish_that_only_fills_in_vectors() {
 
 #[test]
 fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
-    let Some(url) = database() else {
+    let Some((url, t, docs)) = fixture("drop") else {
         return;
     };
-    let url = with_schema(&url, "drop");
-    let t = tempfile::tempdir().unwrap();
-    let docs = t.path().join("docs");
-    copy_tree(&sample_docs(), &docs);
     let writer = t.path().join("writer");
     let index = |extra: &[(&str, &str)]| {
         docfuse_env(
@@ -462,28 +464,39 @@ fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
     let err = stderr(&o);
     assert!(err.contains("cannot commit the publish"), "{err}");
     assert!(!err.contains("published generation"), "{err}");
-    let o = run(
-        t.path(),
-        &t.path().join("reader"),
-        &[
-            "search",
-            "--index",
-            &url,
-            "--json",
-            "--mode",
-            "lexical",
-            "wombats dig",
-        ],
+    let wombats = || {
+        let o = run(
+            t.path(),
+            &t.path().join("reader"),
+            &[
+                "search",
+                "--index",
+                &url,
+                "--json",
+                "--mode",
+                "lexical",
+                "wombats dig",
+            ],
+        );
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = wombats();
+    assert_eq!(code, Some(1), "nothing published: {out}");
+    // the file goes away again before the next refresh: this host's folder took it
+    // before the database failed, but the database never did, and must not now
+    std::fs::remove_file(docs.join("wombat.md")).unwrap();
+    let o = index(&[]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("nothing new: generation 1"),
+        "{}",
+        stderr(&o)
     );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "nothing published: {}",
-        stdout(&o)
-    );
-    // the next refresh completes. This host's folder published the file before the
-    // database failed, so it finds nothing new in the folder; diffed against the
-    // database (the store), the file is new, and so are its chunks
+    let (code, out) = wombats();
+    assert_eq!(code, Some(1), "{out}");
+    std::fs::write(docs.join("wombat.md"), "# Wombat burrows\n\nWombats dig.\n").unwrap();
+    // the next refresh completes. Diffed against the database (the store), the file is
+    // new, and so are its chunks
     let o = docfuse_env(
         t.path(),
         &["refresh", "--no-embeddings", "--json", "--index", &url],
@@ -509,13 +522,9 @@ fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
 
 #[test]
 fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
-    let Some(url) = database() else {
+    let Some((url, t, docs)) = fixture("serve") else {
         return;
     };
-    let url = with_schema(&url, "serve");
-    let t = tempfile::tempdir().unwrap();
-    let docs = t.path().join("docs");
-    copy_tree(&sample_docs(), &docs);
     let writer = t.path().join("writer");
     ok(&run(
         t.path(),
@@ -986,14 +995,110 @@ fn refreshing_or_dropping_root_a_never_touches_root_b() {
         "the edited document of root A was not rewritten"
     );
 
-    ok(&run(
+    // another host, whose copy is behind and where root A does not exist, drops it:
+    // one publish, and the report counts A's documents and chunks removed, B's
+    // unchanged (the ids of B lose their root position prefix but are the same chunks)
+    let moved = t.path().join("a-elsewhere");
+    std::fs::rename(&a, &moved).unwrap();
+    let o = run(
         t.path(),
-        &host,
-        &["refresh", "--index", &url, "--drop-root", a_s],
-    ));
+        &t.path().join("other-host"),
+        &["refresh", "--index", &url, "--drop-root", a_s, "--json"],
+    );
+    ok(&o);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let docs_of_b = of_b(&before).len() as u64;
+    assert_eq!(r["files"]["removed"], docs_of_b, "{r}");
+    assert_eq!(r["files"]["unchanged"], docs_of_b, "{r}");
+    assert_eq!(r["chunk_diff"]["added"], 0, "{r}");
+    assert_eq!(r["chunk_diff"]["changed"], 0, "{r}");
+    let total = r["chunk_diff"]["total"].as_u64().unwrap();
+    assert_eq!(r["chunk_diff"]["unchanged"], total, "{r}");
+    assert!(r["chunk_diff"]["removed"].as_u64().unwrap() >= total, "{r}");
+    assert_eq!(r["skipped"], false, "{r}");
+    assert_eq!(r["generation"], 4, "{r}");
     let dropped = row_versions(&url);
     assert!(dropped.keys().all(|(r, _)| *r != a_root));
     assert_eq!(of_b(&dropped), of_b(&before));
+}
+
+#[test]
+fn a_writer_behind_the_database_reports_against_it_within_its_limits() {
+    let Some((url, t, docs)) = fixture("behind") else {
+        return;
+    };
+    let (host_a, host_b) = (t.path().join("a"), t.path().join("b"));
+    ok(&run(
+        t.path(),
+        &host_a,
+        &["index", "--index", &url, docs.to_str().unwrap()],
+    ));
+    let cfg = docs.join("guide/configuration.md");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}\nWombats prefer a quiet burrow.\n")).unwrap();
+    // host B has no copy: it reads the roots again, takes every unchanged vector from the
+    // database, and embeds nothing past its limit
+    let refresh = |extra: &[&str]| {
+        let o = run(
+            t.path(),
+            &host_b,
+            &[&["refresh", "--index", &url, "--json"], extra].concat(),
+        );
+        ok(&o);
+        let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (r, stderr(&o))
+    };
+    let (r, err) = refresh(&["--max-chunks", "0"]);
+    assert_eq!(r["files"]["changed"], 1, "{r}");
+    assert_eq!(
+        r["files"]["unchanged"],
+        r["files"]["scanned"].as_u64().unwrap() - 1,
+        "{r}"
+    );
+    assert_eq!(r["chunk_diff"]["changed"], 1, "{r}");
+    assert_eq!(
+        (r["embedded"].as_u64(), r["pending"].as_u64()),
+        (Some(0), Some(1)),
+        "{r}"
+    );
+    assert_eq!(
+        (r["skipped"].as_bool(), r["generation"].as_u64()),
+        (Some(false), Some(2)),
+        "{r}"
+    );
+    let total = r["chunks"].as_u64().unwrap();
+    assert!(
+        err.contains(&format!(
+            "{} vector(s) taken from the database, 0 embedded",
+            total - 1
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("published generation").count(), 1, "{err}");
+    // its next refresh embeds the one left
+    let (r, _) = refresh(&[]);
+    assert_eq!(r["files"]["changed"], 0, "{r}");
+    assert_eq!(
+        (r["embedded"].as_u64(), r["pending"].as_u64()),
+        (Some(1), Some(0)),
+        "{r}"
+    );
+    assert_eq!(r["generation"], 3, "{r}");
+    // and host A, behind now, finds nothing new and embeds nothing
+    let o = run(t.path(), &host_a, &["refresh", "--index", &url, "--json"]);
+    ok(&o);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (r["skipped"].as_bool(), r["embedded"].as_u64()),
+        (Some(true), Some(0)),
+        "{r}"
+    );
+    assert_eq!(r["chunk_diff"]["unchanged"], total, "{r}");
+    assert!(
+        stderr(&o).contains("nothing new: generation 3"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Runs `statements` on the database of `url`.

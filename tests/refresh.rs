@@ -1207,3 +1207,55 @@ fn watch_refreshes_after_an_edit_and_does_not_loop_on_its_own_reads() {
         lines.len()
     );
 }
+
+/// The folder store answers the storage interface from its published generation: every
+/// document by root, path and sha256, every chunk by root and id (without a two-root
+/// index's position prefix), nothing before the first build.
+#[test]
+fn a_folder_store_reports_its_published_snapshot_and_chunks() {
+    use docfuse::engine::{FolderStore, IndexStore};
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    copy_tree(&sample_docs(), &a);
+    copy_tree(&sample_docs(), &b);
+    let idx = d.path().join("idx");
+    let mut store = FolderStore::new(&idx);
+    assert!(store.snapshot().unwrap().is_none());
+    assert!(store.chunks().unwrap().is_empty());
+    let opts = BuildOptions {
+        embeddings: false,
+        ..BuildOptions::default()
+    };
+    let r = build(
+        &idx,
+        &Source::Roots(vec![a.clone(), b.clone()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let snap = store.snapshot().unwrap().unwrap();
+    assert_eq!(snap.generation, r.generation);
+    assert_eq!(snap.documents.len() as u64, r.documents);
+    let cfg = snap
+        .documents
+        .iter()
+        .find(|f| f.path == "guide/configuration.md" && f.root.ends_with("/b"))
+        .unwrap();
+    let bytes = std::fs::read(b.join("guide/configuration.md")).unwrap();
+    assert_eq!(cfg.sha256, docfuse::hashing::sha256_hex(&bytes));
+    let chunks = store.chunks().unwrap();
+    assert_eq!(chunks.len() as u64, r.chunks);
+    // the same chunk ids under each root, none with a position prefix
+    let ids = |root: &str| -> BTreeSet<String> {
+        chunks
+            .iter()
+            .filter(|(r, _, _)| r.ends_with(root))
+            .map(|(_, id, _)| id.clone())
+            .collect()
+    };
+    assert_eq!(ids("/a"), ids("/b"));
+    assert!(ids("/a")
+        .iter()
+        .all(|id| !id.starts_with("0:") && !id.starts_with("1:")));
+    assert_eq!(ids("/a").len() * 2, chunks.len());
+}

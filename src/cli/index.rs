@@ -57,13 +57,14 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
         None => vectors,
     };
     let mut opts = a.run.build_options(config, overrides, &vectors);
-    opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
+    opts.drop_roots =
+        super::pg::still_to_drop(db, super::pack::drop_roots(&a.index, &a.run.drop_root));
     let from = a.pack.as_deref().map(super::pack::source_of);
     let with_source = pack.as_ref().zip(from.as_deref());
     let steps = super::pack::PackSteps::new(&a.index, with_source, &a.run.drop_root);
     let report =
         super::pack::build_with(&steps, opts, |o| super::pg::build(db, &a.index, &source, o))?;
-    print_report(&a.index, &report, &vectors, a.json)?;
+    print_report(&super::pg::shown(db, &a.index), &report, &vectors, a.json)?;
     Ok(super::EXIT_OK)
 }
 

@@ -1,11 +1,13 @@
 //! `--index postgres://…` for every command: a reader answers from this host's cache
-//! folder, synced to the database's published generation first; a writer (`index`,
-//! `refresh`) takes the database's writer lock, runs the command on this host's writer
-//! folder (vectors the database holds are not embedded again) and publishes the result
-//! in one transaction.
+//! folder, synced to the database's published generation first ([`pgstore::open_reader`];
+//! servers also follow later publishes, [`pgstore::follow`]); a writer (`index`,
+//! `refresh`) opens the database as a [`PgStore`] (its writer lock held for the command),
+//! brings this host's writer folder to the published generation when it is not there (a
+//! seed that publishes into the folder only and embeds nothing), then runs the command,
+//! whose build publishes into the database in one transaction.
 
 use super::build_run::{run_build, run_build_in, Vectors};
-use crate::engine::{BuildOptions, BuildReport, Source};
+use crate::engine::{BuildOptions, BuildReport, IndexStore, Source};
 use crate::pgstore::{self, Followed, PgLocation, PgStore};
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -120,6 +122,8 @@ pub struct DbWriter {
     /// the generations are staged.
     pub dir: PathBuf,
     embedded: Cell<u64>,
+    /// Roots the seed left out because the command drops them (`--drop-root`).
+    left_out: RefCell<Vec<PathBuf>>,
 }
 
 impl DbWriter {
@@ -148,6 +152,27 @@ impl DbWriter {
         self.embedded.set(self.embedded.get() + r.embedded);
         Ok(r)
     }
+}
+
+/// What a write command's summary names: the database's URL (password redacted) when
+/// `db` is given, else the folder `index`.
+pub fn shown(db: Option<&DbWriter>, index: &Path) -> PathBuf {
+    match db {
+        Some(w) => PathBuf::from(&w.store.borrow().location().shown),
+        None => index.to_path_buf(),
+    }
+}
+
+/// `drop` (the roots a write command drops) without those the seed of `db` already left
+/// out: the writer folder no longer has them, and the command's publish drops them from
+/// the database.
+pub fn still_to_drop(db: Option<&DbWriter>, mut drop: Vec<PathBuf>) -> Vec<PathBuf> {
+    if let Some(w) = db {
+        let gone = w.left_out.borrow();
+        let abs = |r: &PathBuf| std::path::absolute(r).unwrap_or_else(|_| r.clone());
+        drop.retain(|r| !gone.contains(&abs(r)));
+    }
+    drop
 }
 
 /// Runs a build of `source` into the database of `db` when given, else into the folder
@@ -201,9 +226,10 @@ pub fn write(
         );
     }
     let w = DbWriter {
-        dir: store.staging_dir(),
+        dir: store.staging_dir().to_path_buf(),
         store: RefCell::new(store),
         embedded: Cell::new(0),
+        left_out: RefCell::new(Vec::new()),
     };
     seed(&w, drop)?;
     let code = run(&w)?;
@@ -239,6 +265,7 @@ impl DropRoots {
 /// published row, a leftover folder is removed. Docs packs unpacked in it are kept.
 fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
     let store = w.store.borrow();
+    let mut left_out = w.left_out.borrow_mut();
     let Some(p) = store.published_row().cloned() else {
         store.clear_staging()?;
         return Ok(());
@@ -252,6 +279,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
     for r in store.roots()? {
         let r = PathBuf::from(r);
         if drop.roots.contains(&r) {
+            left_out.push(r);
             continue;
         }
         if !r.exists() {
@@ -265,7 +293,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
         }
         roots.push(r);
     }
-    std::mem::drop(store);
+    std::mem::drop((store, left_out));
     if roots.is_empty() {
         return Ok(());
     }
@@ -277,15 +305,23 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
     let overrides = p.manifest["config_overrides"].clone();
     let wanted = p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true);
     let vectors = w.wrap(Vectors::load(wanted || p.identity.is_some()))?;
+    // the seed embeds nothing: vectors the database or the resumable cache lack wait
+    // as pending for the command's build, which embeds them within its limits and
+    // publishes once
     let opts = BuildOptions {
         config: crate::config::IndexConfig::with_overrides(&overrides)?,
         config_overrides: overrides,
         embeddings: vectors.wanted,
         embedder: vectors.embedder.as_deref(),
         embedder_unavailable: vectors.unavailable.as_deref(),
+        max_chunks: Some(0),
         ..Default::default()
     };
-    w.build(&Source::Roots(roots), &opts)?;
+    run_build_in(
+        &mut w.store.borrow_mut().seeding(),
+        &Source::Roots(roots),
+        &opts,
+    )?;
     Ok(())
 }
 

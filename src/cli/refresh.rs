@@ -35,12 +35,13 @@ fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i3
     let source = rec.source_for(&a.roots);
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let mut opts = a.run.build_options(config, rec.overrides.clone(), &vectors);
-    opts.drop_roots = super::pack::drop_roots(&a.index, &a.run.drop_root);
+    opts.drop_roots =
+        super::pg::still_to_drop(db, super::pack::drop_roots(&a.index, &a.run.drop_root));
     let steps = super::pack::PackSteps::new(&a.index, None, &a.run.drop_root);
     let report = super::pack::build_with(&steps, opts.clone(), |o| {
         super::pg::build(db, &a.index, &source, o)
     })?;
-    print_report(&a.index, &report, &vectors, a.json)?;
+    print_report(&super::pg::shown(db, &a.index), &report, &vectors, a.json)?;
     if a.watch {
         // The roots as this refresh left them: a dropped root is neither watched nor
         // dropped again.

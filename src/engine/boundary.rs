@@ -10,10 +10,10 @@
 //! lexical index, the sources and the vectors are written there first, then the store
 //! publishes it ([`IndexStore::publish`]).
 
-use super::folder::FolderStore;
 use super::generation::Staged;
 use crate::error::Result;
 use std::collections::HashMap;
+use std::path::Path;
 
 /// A document of a store's published generation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,13 @@ pub struct StoredDoc {
     /// sha256 of its bytes as read.
     pub sha256: String,
 }
+
+/// A chunk of a store's published generation: `(root, chunk id within its root, content
+/// hash)`.
+pub type StoredChunk = (String, String, String);
+
+/// The writer lock a store gave one build (released on drop).
+pub type StoreLock = Box<dyn std::any::Any>;
 
 /// A store's published generation, as a build diffs against it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,20 +57,26 @@ pub trait IndexStore {
     /// The store for messages: a folder path, or a URL with the password redacted.
     fn shown(&self) -> String;
 
-    /// The folder store the generations are written in (for a folder store, itself); a
+    /// The index folder the generations are written in (for a folder store, itself); a
     /// build plans against its published generation (carry-over of unchanged documents,
-    /// lexical buckets and vectors), so a store other than a folder brings it to its own
-    /// published generation before a build starts.
-    fn staging(&mut self) -> &mut FolderStore;
+    /// lexical buckets and vectors) and decides from it what to write, so a store other
+    /// than a folder keeps it at its own published generation.
+    fn staging_dir(&self) -> &Path;
 
-    /// Takes the writer lock (held until the store is dropped; taking it again is a
-    /// no-op). When another writer holds it: with `wait`, calls `waiting` once and
-    /// blocks; else fails.
+    /// True when the staging folder holds the store's published generation (a folder
+    /// store: always); else a build reports what changed against [`IndexStore::snapshot`]
+    /// and [`IndexStore::chunks`] (the staging folder's own generation only decides what
+    /// to write).
+    fn staging_is_published(&self) -> bool;
+
+    /// Takes the writer lock for one build: held until the returned guard is dropped.
+    /// When another writer holds it: with `wait`, calls `waiting` once and blocks; else
+    /// fails.
     ///
     /// # Errors
     /// [`crate::Error::Locked`] / [`crate::Error::Database`] when busy and not waiting;
     /// the lock cannot be taken.
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<()>;
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock>;
 
     /// The published generation's documents; `None` before the first publish.
     ///
@@ -71,12 +84,13 @@ pub trait IndexStore {
     /// The store cannot be read.
     fn snapshot(&mut self) -> Result<Option<StoreSnapshot>>;
 
-    /// The published generation's chunks as `(chunk id, content hash)`, in ordinal order
-    /// (a store that has none of its own: its order); empty before the first publish.
+    /// The published generation's chunks as `(root, chunk id within its root, content
+    /// hash)` (the id without a multi-root index's `N:` position prefix, which shifts
+    /// when a root is dropped), in ordinal order; empty before the first publish.
     ///
     /// # Errors
     /// The store cannot be read.
-    fn chunks(&mut self) -> Result<Vec<(String, String)>>;
+    fn chunks(&mut self) -> Result<Vec<StoredChunk>>;
 
     /// The vectors the store holds for `hashes` (embedding hashes,
     /// sha256(identity, input)) of embedder `identity_key`, beyond the staging folder's

@@ -4,8 +4,8 @@
 //! chunks are reused by hash, and nothing is written when nothing changed (but the
 //! folded-model cache, when it is missing).
 
-use super::boundary::{IndexStore, StoreSnapshot};
-use super::folder::FolderStore;
+use super::boundary::{IndexStore, StoreSnapshot, StoredChunk};
+use super::folder::{rooted_chunks, FolderStore};
 use super::generation::{link_generation, previous_chunks, write_generation};
 use super::options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 use super::plan::{plan, Plan};
@@ -62,10 +62,10 @@ pub fn build_in(
 ) -> Result<BuildReport> {
     let started = Instant::now();
     opts.config.validate()?;
-    let index_dir = store.staging().dir().to_path_buf();
+    let index_dir = store.staging_dir().to_path_buf();
     let index_dir = index_dir.as_path();
     create_index_dir(index_dir)?;
-    store.lock(!opts.no_wait, &mut || {
+    let _lock = store.lock(!opts.no_wait, &mut || {
         progress(Progress {
             phase: Phase::Waiting,
             done: 0,
@@ -108,14 +108,20 @@ fn build_locked(
     progress: &mut dyn FnMut(Progress),
     started: Instant,
 ) -> Result<BuildReport> {
-    let index_dir = store.staging().dir().to_path_buf();
+    let index_dir = store.staging_dir().to_path_buf();
     let index_dir = index_dir.as_path();
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
     let mut plan = plan(index_dir, source, &prev_roots, previous.as_ref(), opts)?;
     plan.warnings.splice(0..0, notes);
-    let stored = store.snapshot()?;
-    let files = diff_files(stored.as_ref(), previous.as_ref(), &plan);
+    // what to write is decided against the staging folder (what a new generation is
+    // made from); what changed is reported against the store
+    let local = diff_files(previous.as_ref(), &plan);
+    let in_step = store.staging_is_published();
+    let files = match in_step {
+        true => local,
+        false => diff_stored(store.snapshot()?.as_ref(), &plan, local.touched),
+    };
     let unavailable = opts.embedder_unavailable.map(str::to_string);
     let mut report = BuildReport {
         generation: 0,
@@ -140,12 +146,27 @@ fn build_locked(
         buckets_written: 0,
     };
     let decision = match previous.as_ref() {
-        Some(prev) if !opts.force => decide(prev, &plan, &files, opts),
+        Some(prev) if !opts.force => decide(prev, &plan, &local, opts),
         _ => Decision::Write,
     };
     match (decision, previous.as_ref()) {
         (Decision::Unchanged, Some(prev)) | (Decision::MetadataOnly, Some(prev)) => {
             let m = &prev.manifest;
+            // against the store before it publishes (the folder's chunks are the same)
+            report.chunk_diff = match in_step {
+                true => ChunkDiff {
+                    total: m.collection.chunks,
+                    unchanged: m.collection.chunks,
+                    ..ChunkDiff::default()
+                },
+                // the store holds another generation than the staging folder (a publish
+                // that failed after the folder's, a folder made again from the roots)
+                false => {
+                    let here = previous_chunks(&prev.gen_dir).unwrap_or_default();
+                    let here = rooted_chunks(here, &root_names(&plan.spec));
+                    diff_chunks(&store.chunks()?, &here)
+                }
+            };
             let staged = match decision {
                 Decision::MetadataOnly => {
                     Some(link_generation(index_dir, &plan, prev, opts, unavailable)?)
@@ -156,11 +177,6 @@ fn build_locked(
             report.generation = published.generation;
             report.skipped = published.unchanged;
             report.chunks = m.collection.chunks;
-            report.chunk_diff = ChunkDiff {
-                total: m.collection.chunks,
-                unchanged: m.collection.chunks,
-                ..ChunkDiff::default()
-            };
             report.reused = m.vectors.as_ref().map_or(0, |v| v.embedded);
             report.pending = m.vectors.as_ref().map_or(0, |v| v.pending);
             report.vectors_unavailable = m.embeddings.unavailable.clone();
@@ -170,7 +186,14 @@ fn build_locked(
                 .as_ref()
                 .and_then(|p| previous_chunks(&p.gen_dir))
                 .unwrap_or_default();
-            let stored_chunks = store.chunks()?;
+            let stored_chunks = match (in_step, previous.as_ref()) {
+                (true, Some(p)) => {
+                    rooted_chunks(old_chunks.clone(), &root_names(&p.manifest.source))
+                }
+                (true, None) => Vec::new(),
+                (false, _) => store.chunks()?,
+            };
+            let new_roots = root_names(&plan.spec);
             let warnings = std::mem::take(&mut plan.warnings);
             let old_vectors = older_gen.as_deref().and_then(super::generation::vectors_in);
             let mut lookup = |key: &str, hashes: &[&str]| store.vectors(key, hashes);
@@ -186,8 +209,10 @@ fn build_locked(
             )?;
             report.generation = store.publish(Some(staged))?.generation;
             report.warnings = warnings;
-            report.chunks = written.chunks.len() as u64;
-            report.chunk_diff = diff_chunks(&stored_chunks, &written.chunks);
+            let chunks = written.chunks.len() as u64;
+            let written_chunks = rooted_chunks(written.chunks, &new_roots);
+            report.chunk_diff = diff_chunks(&stored_chunks, &written_chunks);
+            report.chunks = chunks;
             report.embedded = written.embedded;
             report.buckets_kept = written.buckets_kept;
             report.buckets_written = written.buckets_written;
@@ -330,17 +355,55 @@ fn same_vectors(m: &Manifest, opts: &BuildOptions) -> bool {
     }
 }
 
-/// Compares the planned documents with the store's published documents (added,
-/// changed, unchanged, removed: by sha256) and, for the unchanged ones, with the staging
-/// folder's snapshot (touched: another size, mtime or ctime).
-fn diff_files(
-    stored: Option<&StoreSnapshot>,
-    previous: Option<&Previous>,
-    plan: &Plan,
-) -> FileDiff {
+/// Compares the planned documents with the staging folder's published snapshot.
+fn diff_files(previous: Option<&Previous>, plan: &Plan) -> FileDiff {
     let names = root_names(&plan.spec);
     let mut d = FileDiff {
         scanned: plan.docs.len() as u64,
+        ..FileDiff::default()
+    };
+    let mut seen = HashSet::new();
+    for doc in &plan.docs {
+        let root = names.get(doc.entry.root).cloned().unwrap_or_default();
+        let old = previous.and_then(|p| p.entry(&root, &doc.entry.rel_path));
+        match old {
+            None => d.added += 1,
+            Some(o) if o.sha256 != doc.entry.sha256 => d.changed += 1,
+            Some(o) => {
+                d.unchanged += 1;
+                // Another ctime (chmod, a copy, a restore) is recorded too: else every later
+                // status and refresh would hash the file again.
+                let ctime_moved = doc.entry.ctime_ns != 0 && o.ctime_ns != doc.entry.ctime_ns;
+                if o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns || ctime_moved {
+                    d.touched += 1;
+                }
+            }
+        }
+        seen.insert((root, doc.entry.rel_path.clone()));
+    }
+    if let Some(p) = previous {
+        let old_names = root_names(&p.manifest.source);
+        d.removed = p
+            .snapshot
+            .files
+            .iter()
+            .filter(|f| {
+                let root = old_names.get(f.root).cloned().unwrap_or_default();
+                !seen.contains(&(root, f.rel_path.clone()))
+            })
+            .count() as u64;
+    }
+    d
+}
+
+/// Compares the planned documents with a store's published documents (by sha256), when
+/// the staging folder is not at the store's generation; `touched` is the staging
+/// folder's count.
+fn diff_stored(stored: Option<&StoreSnapshot>, plan: &Plan, touched: u64) -> FileDiff {
+    let names = root_names(&plan.spec);
+    let mut d = FileDiff {
+        scanned: plan.docs.len() as u64,
+        touched,
         ..FileDiff::default()
     };
     let held: HashMap<(&str, &str), &str> = stored
@@ -358,19 +421,7 @@ fn diff_files(
         match held.get(&(root, path)) {
             None => d.added += 1,
             Some(sha) if *sha != doc.entry.sha256 => d.changed += 1,
-            Some(_) => {
-                d.unchanged += 1;
-                // Another ctime (chmod, a copy, a restore) is recorded too: else every later
-                // status and refresh would hash the file again.
-                let local = previous.and_then(|p| p.entry(root, path));
-                let moved = local.is_none_or(|o| {
-                    let ctime_moved = doc.entry.ctime_ns != 0 && o.ctime_ns != doc.entry.ctime_ns;
-                    o.size != doc.entry.size || o.mtime_ns != doc.entry.mtime_ns || ctime_moved
-                });
-                if moved {
-                    d.touched += 1;
-                }
-            }
+            Some(_) => d.unchanged += 1,
         }
         seen.insert((root, path));
     }
@@ -378,10 +429,10 @@ fn diff_files(
     d
 }
 
-/// Compares chunk `(id, hash)` lists. Both are in ordinal order and a refresh keeps
+/// Compares chunk `(root, id, hash)` lists. Both are in ordinal order and a refresh keeps
 /// most chunks where they were, so the common head and tail are counted as unchanged
-/// without hashing; only the middle is matched by id.
-fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff {
+/// without hashing; only the middle is matched by root and id.
+fn diff_chunks(old: &[StoredChunk], new: &[StoredChunk]) -> ChunkDiff {
     let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
     let tail = old[head..]
         .iter()
@@ -390,9 +441,9 @@ fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff 
         .take_while(|(a, b)| a == b)
         .count();
     let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
-    let old_map: HashMap<&str, &str> = old_mid
+    let old_map: HashMap<(&str, &str), &str> = old_mid
         .iter()
-        .map(|(i, h)| (i.as_str(), h.as_str()))
+        .map(|(r, i, h)| ((r.as_str(), i.as_str()), h.as_str()))
         .collect();
     let mut d = ChunkDiff {
         total: new.len() as u64,
@@ -400,13 +451,14 @@ fn diff_chunks(old: &[(String, String)], new: &[(String, String)]) -> ChunkDiff 
         ..ChunkDiff::default()
     };
     let mut seen = HashSet::new();
-    for (id, hash) in new_mid {
-        match old_map.get(id.as_str()) {
+    for (root, id, hash) in new_mid {
+        let key = (root.as_str(), id.as_str());
+        match old_map.get(&key) {
             None => d.added += 1,
             Some(h) if h == hash => d.unchanged += 1,
             Some(_) => d.changed += 1,
         }
-        seen.insert(id.as_str());
+        seen.insert(key);
     }
     d.removed = old_map.keys().filter(|k| !seen.contains(*k)).count() as u64;
     d
@@ -417,18 +469,22 @@ mod tests {
     use super::*;
 
     /// The plain definition: every new chunk matched by id in the whole old list.
-    fn naive_diff(old: &[(String, String)], new: &[(String, String)]) -> (u64, u64, u64, u64) {
-        let m: HashMap<&String, &String> = old.iter().map(|(i, h)| (i, h)).collect();
+    fn naive_diff(old: &[StoredChunk], new: &[StoredChunk]) -> (u64, u64, u64, u64) {
+        let m: HashMap<(&String, &String), &String> =
+            old.iter().map(|(r, i, h)| ((r, i), h)).collect();
         let (mut a, mut c, mut u) = (0, 0, 0);
-        for (i, h) in new {
-            match m.get(i) {
+        for (r, i, h) in new {
+            match m.get(&(r, i)) {
                 None => a += 1,
                 Some(x) if *x == h => u += 1,
                 Some(_) => c += 1,
             }
         }
-        let ids: HashSet<&String> = new.iter().map(|(i, _)| i).collect();
-        let r = old.iter().filter(|(i, _)| !ids.contains(i)).count() as u64;
+        let ids: HashSet<(&String, &String)> = new.iter().map(|(r, i, _)| (r, i)).collect();
+        let r = old
+            .iter()
+            .filter(|(r, i, _)| !ids.contains(&(r, i)))
+            .count() as u64;
         (a, c, u, r)
     }
 
@@ -439,8 +495,11 @@ mod tests {
             new in proptest::collection::btree_map(0u8..40, 0u8..3, 0..30),
             rotate in 0usize..5,
         ) {
-            let list = |m: &std::collections::BTreeMap<u8, u8>| -> Vec<(String, String)> {
-                m.iter().map(|(i, h)| (i.to_string(), h.to_string())).collect()
+            // ids repeat across two roots: a chunk is its root and id
+            let list = |m: &std::collections::BTreeMap<u8, u8>| -> Vec<StoredChunk> {
+                m.iter()
+                    .map(|(i, h)| ((i % 2).to_string(), (i / 2).to_string(), h.to_string()))
+                    .collect()
             };
             let old = list(&old);
             let mut new = list(&new);
@@ -456,13 +515,31 @@ mod tests {
 
     #[test]
     fn chunk_diff_counts_each_kind() {
-        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let s = |a: &str, b: &str| ("r".to_string(), a.to_string(), b.to_string());
         let old = [s("a", "1"), s("b", "2"), s("c", "3")];
         let new = [s("a", "1"), s("b", "9"), s("d", "4")];
         let d = diff_chunks(&old, &new);
         assert_eq!(
             (d.total, d.added, d.changed, d.unchanged, d.removed),
             (3, 1, 1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn dropping_a_root_counts_only_its_chunks_removed() {
+        // a two-root index's ids carry the root's position; once the first root is
+        // dropped the other's ids lose it, yet its chunks are the same
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let roots = |r: &[&str]| r.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let old = rooted_chunks(
+            vec![s("0:a.md#x", "1"), s("0:a.md#y", "2"), s("1:b.md#z", "3")],
+            &roots(&["/A", "/B"]),
+        );
+        let new = rooted_chunks(vec![s("b.md#z", "3")], &roots(&["/B"]));
+        let d = diff_chunks(&old, &new);
+        assert_eq!(
+            (d.total, d.added, d.changed, d.unchanged, d.removed),
+            (1, 0, 0, 1, 2)
         );
     }
 }

@@ -4,9 +4,9 @@
 //! it still keeps (the one published before, any a reader holds): a refresh that reverts
 //! an edit does not embed the old text again.
 
-use super::boundary::{IndexStore, Publication, StoreSnapshot, StoredDoc};
+use super::boundary::{IndexStore, Publication, StoreLock, StoreSnapshot, StoredChunk, StoredDoc};
 use super::generation::{generation_dirs, previous_chunks, publish, Staged};
-use super::lock::{self, WriterLock};
+use super::lock;
 use super::previous::{read_snapshot, root_names};
 use crate::error::{Error, Result};
 use crate::store::{manifest_generation, Existing, Manifest};
@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 /// An index folder (`.docfuse/` by default) as a store.
 pub struct FolderStore {
     dir: PathBuf,
-    lock: Option<WriterLock>,
 }
 
 impl FolderStore {
@@ -25,7 +24,6 @@ impl FolderStore {
     pub fn new(dir: &Path) -> FolderStore {
         FolderStore {
             dir: dir.to_path_buf(),
-            lock: None,
         }
     }
 
@@ -48,15 +46,18 @@ impl IndexStore for FolderStore {
         self.dir.display().to_string()
     }
 
-    fn staging(&mut self) -> &mut FolderStore {
-        self
+    fn staging_dir(&self) -> &Path {
+        &self.dir
     }
 
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<()> {
-        if self.lock.is_none() {
-            self.lock = Some(lock::acquire(&self.dir, wait, &mut |_| waiting())?);
-        }
-        Ok(())
+    fn staging_is_published(&self) -> bool {
+        true
+    }
+
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
+        Ok(Box::new(lock::acquire(&self.dir, wait, &mut |_| {
+            waiting()
+        })?))
     }
 
     fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {
@@ -83,11 +84,12 @@ impl IndexStore for FolderStore {
         }))
     }
 
-    fn chunks(&mut self) -> Result<Vec<(String, String)>> {
-        Ok(self
-            .published()?
-            .and_then(|m| previous_chunks(&self.dir.join(&m.generation_dir)))
-            .unwrap_or_default())
+    fn chunks(&mut self) -> Result<Vec<StoredChunk>> {
+        let Some(m) = self.published()? else {
+            return Ok(Vec::new());
+        };
+        let chunks = previous_chunks(&self.dir.join(&m.generation_dir)).unwrap_or_default();
+        Ok(rooted_chunks(chunks, &root_names(&m.source)))
     }
 
     fn vectors(
@@ -103,7 +105,21 @@ impl IndexStore for FolderStore {
         older.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
         let mut found = HashMap::new();
         for (_, dir) in older {
-            // a generation being removed, or with vectors of another embedder, has none
+            // the hashes first: the matrix is read (and its sha256 checked) only when it
+            // holds one asked for; a generation being removed, or with vectors of another
+            // embedder, has none
+            let Some(meta) = crate::vector::VectorMeta::read(&dir) else {
+                continue;
+            };
+            let held: std::collections::HashSet<&str> =
+                meta.hashes.iter().map(String::as_str).collect();
+            let holds = meta.identity_key == identity_key
+                && hashes
+                    .iter()
+                    .any(|h| !found.contains_key(*h) && held.contains(h));
+            if !holds {
+                continue;
+            }
             let Ok(set) = VectorSet::read(&dir) else {
                 continue;
             };
@@ -139,4 +155,25 @@ impl IndexStore for FolderStore {
             unchanged: false,
         })
     }
+}
+
+/// `(chunk id, content hash)` of a folder index with roots `roots` as
+/// `(root, id within the root, hash)`: a multi-root index's `N:` prefix names the root.
+pub(super) fn rooted_chunks(chunks: Vec<(String, String)>, roots: &[String]) -> Vec<StoredChunk> {
+    let single = roots.len() <= 1;
+    chunks
+        .into_iter()
+        .map(|(id, hash)| {
+            let split = match single {
+                true => None,
+                false => id
+                    .split_once(':')
+                    .and_then(|(n, rest)| Some((roots.get(n.parse::<usize>().ok()?)?, rest))),
+            };
+            match split {
+                Some((root, rest)) => (root.clone(), rest.to_string(), hash),
+                None => (roots.first().cloned().unwrap_or_default(), id, hash),
+            }
+        })
+        .collect()
 }

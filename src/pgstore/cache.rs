@@ -86,6 +86,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         generation: f.published.generation,
         embedder: embedder.clone(),
         vectors: f.vectors,
+        folder: None,
     };
     record(&base, &held)?;
     drop(f.lock);
@@ -386,6 +387,10 @@ struct Synced {
     /// Chunks with a vector in the database, and pending.
     #[serde(default)]
     vectors: (u64, u64),
+    /// A writer folder's own generation that holds the database's (a folder published
+    /// after it, whose database publish failed, is not the database's).
+    #[serde(default)]
+    folder: Option<u64>,
 }
 
 fn synced(base: &Path) -> Option<Synced> {
@@ -399,11 +404,12 @@ fn record(base: &Path, held: &Synced) -> Result<()> {
     crate::store::write_atomic(&path, text.as_bytes())
 }
 
-/// Records the database generation a cache folder holds.
+/// Records the database epoch and generation a writer folder holds, and the folder's own
+/// generation that holds it.
 ///
 /// # Errors
 /// [`Error::Io`] when it cannot be written.
-pub fn record_synced(base: &Path, epoch: &str, generation: i64) -> Result<()> {
+pub fn record_synced(base: &Path, epoch: &str, generation: i64, folder: u64) -> Result<()> {
     record(
         base,
         &Synced {
@@ -411,11 +417,13 @@ pub fn record_synced(base: &Path, epoch: &str, generation: i64) -> Result<()> {
             generation,
             embedder: None,
             vectors: (0, 0),
+            folder: Some(folder),
         },
     )
 }
 
-/// The database epoch and generation a cache folder holds, if recorded.
-pub fn synced_generation(base: &Path) -> Option<(String, i64)> {
-    synced(base).map(|s| (s.epoch, s.generation))
+/// The database epoch and generation a writer folder holds, and the folder's generation
+/// that holds them, if recorded.
+pub fn synced_generation(base: &Path) -> Option<(String, i64, Option<u64>)> {
+    synced(base).map(|s| (s.epoch, s.generation, s.folder))
 }

@@ -22,6 +22,9 @@ pub struct PgLocation {
     pub schema: String,
     /// The URL with its password replaced by `***`: what messages show.
     pub shown: String,
+    /// sha256 of the whole URL (password and TLS parameters included): two locations
+    /// with the same one connect the same way.
+    pub(super) fingerprint: String,
 }
 
 impl std::fmt::Debug for PgLocation {
@@ -108,6 +111,7 @@ impl PgLocation {
             tls,
             schema,
             shown,
+            fingerprint: crate::hashing::sha256_hex(url.as_bytes()),
         })
     }
 

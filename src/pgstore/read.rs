@@ -195,20 +195,19 @@ pub(super) async fn document_hashes(
         .collect())
 }
 
-/// The published chunks as `(chunk id, content hash)` in the order of root, path and
-/// place, each id as a folder index names it (with its root's `N:` position prefix when
-/// there are several roots).
+/// The published chunks as `(root, chunk id within its root, content hash)` in the
+/// order of root, path and place.
 ///
 /// # Errors
 /// [`crate::Error::Database`] on a failed query.
 pub(super) async fn chunk_hashes(
     client: &impl GenericClient,
     loc: &PgLocation,
-) -> Result<Vec<(String, String)>> {
+) -> Result<Vec<(String, String, String)>> {
     let rows = client
         .query(
             &format!(
-                "SELECT r.position, c.id, c.content_hash, (SELECT count(*) FROM {roots})
+                "SELECT c.root, c.id, c.content_hash
                  FROM {chunks} c JOIN {roots} r ON r.path = c.root
                  ORDER BY r.position, c.path COLLATE \"C\", c.seq",
                 roots = loc.table("roots"),
@@ -220,14 +219,6 @@ pub(super) async fn chunk_hashes(
         .map_err(|e| db_err(loc, "cannot read the chunks", e))?;
     Ok(rows
         .iter()
-        .map(|r| {
-            let (position, id, hash, roots): (i32, String, String, i64) =
-                (r.get(0), r.get(1), r.get(2), r.get(3));
-            let id = match roots > 1 {
-                true => format!("{position}:{id}"),
-                false => id,
-            };
-            (id, hash)
-        })
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect())
 }

@@ -53,14 +53,21 @@ pub fn open_reader(loc: &PgLocation) -> Result<OpenedReader> {
     })
 }
 
-/// See [`held`].
-type Held = HashMap<String, (Arc<PgVectors>, bool)>;
+/// The vector side of one database opened in this process.
+struct Held {
+    vectors: Arc<PgVectors>,
+    /// The location it was opened with (a follower syncs with the latest).
+    loc: PgLocation,
+    /// A follower thread runs for it.
+    following: bool,
+}
 
-/// The vector side of each database opened in this process, by cache key, and whether a
-/// follower runs for it: a second open (the library's retriever opened again) takes the
-/// same store and follower instead of starting others.
-fn held() -> &'static Mutex<Held> {
-    static HELD: OnceLock<Mutex<Held>> = OnceLock::new();
+/// The vector side of each database opened in this process, by cache key: a second open
+/// (the library's retriever opened again) takes the same store and follower instead of
+/// starting others — unless it connects another way (another password, `sslmode` or
+/// root certificate), which gets a store of its own that the follower then uses.
+fn held() -> &'static Mutex<HashMap<String, Held>> {
+    static HELD: OnceLock<Mutex<HashMap<String, Held>>> = OnceLock::new();
     HELD.get_or_init(Default::default)
 }
 
@@ -68,12 +75,39 @@ fn held() -> &'static Mutex<Held> {
 /// sync's state, or a new one.
 fn attached(loc: &PgLocation, cache: &ReaderCache) -> Arc<PgVectors> {
     let mut m = held().lock().unwrap_or_else(|e| e.into_inner());
-    let (vectors, _) = m
-        .entry(loc.cache_key())
-        .and_modify(|(v, _)| v.update(cache))
-        .or_insert_with(|| (Arc::new(PgVectors::new(loc.clone(), cache)), false));
-    crate::engine::attach(&cache.index_dir, vectors.clone());
-    vectors.clone()
+    let fresh = || Arc::new(PgVectors::new(loc.clone(), cache));
+    let h = m.entry(loc.cache_key()).or_insert_with(|| Held {
+        vectors: fresh(),
+        loc: loc.clone(),
+        following: false,
+    });
+    if h.loc.fingerprint == loc.fingerprint {
+        h.vectors.update(cache);
+    } else {
+        h.vectors = fresh();
+        h.loc = loc.clone();
+    }
+    crate::engine::attach(&cache.index_dir, h.vectors.clone());
+    h.vectors.clone()
+}
+
+/// The location and store a follower of `key` uses now.
+fn current(key: &str) -> Option<(PgLocation, Arc<PgVectors>)> {
+    let m = held().lock().unwrap_or_else(|e| e.into_inner());
+    m.get(key).map(|h| (h.loc.clone(), h.vectors.clone()))
+}
+
+/// Marks the follower of `key` stopped when dropped (its thread ended, even by a panic),
+/// so that the next open starts another.
+struct Following(String);
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        let mut m = held().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(h) = m.get_mut(&self.0) {
+            h.following = false;
+        }
+    }
 }
 
 /// What a follower saw (for the caller to report).
@@ -98,10 +132,10 @@ pub fn poll_interval() -> Duration {
 }
 
 /// Starts a thread that, every [`poll_interval`], syncs the reader cache of `loc` when
-/// the database published again and hands `vectors` the new state, for as long as the
-/// process runs. Readers that follow the cache folder's manifest (servers, the library's
-/// retriever) then switch between requests. One follower per database in a process: when
-/// one runs already, nothing is started (false).
+/// the database published again and hands the attached store the new state, for as long
+/// as the process runs. Readers that follow the cache folder's manifest (servers, the
+/// library's retriever) then switch between requests. One follower per database in a
+/// process: when one runs already, nothing is started (false).
 ///
 /// # Errors
 /// [`Error::Io`] when the thread cannot be started.
@@ -110,21 +144,30 @@ pub fn follow(
     vectors: Arc<PgVectors>,
     mut report: impl FnMut(Followed) + Send + 'static,
 ) -> Result<bool> {
+    let key = loc.cache_key();
     {
         let mut m = held().lock().unwrap_or_else(|e| e.into_inner());
-        let entry = m.entry(loc.cache_key()).or_insert((vectors.clone(), false));
-        if std::mem::replace(&mut entry.1, true) {
+        let h = m.entry(key.clone()).or_insert_with(|| Held {
+            vectors,
+            loc: loc.clone(),
+            following: false,
+        });
+        if std::mem::replace(&mut h.following, true) {
             return Ok(false);
         }
     }
     let every = poll_interval();
-    let (key, shown) = (loc.cache_key(), loc.shown.clone());
+    let guard = Following(key.clone());
     let started = std::thread::Builder::new()
         .name("docfuse-pg-follow".into())
         .spawn(move || {
+            let _guard = guard;
             let mut failing = false;
             loop {
                 std::thread::sleep(every);
+                let Some((loc, vectors)) = current(&key) else {
+                    return;
+                };
                 match sync_reader(&loc) {
                     Ok(c) => {
                         // the generation, embedder and counts the vector side answers for
@@ -147,15 +190,7 @@ pub fn follow(
                 }
             }
         });
-    if let Err(e) = started {
-        if let Some(entry) = held()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(&key)
-        {
-            entry.1 = false;
-        }
-        return Err(Error::io("start the follower thread for", shown, e));
-    }
+    // a thread that could not start dropped its guard: the flag is cleared
+    started.map_err(|e| Error::io("start the follower thread for", loc.shown.as_str(), e))?;
     Ok(true)
 }

@@ -7,7 +7,9 @@
 //! whether its folder is the database's.
 
 use super::{lock_writer, migrate, PgLocation, PublishReport, Published};
-use crate::engine::{FolderStore, IndexStore, Publication, Staged, StoreSnapshot, StoredDoc};
+use crate::engine::{
+    FolderStore, IndexStore, Publication, Staged, StoreLock, StoreSnapshot, StoredChunk, StoredDoc,
+};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -64,11 +66,6 @@ impl PgStore {
         })
     }
 
-    /// This host's writer folder, where generations are staged.
-    pub fn staging_dir(&self) -> PathBuf {
-        self.folder.dir().to_path_buf()
-    }
-
     /// The database.
     pub fn location(&self) -> &PgLocation {
         &self.loc
@@ -85,19 +82,31 @@ impl PgStore {
         self.published.as_ref()
     }
 
-    /// True when the staging folder holds the database's published generation (same
-    /// epoch and generation, recorded by this host's last publish or seed), or the
+    /// True when the staging folder holds the database's published generation: this
+    /// host's last publish recorded the database's epoch and generation with the folder's
+    /// generation that holds them, and the folder is still at that generation (a folder
+    /// published after it — a database publish that failed, a seed — is not); or the
     /// database has none.
     pub fn staging_current(&self) -> bool {
         let Some(p) = &self.published else {
             return true;
         };
-        super::synced_generation(&self.base) == Some((p.epoch.clone(), p.generation))
-            && self.folder.dir().join("manifest.json").is_file()
+        let folder = crate::store::manifest_generation(self.folder.dir());
+        let held = super::synced_generation(&self.base);
+        folder.is_some() && held == Some((p.epoch.clone(), p.generation, folder))
+    }
+
+    /// The store for a seed: a build that brings the staging folder to the database's
+    /// roots as they are on this host, publishing into the folder only (the command's
+    /// build then publishes into the database, once). Vectors come from the database by
+    /// embedding hash as for any build.
+    pub fn seeding(&mut self) -> Seeding<'_> {
+        Seeding(self)
     }
 
     /// Removes the staging folder's index (not its `packs/`, the unpacked docs packs that
-    /// are roots), so the next build reads its roots again.
+    /// are roots, nor the resumable embedding cache, whose vectors are keyed by hash), so
+    /// the next build reads its roots again.
     ///
     /// # Errors
     /// [`Error::Io`] when a file cannot be removed.
@@ -130,11 +139,15 @@ impl IndexStore for PgStore {
         self.loc.shown.clone()
     }
 
-    fn staging(&mut self) -> &mut FolderStore {
-        &mut self.folder
+    fn staging_dir(&self) -> &Path {
+        self.folder.dir()
     }
 
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<()> {
+    fn staging_is_published(&self) -> bool {
+        self.staging_current()
+    }
+
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
         // the database's lock is held since `open`; the folder's keeps a writer that
         // works on the folder directly off it
         self.folder.lock(wait, waiting)
@@ -157,7 +170,7 @@ impl IndexStore for PgStore {
         }))
     }
 
-    fn chunks(&mut self) -> Result<Vec<(String, String)>> {
+    fn chunks(&mut self) -> Result<Vec<StoredChunk>> {
         if self.published.is_none() {
             return Ok(Vec::new());
         }
@@ -191,17 +204,13 @@ impl IndexStore for PgStore {
     }
 
     fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
-        self.folder.publish(staged)?;
+        let folder = self.folder.publish(staged)?.generation;
         let ex = crate::engine::export(self.folder.dir())?;
-        let writer = format!(
-            "docfuse {} on {}",
-            env!("CARGO_PKG_VERSION"),
-            std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into())
-        );
+        let writer = format!("docfuse {} on {}", env!("CARGO_PKG_VERSION"), host_name());
         let r = self
             .rt
             .block_on(super::publish(&mut self.client, &self.loc, &ex, &writer))?;
-        super::record_synced(&self.base, &r.epoch, r.generation)?;
+        super::record_synced(&self.base, &r.epoch, r.generation, folder)?;
         self.published = self
             .rt
             .block_on(super::published(&self.client, &self.loc))?;
@@ -214,13 +223,58 @@ impl IndexStore for PgStore {
     }
 }
 
-/// Removes the folder index at `dir` but its `packs/`.
+/// [`PgStore`] for a seed ([`PgStore::seeding`]): a publish goes into the staging folder
+/// only.
+pub struct Seeding<'a>(&'a mut PgStore);
+
+impl IndexStore for Seeding<'_> {
+    fn shown(&self) -> String {
+        self.0.shown()
+    }
+    fn staging_dir(&self) -> &Path {
+        self.0.staging_dir()
+    }
+    fn staging_is_published(&self) -> bool {
+        self.0.staging_is_published()
+    }
+    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
+        self.0.lock(wait, waiting)
+    }
+    fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {
+        self.0.snapshot()
+    }
+    fn chunks(&mut self) -> Result<Vec<StoredChunk>> {
+        self.0.chunks()
+    }
+    fn vectors(
+        &mut self,
+        identity_key: &str,
+        hashes: &[&str],
+    ) -> Result<HashMap<String, Vec<f32>>> {
+        self.0.vectors(identity_key, hashes)
+    }
+    fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
+        self.0.folder.publish(staged)
+    }
+}
+
+/// This host's name for the `published.writer` column: `HOSTNAME`, else the kernel's.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "an unnamed host".into())
+}
+
+/// Removes the folder index at `dir` but its `packs/` and the resumable embedding cache.
 fn wipe_keeping_packs(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
     for e in entries.flatten() {
-        if e.file_name() == "packs" {
+        if e.file_name() == "packs" || e.file_name() == crate::engine::EMBED_CACHE_FILE {
             continue;
         }
         let p = e.path();

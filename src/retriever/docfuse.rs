@@ -267,17 +267,34 @@ impl DocfuseRetriever {
     /// `postgres://…` URL — this host's cache of the database's published generation,
     /// synced first (this host's copy, with a warning logged, while the database cannot
     /// be reached), with vector search in the database and a thread that follows later
-    /// publishes (see [`crate::pgstore::open_reader`] and [`crate::pgstore::follow`]).
+    /// publishes for the rest of the process (see [`crate::pgstore::open_reader`] and
+    /// [`crate::pgstore::follow`]). Blocking: from async code, call it where blocking is
+    /// allowed (e.g. `tokio::task::spawn_blocking`).
     ///
     /// # Errors
     /// [`RetrieveError::Engine`] when there is no index or it is unusable; for a URL,
     /// [`crate::Error::Database`] when the database refuses the connection, holds no
     /// index, or cannot be reached and this host has no copy.
     pub fn open(dir: &Path) -> Result<Self, RetrieveError> {
-        match dir.to_str().filter(|u| crate::pgstore::is_database_url(u)) {
-            Some(url) => Self::open_database(url),
-            None => Ok(Self::new(DocIndex::open(dir)?)),
+        let Some(url) = dir.to_str().filter(|u| crate::pgstore::is_database_url(u)) else {
+            return Ok(Self::new(DocIndex::open(dir)?));
+        };
+        // the sync runs its own runtime, which cannot start inside another: on a tokio
+        // runtime's thread it runs on a thread of its own (blocking this one, as opening
+        // a folder does)
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Self::open_database(url);
         }
+        let url = url.to_string();
+        std::thread::scope(|s| {
+            s.spawn(move || Self::open_database(&url))
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(RetrieveError::Task(
+                        "opening the database index panicked".into(),
+                    ))
+                })
+        })
     }
 
     /// [`DocfuseRetriever::open`] for a database URL.

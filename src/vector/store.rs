@@ -28,6 +28,15 @@ pub struct VectorMeta {
     pub hnsw_sha256: Option<Vec<String>>,
 }
 
+impl VectorMeta {
+    /// The metadata in `dir` (`vectors.json`) without the matrix; `None` when missing or
+    /// unreadable. Nothing is verified: read the [`VectorSet`] before using a row.
+    pub fn read(dir: &Path) -> Option<VectorMeta> {
+        let bytes = crate::fsio::read_regular(dir.join(VECTORS_META)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
 /// `[n, dim]` L2-normalised vectors, row `i` for chunk ordinal `i`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorSet {
