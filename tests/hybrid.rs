@@ -557,3 +557,25 @@ fn hybrid_adds_the_proximity_part_to_a_page_linked_from_the_strongest_hit() {
         );
     }
 }
+
+#[test]
+fn vectors_kept_in_the_resumable_cache_are_not_embedded_again_after_a_rebuild() {
+    // what a database writer does with its folder before reading the roots again
+    let d = tempfile::tempdir().unwrap();
+    let idx = d.path().join("idx");
+    let first = index_with(&idx, &sample_docs(), minilm().as_ref());
+    assert_eq!(docfuse::engine::keep_vectors(&idx).unwrap(), first.chunks);
+    for e in std::fs::read_dir(&idx).unwrap().flatten() {
+        if e.file_name() != docfuse::engine::EMBED_CACHE_FILE {
+            let p = e.path();
+            match p.is_dir() {
+                true => std::fs::remove_dir_all(&p).unwrap(),
+                false => std::fs::remove_file(&p).unwrap(),
+            }
+        }
+    }
+    let again = index_with(&idx, &sample_docs(), minilm().as_ref());
+    assert_eq!((again.embedded, again.reused), (0, first.chunks));
+    // the cache is gone with the publish
+    assert!(!idx.join(docfuse::engine::EMBED_CACHE_FILE).exists());
+}

@@ -436,88 +436,86 @@ fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
             docs.to_str().unwrap(),
         ],
     ));
-    std::fs::write(docs.join("wombat.md"), "# Wombat burrows\n\nWombats dig.\n").unwrap();
     // the writer pauses with its publish written, not committed; its connection (which
     // holds the writer lock and the transaction) is terminated by the server meanwhile
-    let killer = {
-        let url = url.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(1500));
-            // this test's writer only: the holder of this schema's writer lock
-            let schema = url.rsplit("schema=").next().unwrap().to_string();
-            let key = docfuse::pgstore::lock_key(&schema);
-            sql(
-                &url,
-                &format!(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'
-                     AND granted AND ((classid::bigint << 32) | objid::bigint) = {key}"
-                ),
-            );
-        })
+    let failed_refresh = || {
+        let killer = {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+                // this test's writer only: the holder of this schema's writer lock
+                let schema = url.rsplit("schema=").next().unwrap().to_string();
+                let key = docfuse::pgstore::lock_key(&schema);
+                sql(
+                    &url,
+                    &format!(
+                        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'
+                         AND granted AND ((classid::bigint << 32) | objid::bigint) = {key}"
+                    ),
+                );
+            })
+        };
+        let o = index(&[
+            ("DOCFUSE_TEST_PAUSE_AFTER", "db-before-commit"),
+            ("DOCFUSE_TEST_PAUSE_MS", "4000"),
+        ]);
+        killer.join().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("cannot commit the publish"), "{err}");
+        assert!(!err.contains("published generation"), "{err}");
     };
-    let o = index(&[
-        ("DOCFUSE_TEST_PAUSE_AFTER", "db-before-commit"),
-        ("DOCFUSE_TEST_PAUSE_MS", "4000"),
-    ]);
-    killer.join().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(err.contains("cannot commit the publish"), "{err}");
-    assert!(!err.contains("published generation"), "{err}");
-    let wombats = || {
+    let found = |q: &str| {
         let o = run(
             t.path(),
             &t.path().join("reader"),
-            &[
-                "search",
-                "--index",
-                &url,
-                "--json",
-                "--mode",
-                "lexical",
-                "wombats dig",
-            ],
+            &["search", "--index", &url, "--json", "--mode", "lexical", q],
         );
         (o.status.code(), stdout(&o))
     };
-    let (code, out) = wombats();
-    assert_eq!(code, Some(1), "nothing published: {out}");
-    // the file goes away again before the next refresh: this host's folder took it
-    // before the database failed, but the database never did, and must not now
-    std::fs::remove_file(docs.join("wombat.md")).unwrap();
-    let o = index(&[]);
-    ok(&o);
-    assert!(
-        stderr(&o).contains("nothing new: generation 1"),
-        "{}",
-        stderr(&o)
-    );
-    let (code, out) = wombats();
-    assert_eq!(code, Some(1), "{out}");
+    let refresh_json = || {
+        let o = docfuse_env(
+            t.path(),
+            &["refresh", "--no-embeddings", "--json", "--index", &url],
+            &[("DOCFUSE_PG_CACHE", writer.to_str().unwrap())],
+        );
+        ok(&o);
+        let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (r, stderr(&o))
+    };
     std::fs::write(docs.join("wombat.md"), "# Wombat burrows\n\nWombats dig.\n").unwrap();
-    // the next refresh completes. Diffed against the database (the store), the file is
-    // new, and so are its chunks
-    let o = docfuse_env(
-        t.path(),
-        &["refresh", "--no-embeddings", "--json", "--index", &url],
-        &[("DOCFUSE_PG_CACHE", writer.to_str().unwrap())],
-    );
-    ok(&o);
-    assert!(
-        stderr(&o).contains("published generation 2"),
-        "{}",
-        stderr(&o)
-    );
-    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    failed_refresh();
+    let (code, out) = found("wombats dig");
+    assert_eq!(code, Some(1), "nothing published: {out}");
+    // the next refresh completes. This host's folder took the file before the database
+    // failed, and is read again from the roots; diffed against the database (the
+    // store), the file is new, and so are its chunks
+    let (r, err) = refresh_json();
+    assert!(err.contains("published generation 2"), "{err}");
     assert_eq!(r["files"]["added"], 1, "{r}");
     assert_eq!(r["chunk_diff"]["added"], 1, "{r}");
     assert_eq!(r["chunk_diff"]["removed"], 0, "{r}");
+    assert_eq!(r["skipped"], false, "{r}");
     // the generation reported is the database's
     assert_eq!(r["generation"], 2, "{r}");
     assert_eq!(
         lexical(t.path(), &t.path().join("reader"), &url, "wombats dig")[0].0,
         "wombat.md"
     );
+    // a file goes away again after a failed publish that took it: the database never
+    // had it, and must not now
+    std::fs::write(docs.join("koala.md"), "# Koala naps\n\nKoalas sleep.\n").unwrap();
+    failed_refresh();
+    std::fs::remove_file(docs.join("koala.md")).unwrap();
+    let (r, err) = refresh_json();
+    assert!(err.contains("nothing new: generation 2"), "{err}");
+    assert_eq!(
+        (r["skipped"].as_bool(), r["files"]["removed"].as_u64()),
+        (Some(true), Some(0)),
+        "{r}"
+    );
+    let (code, out) = found("koalas sleep");
+    assert_eq!(code, Some(1), "{out}");
 }
 
 #[test]

@@ -207,7 +207,9 @@ fn build_locked(
                 opts,
                 progress,
             )?;
-            report.generation = store.publish(Some(staged))?.generation;
+            let published = store.publish(Some(staged))?;
+            report.generation = published.generation;
+            report.skipped = published.unchanged;
             report.warnings = warnings;
             let chunks = written.chunks.len() as u64;
             let written_chunks = rooted_chunks(written.chunks, &new_roots);

@@ -50,6 +50,35 @@ pub(super) fn clear_cache(index_dir: &Path) {
     let _ = std::fs::remove_file(cache_path(index_dir));
 }
 
+/// Appends the vectors of the published generation of the index folder `index_dir` to
+/// its resumable cache (before the folder is removed and built again: its vectors, found
+/// by hash, are then not embedded again). Returns how many were written.
+///
+/// # Errors
+/// [`Error::Io`] when the cache cannot be written; a folder without a readable
+/// generation or vectors writes nothing.
+pub fn keep_vectors(index_dir: &Path) -> Result<u64> {
+    let Ok(m) = crate::store::Manifest::load(index_dir) else {
+        return Ok(0);
+    };
+    let Ok(set) = VectorSet::read(&index_dir.join(&m.generation_dir)) else {
+        return Ok(0);
+    };
+    let dim = set.meta.dim;
+    let rows: Vec<usize> = (0..set.len())
+        .filter(|&i| !set.meta.hashes[i].is_empty())
+        .collect();
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let path = cache_path(index_dir);
+    let mut file = open_cache(&path, dim)?;
+    let hashes: Vec<&str> = rows.iter().map(|&i| set.meta.hashes[i].as_str()).collect();
+    let vecs: Vec<f32> = rows.iter().flat_map(|&i| set.row(i).to_vec()).collect();
+    append_cache(&mut file, &path, &hashes, &vecs, dim)?;
+    Ok(rows.len() as u64)
+}
+
 /// Removes the cache when it holds no record (a run that failed before embedding
 /// anything leaves no empty file behind).
 pub(super) fn drop_empty_cache(index_dir: &Path) {

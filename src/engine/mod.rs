@@ -43,7 +43,7 @@ mod verify;
 
 pub use boundary::{IndexStore, Publication, StoreLock, StoreSnapshot, StoredChunk, StoredDoc};
 pub use build::{build, build_in};
-pub use embedding::{EmbedLimits, CACHE_FILE as EMBED_CACHE_FILE};
+pub use embedding::{keep_vectors, EmbedLimits, CACHE_FILE as EMBED_CACHE_FILE};
 pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
 pub use folder::FolderStore;
 pub use freshness::{FileState, Freshness};

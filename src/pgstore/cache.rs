@@ -187,7 +187,11 @@ async fn read_generation(
     }
     let docs = documents(tx, loc).await?;
     let identity = identity_of(&p)?;
-    let vectors = vector_counts(tx, loc).await?;
+    // an index built without vectors has none pending
+    let vectors = match p.manifest["embeddings"]["wanted"].as_bool() {
+        Some(false) => (0, 0),
+        _ => vector_counts(tx, loc).await?,
+    };
     Ok(Err((p, roots, docs, identity, vectors)))
 }
 
@@ -387,10 +391,11 @@ struct Synced {
     /// Chunks with a vector in the database, and pending.
     #[serde(default)]
     vectors: (u64, u64),
-    /// A writer folder's own generation that holds the database's (a folder published
-    /// after it, whose database publish failed, is not the database's).
+    /// sha256 of the writer folder's manifest that holds the database's generation (a
+    /// folder published after it — a database publish that failed, a seed — is not the
+    /// database's).
     #[serde(default)]
-    folder: Option<u64>,
+    folder: Option<String>,
 }
 
 fn synced(base: &Path) -> Option<Synced> {
@@ -404,12 +409,12 @@ fn record(base: &Path, held: &Synced) -> Result<()> {
     crate::store::write_atomic(&path, text.as_bytes())
 }
 
-/// Records the database epoch and generation a writer folder holds, and the folder's own
-/// generation that holds it.
+/// Records the database epoch and generation a writer folder holds, and the sha256 of the
+/// folder's manifest that holds it.
 ///
 /// # Errors
 /// [`Error::Io`] when it cannot be written.
-pub fn record_synced(base: &Path, epoch: &str, generation: i64, folder: u64) -> Result<()> {
+pub fn record_synced(base: &Path, epoch: &str, generation: i64, folder: &str) -> Result<()> {
     record(
         base,
         &Synced {
@@ -417,13 +422,13 @@ pub fn record_synced(base: &Path, epoch: &str, generation: i64, folder: u64) -> 
             generation,
             embedder: None,
             vectors: (0, 0),
-            folder: Some(folder),
+            folder: Some(folder.to_string()),
         },
     )
 }
 
-/// The database epoch and generation a writer folder holds, and the folder's generation
-/// that holds them, if recorded.
-pub fn synced_generation(base: &Path) -> Option<(String, i64, Option<u64>)> {
+/// The database epoch and generation a writer folder holds, and the sha256 of the
+/// folder's manifest that holds them, if recorded.
+pub fn synced_generation(base: &Path) -> Option<(String, i64, Option<String>)> {
     synced(base).map(|s| (s.epoch, s.generation, s.folder))
 }

@@ -91,7 +91,7 @@ impl PgStore {
         let Some(p) = &self.published else {
             return true;
         };
-        let folder = crate::store::manifest_generation(self.folder.dir());
+        let folder = manifest_sha256(self.folder.dir());
         let held = super::synced_generation(&self.base);
         folder.is_some() && held == Some((p.epoch.clone(), p.generation, folder))
     }
@@ -111,6 +111,13 @@ impl PgStore {
     /// # Errors
     /// [`Error::Io`] when a file cannot be removed.
     pub fn clear_staging(&self) -> Result<()> {
+        // the vectors of the folder's generation (embedded by a build whose database
+        // publish failed) go to the resumable cache first: not embedded again
+        match crate::engine::keep_vectors(self.folder.dir()) {
+            Ok(n) if n > 0 => tracing::debug!("{n} vectors of the writer folder kept by hash"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("the writer folder's vectors are not kept ({e})"),
+        }
         wipe_keeping_packs(self.folder.dir())
     }
 
@@ -204,13 +211,14 @@ impl IndexStore for PgStore {
     }
 
     fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
-        let folder = self.folder.publish(staged)?.generation;
+        self.folder.publish(staged)?;
+        let folder = manifest_sha256(self.folder.dir()).unwrap_or_default();
         let ex = crate::engine::export(self.folder.dir())?;
         let writer = format!("docfuse {} on {}", env!("CARGO_PKG_VERSION"), host_name());
         let r = self
             .rt
             .block_on(super::publish(&mut self.client, &self.loc, &ex, &writer))?;
-        super::record_synced(&self.base, &r.epoch, r.generation, folder)?;
+        super::record_synced(&self.base, &r.epoch, r.generation, &folder)?;
         self.published = self
             .rt
             .block_on(super::published(&self.client, &self.loc))?;
@@ -256,6 +264,13 @@ impl IndexStore for Seeding<'_> {
     fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
         self.0.folder.publish(staged)
     }
+}
+
+/// sha256 of the manifest of the folder index `dir` (which names its generation and
+/// seals its contents), if it has one.
+fn manifest_sha256(dir: &Path) -> Option<String> {
+    let bytes = crate::fsio::read_regular(dir.join(crate::store::MANIFEST_FILE)).ok()?;
+    Some(crate::hashing::sha256_hex(&bytes))
 }
 
 /// This host's name for the `published.writer` column: `HOSTNAME`, else the kernel's.
