@@ -1021,6 +1021,22 @@ fn refreshing_or_dropping_root_a_never_touches_root_b() {
 }
 
 #[test]
+fn refreshing_a_database_without_an_index_names_the_database() {
+    let Some((url, t, _docs)) = fixture("empty") else {
+        return;
+    };
+    let o = run(t.path(), &t.path().join("w"), &["refresh", "--index", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("no docfuse index in `{url}`"))
+            && err.contains(&format!("docfuse index --index {url} <ROOT>")),
+        "{err}"
+    );
+    assert!(!err.contains("writer/index"), "{err}");
+}
+
+#[test]
 fn a_writer_behind_the_database_reports_against_it_within_its_limits() {
     let Some((url, t, docs)) = fixture("behind") else {
         return;

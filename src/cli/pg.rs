@@ -145,6 +145,23 @@ impl DbWriter {
         Ok(vectors)
     }
 
+    /// Fails, naming the database, when it holds no index yet (nothing to refresh).
+    ///
+    /// # Errors
+    /// As said, with the `docfuse index` command that makes one.
+    pub fn ensure_index(&self) -> anyhow::Result<()> {
+        let store = self.store.borrow();
+        let loc = store.location();
+        anyhow::ensure!(
+            store.published_row().is_some(),
+            "no docfuse index in `{}` (schema `{}`): nothing to refresh\nhint: make one with `docfuse index --index {} <ROOT>...`",
+            loc.shown,
+            loc.schema,
+            loc.shown
+        );
+        Ok(())
+    }
+
     /// Builds `source` into the database (staged in [`DbWriter::dir`], published in one
     /// transaction; vectors the database holds are taken from it by embedding hash).
     fn build(&self, source: &Source, opts: &BuildOptions) -> anyhow::Result<BuildReport> {

@@ -26,6 +26,9 @@ pub fn run(a: RefreshArgs) -> anyhow::Result<i32> {
 
 /// `refresh` of the folder `a.index` (a database's writer folder when `db` is given).
 fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32> {
+    if let Some(w) = db {
+        w.ensure_index()?;
+    }
     let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
     let vectors = match db {
