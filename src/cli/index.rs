@@ -53,7 +53,7 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
     };
     let vectors = Vectors::load(!a.no_embeddings);
     let vectors = match db {
-        Some(w) => w.wrap(vectors)?,
+        Some(w) => w.checked(vectors)?,
         None => vectors,
     };
     let mut opts = a.run.build_options(config, overrides, &vectors);

@@ -133,7 +133,7 @@ impl DbWriter {
     ///
     /// # Errors
     /// As said.
-    pub fn wrap(&self, vectors: Vectors) -> anyhow::Result<Vectors> {
+    pub fn checked(&self, vectors: Vectors) -> anyhow::Result<Vectors> {
         let store = self.store.borrow();
         let held = store.published_row().is_some_and(|p| p.identity.is_some());
         anyhow::ensure!(
@@ -321,7 +321,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
     );
     let overrides = p.manifest["config_overrides"].clone();
     let wanted = p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true);
-    let vectors = w.wrap(Vectors::load(wanted || p.identity.is_some()))?;
+    let vectors = w.checked(Vectors::load(wanted || p.identity.is_some()))?;
     // the seed embeds nothing: vectors the database or the resumable cache lack wait
     // as pending for the command's build, which embeds them within its limits and
     // publishes once

@@ -32,7 +32,7 @@ fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i3
     let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
     let vectors = match db {
-        Some(w) => w.wrap(vectors)?,
+        Some(w) => w.checked(vectors)?,
         None => vectors,
     };
     let source = rec.source_for(&a.roots);

@@ -79,7 +79,7 @@ pub fn build_in(
     if let Some(before) = opts.hooks.before {
         before()?;
     }
-    let report = build_locked(store, source, opts, progress, started)?;
+    let report = build_locked(store, index_dir, source, opts, progress, started)?;
     if let Some(after) = opts.hooks.after {
         after()?;
     }
@@ -100,16 +100,15 @@ fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path) {
     }
 }
 
-/// [`build_in`] once the writer lock is held.
+/// [`build_in`] once the writer lock is held; `index_dir` is the store's staging folder.
 fn build_locked(
     store: &mut dyn IndexStore,
+    index_dir: &Path,
     source: &Source,
     opts: &BuildOptions,
     progress: &mut dyn FnMut(Progress),
     started: Instant,
 ) -> Result<BuildReport> {
-    let index_dir = store.staging_dir().to_path_buf();
-    let index_dir = index_dir.as_path();
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
     let mut plan = plan(index_dir, source, &prev_roots, previous.as_ref(), opts)?;

@@ -123,9 +123,6 @@ impl IndexStore for FolderStore {
             let Ok(set) = VectorSet::read(&dir) else {
                 continue;
             };
-            if set.meta.identity_key != identity_key {
-                continue;
-            }
             let by_hash = set.by_hash();
             for h in hashes {
                 if let Some(v) = by_hash.get(h).filter(|_| !found.contains_key(*h)) {
