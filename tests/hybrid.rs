@@ -247,7 +247,11 @@ fn cli_answers_hybrid_then_lexically_with_a_reason_when_the_model_is_gone() {
         "{f}"
     );
 
-    let gone = [("DOCFUSE_MODEL_DIR", "/nonexistent/model")];
+    // (the cache off: a question asked before would be answered from its cached vector)
+    let gone = [
+        ("DOCFUSE_MODEL_DIR", "/nonexistent/model"),
+        ("DOCFUSE_QUERY_CACHE", "off"),
+    ];
     let o = docfuse_env(
         d.path(),
         &["search", "--json", "run tasks one after another"],
@@ -445,6 +449,28 @@ fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_
     let (again, hit) = ask(&[]);
     assert!(hit);
     assert_eq!(again, first);
+    // a hit needs no model: with the model files gone the answer is the same hybrid one
+    // (the vector is the one the index's model gave); a new question answers lexically
+    let gone = d.path().join("no-model");
+    let gone = gone.to_str().unwrap();
+    let (without_model, hit) = ask(&[("DOCFUSE_MODEL_DIR", gone)]);
+    assert!(hit);
+    assert_eq!(without_model, first);
+    let o = docfuse_env(
+        d.path(),
+        &["search", "--json", "a question not asked before"],
+        &[("DOCFUSE_MODEL_DIR", gone)],
+    );
+    assert!(
+        stdout(&o).contains("\"mode\": \"lexical\""),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("model.onnx` not found"),
+        "{}",
+        stdout(&o)
+    );
     // a damaged entry is not used: embedded again, same answer, entry rewritten
     let mut bytes = std::fs::read(&entries[0]).unwrap();
     let n = bytes.len();

@@ -320,6 +320,9 @@ impl DocIndex {
         &self,
         query: &str,
     ) -> Result<std::result::Result<(VectorSide<'_>, Vec<f32>), String>> {
+        if let Some(hit) = self.cached_query_side(query) {
+            return Ok(Ok(hit));
+        }
         let (vectors, embedder) = match self.vector_side() {
             Ok(side) => side,
             Err(why) => return Ok(Err(why)),
@@ -331,6 +334,33 @@ impl DocIndex {
         let v = embedder.embed(&[query])?;
         cache.put(query, &v);
         Ok(Ok((vectors, v)))
+    }
+
+    /// The vectors and the cached vector of `query` when the query-vector cache holds one
+    /// made by the embedder the vectors were made with, without loading any model: that
+    /// vector is the one the model gave, so the ranking is the one an embedding would give
+    /// (about 40 ms less for a one-off process: no ONNX Runtime, no model hashing). `None`
+    /// when the model is already loaded (its identity is then checked as for any query),
+    /// nothing is cached, or the vectors are not usable.
+    fn cached_query_side(&self, query: &str) -> Option<(VectorSide<'_>, Vec<f32>)> {
+        if self.embedder_loaded() {
+            return None;
+        }
+        let (side, key, dim) = match &self.remote {
+            Some(remote) => {
+                let info = remote.embedder().ok()?;
+                let side = VectorSide::Remote(remote.as_ref(), info.identity_key.clone());
+                (side, info.identity_key, info.dim)
+            }
+            None => {
+                let info = self.vectors_info().ok()?;
+                let side = VectorSide::Local(self.vector_search().ok()?);
+                (side, info.identity_key.clone(), info.dim)
+            }
+        };
+        let v = QueryCache::new(&self.dir, &key, dim).get(query)?;
+        tracing::debug!("query vector from the cache, no model loaded");
+        Some((side, v))
     }
 
     /// What the manifest says of the vectors, or why there are none usable.
