@@ -282,6 +282,79 @@ fn bad_roots_get_clear_errors_and_a_binary_file_is_skipped_by_name() {
 }
 
 #[test]
+fn a_long_line_and_a_latin1_file_are_searchable_and_status_says_how_they_were_read() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    fs::create_dir(&docs).unwrap();
+    // a heading, then one generated line far over the byte budget: most of it is indexed
+    let line: String = (0..3000).map(|i| format!("word{i} ")).collect();
+    fs::write(docs.join("huge.md"), format!("# Huge\n{line}needleatend\n")).unwrap();
+    fs::write(
+        docs.join("latin.md"),
+        b"# Menu\n\nCaf\xe9 cr\xe8me br\xfbl\xe9e\n",
+    )
+    .unwrap();
+    let index = |extra: &[&str]| {
+        let mut args = vec!["index", "--no-embeddings", "--max-file-bytes", "20000"];
+        args.extend_from_slice(extra);
+        args.push("docs");
+        docfuse(d.path(), &args)
+    };
+    let o = index(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Windows-1252"), "{}", stderr(&o));
+    // word2000 sits past 16 KB of the line: indexed, not dropped with the line
+    let (code, v) = search_json(d.path(), &["--mode", "lexical", "word2000"]);
+    assert_eq!(
+        (code, v["results"][0]["path"].as_str()),
+        (0, Some("huge.md")),
+        "{v}"
+    );
+    let (code, _) = search_json(d.path(), &["--mode", "lexical", "needleatend"]);
+    assert_eq!(code, 1, "past the budget");
+    let (code, v) = search_json(d.path(), &["--mode", "lexical", "crème brûlée"]);
+    assert_eq!(
+        (code, v["results"][0]["path"].as_str()),
+        (0, Some("latin.md")),
+        "{v}"
+    );
+    assert!(
+        v["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("Café"),
+        "{v}"
+    );
+    // status names both files and how they were read, and is still fresh; a refresh
+    // that carries them keeps saying so
+    for round in 0..2 {
+        let o = docfuse(d.path(), &["status", "--json"]);
+        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(s["fresh"], true, "{s}");
+        let read: Vec<&str> = s["read_in_part"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(read.len(), 2, "round {round}: {s}");
+        assert!(
+            read[0].starts_with("huge.md: larger than the 20000-byte budget"),
+            "{read:?}"
+        );
+        assert!(read[1].starts_with("latin.md: ") && read[1].contains("Windows-1252"));
+        let o = docfuse(d.path(), &["status"]);
+        assert!(
+            stdout(&o).contains("read in part: huge.md"),
+            "{}",
+            stdout(&o)
+        );
+        let o = docfuse(d.path(), &["refresh"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}
+
+#[test]
 fn rebuilding_publishes_a_new_generation_and_keeps_answering() {
     let d = indexed_sample();
     let docs = sample_docs();

@@ -41,6 +41,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         ("removed", &s.removed),
         ("unreadable", &s.unreadable),
         ("partial", &s.partial),
+        ("read in part", &s.read_in_part),
     ] {
         for p in list.iter().take(20) {
             print_line(&format!("  {label}: {p}"))?;

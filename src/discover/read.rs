@@ -17,6 +17,9 @@ pub struct ReadText {
     pub sha256: String,
     /// The file was longer than the byte budget: `text` is its beginning.
     pub cut: bool,
+    /// How the text is not exactly the file, when it is not: cut at the byte budget,
+    /// decoded as Windows-1252 or lossily (the warnings' messages, `; `-joined).
+    pub note: Option<String>,
 }
 
 /// Why a file was not read.
@@ -107,7 +110,9 @@ pub fn read_checked(
         .take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+    let mut notes: Vec<String> = Vec::new();
     let mut warn = |message: String| {
+        notes.push(message.clone());
         warnings.push(Warning {
             path: path.to_path_buf(),
             message,
@@ -125,24 +130,30 @@ pub fn read_checked(
     let whole = bytes.len() as u64 <= max_bytes;
     if !whole {
         bytes.truncate(max_bytes as usize);
-        let cut = line_end_cut(&bytes, utf16);
+        let cut = budget_cut(&bytes, utf16);
         bytes.truncate(cut);
         warn(format!(
             "larger than the {max_bytes}-byte budget; indexed its first {cut} bytes"
         ));
     }
     let sha256 = crate::hashing::sha256_hex(&bytes);
-    let (text, lossy) = decode(&bytes, utf16);
-    if lossy {
-        warn(match utf16 {
+    let (text, decoded) = decode(&bytes, utf16);
+    match decoded {
+        Decoded::Exact => {}
+        Decoded::Legacy => warn(
+            "not valid UTF-8 and no UTF-8 character in it; decoded as Windows-1252 (Latin-1)"
+                .into(),
+        ),
+        Decoded::Lossy => warn(match utf16 {
             Some(_) => "UTF-16 with unpaired surrogates; decoded lossily".into(),
             None => "not valid UTF-8; decoded lossily".into(),
-        });
+        }),
     }
     Ok(ReadText {
         text,
         sha256,
         cut: !whole,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     })
 }
 
@@ -186,6 +197,59 @@ fn looks_like_bomless_utf16(bytes: &[u8]) -> bool {
     even.max(odd) * 10 >= pairs * 9 && even.min(odd) * 10 <= pairs
 }
 
+/// Where to cut a prefix of a file longer than the budget: at its last line end, unless
+/// that keeps less than half the prefix (a very long line, such as a minified or generated
+/// file on one line), then at its last character boundary, so a file is never reduced to
+/// its first lines when most of its budget is one line.
+fn budget_cut(bytes: &[u8], utf16: Option<bool>) -> usize {
+    let at_line = line_end_cut(bytes, utf16);
+    if at_line * 2 >= bytes.len() {
+        return at_line;
+    }
+    match utf16 {
+        // before a UTF-8 sequence the budget cut in two
+        None => {
+            let n = bytes.len();
+            let lead = (n.saturating_sub(4)..n)
+                .rev()
+                .find(|&i| bytes[i] & 0xC0 != 0x80);
+            match lead {
+                Some(i) => {
+                    let len = match bytes[i] {
+                        b if b >= 0xF0 => 4,
+                        b if b >= 0xE0 => 3,
+                        b if b >= 0xC0 => 2,
+                        _ => 1,
+                    };
+                    if i + len <= n {
+                        n
+                    } else {
+                        i
+                    }
+                }
+                None => n,
+            }
+        }
+        // whole code units, never the first half of a surrogate pair
+        Some(le) => {
+            let end = bytes.len() & !1;
+            let high = |i: usize| {
+                let u = if le {
+                    u16::from_le_bytes([bytes[i], bytes[i + 1]])
+                } else {
+                    u16::from_be_bytes([bytes[i], bytes[i + 1]])
+                };
+                (0xD800..0xDC00).contains(&u)
+            };
+            if end >= 4 && high(end - 2) {
+                end - 2
+            } else {
+                end
+            }
+        }
+    }
+}
+
 /// Where to cut a prefix at its last line end (`\n`), for UTF-8 or UTF-16 text.
 fn line_end_cut(bytes: &[u8], utf16: Option<bool>) -> usize {
     match utf16 {
@@ -207,13 +271,36 @@ fn line_end_cut(bytes: &[u8], utf16: Option<bool>) -> usize {
     }
 }
 
-/// Decodes UTF-8 (lossily) or UTF-16 after its byte-order mark; the flag says whether
-/// anything was replaced.
-fn decode(bytes: &[u8], utf16: Option<bool>) -> (String, bool) {
+/// How a file's bytes became text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decoded {
+    /// Valid UTF-8, or UTF-16 after its byte-order mark.
+    Exact,
+    /// Not UTF-8 and without a single UTF-8 multi-byte character: a legacy 8-bit file,
+    /// decoded as Windows-1252 (the WHATWG name for Latin-1 text, as browsers read it).
+    Legacy,
+    /// Invalid sequences replaced by U+FFFD.
+    Lossy,
+}
+
+/// Decodes UTF-8, a legacy 8-bit file (Windows-1252) or UTF-16 after its byte-order mark.
+fn decode(bytes: &[u8], utf16: Option<bool>) -> (String, Decoded) {
     let Some(le) = utf16 else {
         return match String::from_utf8(bytes.to_vec()) {
-            Ok(t) => (t, false),
-            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+            Ok(t) => (t, Decoded::Exact),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                // one UTF-8 character makes it UTF-8 with damage; none, a legacy encoding
+                let utf8_somewhere = bytes
+                    .utf8_chunks()
+                    .any(|c| c.valid().bytes().any(|b| b >= 0x80));
+                if utf8_somewhere {
+                    (String::from_utf8_lossy(&bytes).into_owned(), Decoded::Lossy)
+                } else {
+                    let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(&bytes);
+                    (text.into_owned(), Decoded::Legacy)
+                }
+            }
         };
     };
     let units = bytes[2..].chunks_exact(2).map(|p| {
@@ -232,7 +319,14 @@ fn decode(bytes: &[u8], utf16: Option<bool>) -> (String, bool) {
             })
         })
         .collect();
-    (text, lossy)
+    (
+        text,
+        if lossy {
+            Decoded::Lossy
+        } else {
+            Decoded::Exact
+        },
+    )
 }
 
 #[cfg(test)]
@@ -265,8 +359,27 @@ mod tests {
             Err(ReadError::Binary("looks binary (NUL byte)".into()))
         );
         let t = read_text(&latin, 1 << 20, &mut w).unwrap();
-        assert_eq!(t.text, "caf\u{fffd}\n");
-        assert!(w[0].message.contains("UTF-8"));
+        assert_eq!(t.text, "café\n", "a Latin-1 file reads as Latin-1");
+        assert!(w[0].message.contains("Windows-1252"), "{w:?}");
+        // UTF-8 with one damaged byte stays UTF-8: its characters are kept
+        let damaged = d.path().join("damaged.md");
+        fs::write(
+            &damaged,
+            "naïve \u{2014} caf"
+                .bytes()
+                .chain([0xe9, b'\n'])
+                .collect::<Vec<u8>>(),
+        )
+        .unwrap();
+        let mut w = Vec::new();
+        let t = read_text(&damaged, 1 << 20, &mut w).unwrap();
+        assert_eq!(t.text, "naïve \u{2014} caf\u{fffd}\n");
+        assert!(w[0].message.contains("lossily"), "{w:?}");
+        // the sha256 is of the bytes, whatever the decoding
+        assert_eq!(
+            t.sha256,
+            crate::hashing::sha256_hex(&fs::read(&damaged).unwrap())
+        );
     }
 
     #[test]
@@ -299,6 +412,35 @@ mod tests {
         fs::write(&p, utf16("ab\ncd\nef\n", true)).unwrap();
         let t = read_text(&p, 10, &mut Vec::new()).unwrap();
         assert_eq!(t.text, "ab\n");
+    }
+
+    #[test]
+    fn a_long_line_over_the_budget_is_cut_at_a_character_not_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        // a heading, then one line of 4-byte characters far longer than the budget
+        let p = d.path().join("one-line.md");
+        let long = "# Huge\n".to_string() + &"word 𝄞 ".repeat(2000) + "needle\n";
+        fs::write(&p, &long).unwrap();
+        for budget in [1000u64, 1001, 1002, 1003] {
+            let mut w = Vec::new();
+            let t = read_text(&p, budget, &mut w).unwrap();
+            assert!(t.text.len() as u64 <= budget && t.text.len() as u64 >= budget - 3);
+            assert!(
+                long.starts_with(&t.text),
+                "a prefix on a character boundary"
+            );
+            assert!(t.cut && w[0].message.contains("budget"), "{w:?}");
+            assert_eq!(t.note.as_deref(), Some(w[0].message.as_str()));
+        }
+        // the same in UTF-16: whole code units, never half a surrogate pair
+        let p = d.path().join("one-line16.md");
+        fs::write(&p, utf16(&long, true)).unwrap();
+        for budget in [1000u64, 1001, 1002] {
+            let t = read_text(&p, budget, &mut Vec::new()).unwrap();
+            assert!(long.starts_with(&t.text), "{budget}");
+            assert!(t.text.len() > 400, "{budget}: {}", t.text.len());
+            assert!(!t.text.contains('\u{fffd}'));
+        }
     }
 
     #[cfg(unix)]

@@ -311,6 +311,7 @@ fn read_found(
                         chunks: 0,
                         record: None,
                         bucket: None,
+                        note: t.note,
                     },
                 });
                 continue;

@@ -86,6 +86,7 @@ pub(super) fn load_jsonl(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec
                 chunks: 0,
                 record: None,
                 bucket: None,
+                note: None,
             },
             doc,
         })

@@ -29,6 +29,10 @@ pub struct Status {
     /// Files that could not be read at the last refresh; their previous text is served
     /// (`path: reason`).
     pub partial: Vec<String>,
+    /// Files whose indexed text is not exactly the file (`path: how`): cut at the byte
+    /// budget (`--max-file-bytes`), decoded as Windows-1252 or lossily. Not a reason to
+    /// refresh: a refresh reads them the same way.
+    pub read_in_part: Vec<String>,
     /// Roots of the index that are gone.
     pub missing_roots: Vec<String>,
     /// docfuse's defaults changed since the index was built (the settings given
@@ -145,6 +149,7 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         unreadable: f.unreadable,
         touched: f.touched,
         partial,
+        read_in_part: read_in_part(index)?,
         missing_roots: f.missing_roots,
         config_changed,
         embedder_changed,
@@ -163,4 +168,22 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         skipped: m.skips.clone(),
         reasons,
     })
+}
+
+/// `path: note` of every indexed file read with a note (roots named when there are several).
+fn read_in_part(index: &DocIndex) -> Result<Vec<String>> {
+    let snapshot = index.snapshot()?;
+    let several = snapshot.files.iter().any(|e| e.root > 0);
+    Ok(snapshot
+        .files
+        .iter()
+        .filter_map(|e| {
+            let note = e.note.as_ref()?;
+            let root = index.root_dir(e.root).filter(|_| several);
+            Some(match root {
+                Some(r) => format!("{r}/{}: {note}", e.rel_path),
+                None => format!("{}: {note}", e.rel_path),
+            })
+        })
+        .collect())
 }

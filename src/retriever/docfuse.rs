@@ -96,7 +96,7 @@ pub struct IndexStatus {
     pub roots: Vec<String>,
     pub vectors: VectorsReport,
     /// How many files each list of `status` held before [`IndexStatus::capped`] cut it
-    /// (`added`, `changed`, `removed`, `unreadable`, `partial`); empty when not cut.
+    /// (`added`, `changed`, `removed`, `unreadable`, `partial`, `read_in_part`); empty when not cut.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub list_counts: std::collections::BTreeMap<&'static str, usize>,
 }
@@ -115,6 +115,7 @@ impl IndexStatus {
             ("removed", &mut s.removed),
             ("unreadable", &mut s.unreadable),
             ("partial", &mut s.partial),
+            ("read_in_part", &mut s.read_in_part),
         ] {
             if list.len() > n {
                 self.list_counts.insert(name, list.len());

@@ -405,6 +405,9 @@ fn status_text(s: &IndexStatus) -> String {
     for r in &st.reasons {
         text.push_str(&format!("\n  {r}"));
     }
+    for p in &st.read_in_part {
+        text.push_str(&format!("\n  read in part: {p}"));
+    }
     let v = &s.vectors;
     text.push_str(&match (&v.model, v.usable, &v.reason) {
         (Some(m), true, _) => format!(

@@ -32,6 +32,10 @@ pub struct FileEntry {
     /// file, `sources/b<bucket>.jsonl`.
     #[serde(default)]
     pub bucket: Option<u64>,
+    /// How its indexed text is not exactly the file, when it is not (cut at the byte
+    /// budget, decoded as Windows-1252 or lossily); shown by `docfuse status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// How long before the build that read a file its mtime must be for size, mtime and
@@ -93,6 +97,7 @@ mod stat_tests {
             ctime_ns: 7,
             read_ms: read_s * 1000,
             bucket: Some(0),
+            note: None,
         }
     }
 
