@@ -14,14 +14,14 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
     let mut fence: Option<(u8, usize)> = None;
     for line in text.lines() {
         if let Some(f) = fence {
-            if super::source::closes_fence(line, f) {
+            if super::source::closes_nested_fence(line, f) {
                 fence = None;
             }
             out.push(Some(line.to_string()));
             continue;
         }
         if !in_html && !in_mdx {
-            if let Some(f) = super::source::opens_fence(line) {
+            if let Some(f) = super::source::opens_nested_fence(line) {
                 fence = Some(f);
                 out.push(Some(line.to_string()));
                 continue;

@@ -76,7 +76,8 @@ fn push_terminator(out: &mut String, term: &str) {
 
 /// Replaces HTML comments (`<!-- … -->`, over several lines too) and, in MDX, MDX
 /// comments (`{/* … */}`) with spaces in the parse copy (line ends kept), outside fenced
-/// code and inline code spans: comments are never indexed.
+/// code (at any indent: a `<!--` in a code sample inside an admonition must not hide
+/// the rest of the document) and inline code spans: comments are never indexed.
 fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
     let mut bytes = std::mem::take(parse).into_bytes();
     let mut fence: Option<(u8, usize)> = None;
@@ -86,12 +87,12 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
         let text = std::str::from_utf8(&bytes[line.start..line.end]).unwrap_or("");
         if open.is_none() {
             if let Some(f) = fence {
-                if closes_fence(text, f) {
+                if closes_nested_fence(text, f) {
                     fence = None;
                 }
                 continue;
             }
-            if let Some(f) = opens_fence(text) {
+            if let Some(f) = opens_nested_fence(text) {
                 fence = Some(f);
                 continue;
             }
@@ -198,8 +199,30 @@ fn bracket_balance(line: &str) -> i64 {
 /// A fence opening: up to 3 spaces, then 3+ backticks or tildes (backtick fences may
 /// not have a backtick in their info string). Returns the fence char and run length.
 pub(crate) fn opens_fence(line: &str) -> Option<(u8, usize)> {
+    fence_opening(line, 3)
+}
+
+/// Whether `line` closes a fence opened with `(ch, run)`.
+pub(crate) fn closes_fence(line: &str, f: (u8, usize)) -> bool {
+    fence_closing(line, f, 3)
+}
+
+/// [`opens_fence`] at any indent: a fence nested in an indented container (an mkdocs
+/// admonition or content tab, a list item), as pymdownx's superfences reads it. For
+/// scans that must not take a fenced line for markup (comments, link definitions): the
+/// parser itself reads those blocks as indented code, so nothing inside them is markup.
+pub(crate) fn opens_nested_fence(line: &str) -> Option<(u8, usize)> {
+    fence_opening(line, usize::MAX)
+}
+
+/// [`closes_fence`] at any indent, for a fence opened by [`opens_nested_fence`].
+pub(crate) fn closes_nested_fence(line: &str, f: (u8, usize)) -> bool {
+    fence_closing(line, f, usize::MAX)
+}
+
+fn fence_opening(line: &str, max_indent: usize) -> Option<(u8, usize)> {
     let indent = line.bytes().take_while(|&b| b == b' ').count();
-    if indent > 3 {
+    if indent > max_indent {
         return None;
     }
     let rest = line.get(indent..)?;
@@ -212,10 +235,9 @@ pub(crate) fn opens_fence(line: &str) -> Option<(u8, usize)> {
     (run >= 3 && !(ch == b'`' && info.contains('`'))).then_some((ch, run))
 }
 
-/// Whether `line` closes a fence opened with `(ch, run)`.
-pub(crate) fn closes_fence(line: &str, (ch, run): (u8, usize)) -> bool {
+fn fence_closing(line: &str, (ch, run): (u8, usize), max_indent: usize) -> bool {
     let indent = line.bytes().take_while(|&b| b == b' ').count();
-    if indent > 3 {
+    if indent > max_indent {
         return false;
     }
     let rest = line.get(indent..).unwrap_or("");
@@ -303,6 +325,9 @@ mod tests {
         assert_eq!(opens_fence("```rust"), Some((b'`', 3)));
         assert_eq!(opens_fence("   ~~~~"), Some((b'~', 4)));
         assert_eq!(opens_fence("    ```"), None);
+        assert_eq!(opens_nested_fence("        ``` diff"), Some((b'`', 3)));
+        assert!(closes_nested_fence("        ```", (b'`', 3)));
+        assert!(!closes_nested_fence("        ``` x", (b'`', 3)));
         assert_eq!(opens_fence("``` a`b"), None);
         assert_eq!(opens_fence("``"), None);
         assert!(closes_fence("````  ", (b'`', 3)));

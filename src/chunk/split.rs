@@ -7,8 +7,9 @@
 //! - an admonition or tab marker (`!!! note`, `??? tip`, `=== "Tab"`) and a Docusaurus
 //!   container opener (`:::note`) are glued to the block after them, a closer (`:::`) to
 //!   the block before it: no piece ends on a marker, none starts on a closer;
-//! - a piece made only of fenced code joins the piece before it (code stays with the
-//!   prose that introduces it);
+//! - a piece with no prose of its own (only fenced code, reference-style link
+//!   definitions or admonition/tab markers) joins the piece before it: code stays with
+//!   the prose that introduces it, and no piece is a block of `[id]: url` lines;
 //! - a table larger than the budget is cut between rows; each piece after the first
 //!   repeats the header rows (as its prelude: the piece's lines stay its own).
 
@@ -26,6 +27,8 @@ pub(crate) struct Layout {
     pub covered: Vec<bool>,
     /// Inside a fenced code block.
     pub code: Vec<bool>,
+    /// Not prose: a reference-style link definition or an admonition/tab marker line.
+    pub aside: Vec<bool>,
     /// A table row (after the header) where a piece may start, with the table's header
     /// line range (0-based, inclusive).
     pub row_break: Vec<Option<(usize, usize)>>,
@@ -45,6 +48,12 @@ impl Layout {
         let mut l = Layout {
             covered: vec![false; n],
             code: vec![false; n],
+            aside: (0..n)
+                .map(|i| {
+                    let line = table.content(parse, i);
+                    super::display::is_link_definition(line) || marker(line).is_some()
+                })
+                .collect(),
             row_break: vec![None; n],
         };
         for b in blocks {
@@ -168,7 +177,8 @@ pub(crate) fn units(
 }
 
 /// Packs units greedily into parts of at most `max_tokens` (joined text estimate), then
-/// joins a part made only of fenced code to the part before it.
+/// joins a part with no prose of its own (fenced code, link definitions, markers) to the
+/// part before it.
 pub(crate) fn pack(
     units: &[(usize, usize)],
     table: &LineTable,
@@ -189,15 +199,16 @@ pub(crate) fn pack(
         }
     }
     parts.push((start, end));
-    let code_only = |(a, b): (usize, usize)| {
+    let flag = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
+    let no_prose = |(a, b): (usize, usize)| {
         (a..=b).all(|i| {
-            blank.get(i).copied().unwrap_or(true) || layout.code.get(i).copied().unwrap_or(false)
+            blank.get(i).copied().unwrap_or(true) || flag(&layout.code, i) || flag(&layout.aside, i)
         })
     };
     let mut out: Vec<(usize, usize)> = Vec::with_capacity(parts.len());
     for p in parts {
         match out.last_mut() {
-            Some(prev) if code_only(p) => prev.1 = p.1,
+            Some(prev) if no_prose(p) => prev.1 = p.1,
             _ => out.push(p),
         }
     }
@@ -225,6 +236,7 @@ mod tests {
         let mut l = Layout {
             covered: vec![false; n],
             code: vec![false; n],
+            aside: vec![false; n],
             row_break: vec![None; n],
         };
         for &(a, b) in covered {
@@ -267,6 +279,30 @@ mod tests {
         let mut l = layout(5, &[(2, 4)]);
         (2..=4).for_each(|i| l.code[i] = true);
         assert_eq!(pack(&[(0, 0), (2, 4)], &t, 1, &l, &blank), vec![(0, 4)]);
+    }
+
+    #[test]
+    fn a_piece_of_link_definitions_or_markers_joins_the_piece_before_it() {
+        let text = "intro\n\n  [a]: https://a.example\n  [b]: ../b.md#x\n\n!!! note";
+        let t = LineTable::new(text);
+        let blank = [false, true, false, false, true, false];
+        let mut l = layout(6, &[]);
+        (2..=3).for_each(|i| l.aside[i] = true);
+        l.aside[5] = true;
+        assert_eq!(
+            pack(&[(0, 0), (2, 3), (5, 5)], &t, 1, &l, &blank),
+            vec![(0, 5)]
+        );
+        // prose after them is a piece of its own again
+        let text = "intro\n\n[a]: https://a.example\n\nprose";
+        let t = LineTable::new(text);
+        let blank = [false, true, false, true, false];
+        let mut l = layout(5, &[]);
+        l.aside[2] = true;
+        assert_eq!(
+            pack(&[(0, 0), (2, 2), (4, 4)], &t, 1, &l, &blank),
+            vec![(0, 2), (4, 4)]
+        );
     }
 
     #[test]

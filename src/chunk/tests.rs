@@ -151,6 +151,46 @@ fn heading_attributes_become_anchors_and_comments_are_not_indexed() {
 }
 
 #[test]
+fn a_comment_opener_in_code_nested_in_a_tab_hides_nothing_after_it() {
+    // mkdocs content tabs holding fenced diffs (indented 4); the first diff has a `<!--`
+    // that never closes in it, as an HTML template diff often does
+    let text = "# Upgrade\n\nIntro text.\n\n=== \"base.html\"\n\n    ``` diff\n    -  <!--\n    +  basenew\n    ```\n\n=== \"footer.html\"\n\n    ``` diff\n    +  footerword\n    ```\n\nAfter the tabs, closingword prose. <!-- realcomment -->\n";
+    for max_tokens in [8, 256] {
+        let c = chunk_document(
+            &doc(text, SourceKind::Markdown),
+            &ChunkerConfig { max_tokens },
+        );
+        let all: String = c
+            .iter()
+            .map(|c| c.body.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for word in ["basenew", "footerword", "closingword"] {
+            assert!(
+                all.contains(word),
+                "{max_tokens}: `{word}` is indexed: {all}"
+            );
+        }
+        assert!(!all.contains("realcomment"), "{all}");
+        for ch in &c {
+            let lines: Vec<&str> = ch.text.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert!(
+                !(lines.len() == 1 && lines[0].starts_with("===")),
+                "{max_tokens}: a piece of only a tab marker: {:?}",
+                ch.text
+            );
+        }
+    }
+    // the snippet side agrees: lines after the diff are shown
+    let shown = display::visible_lines(text);
+    assert_eq!(shown[14].as_deref(), Some("    +  footerword"));
+    assert_eq!(
+        shown[17].as_deref().map(str::trim),
+        Some("After the tabs, closingword prose.")
+    );
+}
+
+#[test]
 fn mdx_comments_are_not_indexed() {
     let c = chunk_document(
         &doc("# T\n\nkept {/* dropped-word */} text\n", SourceKind::Mdx),
