@@ -487,6 +487,45 @@ fn a_question_asked_again_is_answered_from_the_query_vector_cache_with_the_same_
 }
 
 #[test]
+fn text_answers_mark_results_that_hold_none_of_the_query_words() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mark = "[no query word: semantic neighbour]";
+    // no word of the question is in the docs: every result is marked, and said to be so
+    let o = docfuse(d.path(), &["search", "abort ongoing work"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let heads: Vec<String> = stdout(&o)
+        .lines()
+        .filter(|l| !l.starts_with("    "))
+        .map(str::to_string)
+        .collect();
+    assert!(!heads.is_empty());
+    assert!(heads.iter().all(|l| l.ends_with(mark)), "{heads:?}");
+    assert!(
+        stderr(&o).contains("semantic neighbours only"),
+        "{}",
+        stderr(&o)
+    );
+    // the words are there: the top result is not marked, and nothing is said
+    let o = docfuse(d.path(), &["search", "cancel running tasks"]);
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(!first.contains(mark), "{first}");
+    assert!(
+        !stderr(&o).contains("semantic neighbours"),
+        "{}",
+        stderr(&o)
+    );
+    // lexical mode never marks (every result holds a word)
+    let o = docfuse(
+        d.path(),
+        &["search", "--mode", "lexical", "cancel running tasks"],
+    );
+    assert!(!stdout(&o).contains(mark), "{}", stdout(&o));
+}
+
+#[test]
 fn embedding_leaves_no_onnx_runtime_telemetry_behind() {
     // ONNX Runtime 1.31 keeps a device id and a usage-event database under the user's
     // cache folder (and tries to send it) unless telemetry is off.

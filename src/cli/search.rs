@@ -50,7 +50,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             results_left_out: 0,
         })?;
     } else {
-        print_text(&r.documents)?;
+        print_text(&r.documents, r.mode == crate::retriever::Mode::Hybrid)?;
     }
     Ok(if r.documents.is_empty() {
         super::EXIT_NO_HITS
@@ -59,9 +59,18 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     })
 }
 
-fn print_text(docs: &[RetrievedDocument]) -> anyhow::Result<()> {
+/// The text answer; in hybrid mode a result that holds none of the query's words is
+/// marked, and a list of only such results is said to be semantic neighbours only (as
+/// the MCP tools say).
+fn print_text(docs: &[RetrievedDocument], hybrid: bool) -> anyhow::Result<()> {
     if docs.is_empty() {
         eprintln!("no results");
+    }
+    let unmatched = |d: &RetrievedDocument| hybrid && d.metadata.matched_terms.is_empty();
+    if !docs.is_empty() && docs.iter().all(unmatched) {
+        eprintln!(
+            "note: no passage contains the query's words: these are semantic neighbours only"
+        );
     }
     for d in docs {
         let m = &d.metadata;
@@ -76,6 +85,9 @@ fn print_text(docs: &[RetrievedDocument]) -> anyhow::Result<()> {
             .map_or(String::new(), |n| format!("  [{n}: text as indexed]"));
         if m.confidence == crate::graph::Confidence::Fuzzy {
             mark.push_str("  [fuzzy: reached through a fuzzy relation]");
+        }
+        if unmatched(d) {
+            mark.push_str("  [no query word: semantic neighbour]");
         }
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",

@@ -2,8 +2,10 @@
 //!
 //! A line scores the sum of the weights (IDF) of the distinct query terms it holds, a
 //! term of four letters or more also matching longer words by prefix at half weight (as
-//! the lexical ranking does). The best line is the highest-scoring one, the first of
-//! equals; a passage no query term matches gives its first line of prose. The snippet
+//! the lexical ranking does). Heading lines do not compete: a result shows its heading
+//! path already, so the match line is one of the passage's own lines. The best line is
+//! the highest-scoring one, the first of equals; a passage whose lines match no query
+//! term (its heading may) gives its first line of prose. The snippet
 //! is that line with markup removed, cut to a window around the first matched term.
 
 use crate::analysis::{fold, for_each_term};
@@ -66,7 +68,10 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLin
         if first_prose.is_none() && !fence && !in_fence && is_prose(trimmed) {
             first_prose = Some(i);
         }
-        let s = if weights.is_empty() {
+        // a heading line is shown with every result (its heading path): the line that
+        // says more is one of the passage's own
+        let heading = !in_fence && trimmed.starts_with('#');
+        let s = if weights.is_empty() || heading {
             0.0
         } else {
             line_score(line, weights)
@@ -191,6 +196,24 @@ mod tests {
         // CJK bigrams
         let m = best_line("# 概要\n\n東京都の説明\n", 1, &w(&[("東京", 1.0)]));
         assert_eq!(m.line, 3);
+    }
+
+    #[test]
+    fn a_body_line_is_the_match_even_when_the_heading_matches_more() {
+        let text = "# Diagrams\n\nDiagrams help.\n\nRendered with Mermaid.js here.\n";
+        let weights = w(&[("mermaid", 2.0), ("diagrams", 1.5)]);
+        let m = best_line(text, 1, &weights);
+        assert_eq!(m.line, 5, "the line with the rarer term, not the heading");
+        assert_eq!(
+            snippet_at(text, m.offset, &weights),
+            "Rendered with Mermaid.js here."
+        );
+        // only the heading matches: the first line of prose
+        let m = best_line("# Mermaid\n\nRendered here.\n", 1, &weights);
+        assert_eq!((m.line, m.score), (3, 0.0));
+        // a `#` line inside a fence is code, not a heading
+        let m = best_line("## Shell\n\n```sh\n# install mermaid\n```\n", 1, &weights);
+        assert_eq!(m.line, 4);
     }
 
     #[test]
