@@ -180,6 +180,8 @@ fn status_is_fresh_then_names_added_changed_removed_files() {
     let s = docfuse(d.path(), &["status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     assert_eq!(v["fresh"], true, "{v}");
+    let code = |args: &[&str]| docfuse(d.path(), args).status.code();
+    assert_eq!(code(&["status", "--exit-code"]), Some(0));
 
     fs::write(docs.join("new.md"), "# New\n").unwrap();
     fs::write(
@@ -199,6 +201,10 @@ fn status_is_fresh_then_names_added_changed_removed_files() {
         text.starts_with("stale") && text.contains("1 file(s) added"),
         "{text}"
     );
+    // stale: 0 by default, 1 when asked, text or JSON
+    assert_eq!(code(&["status"]), Some(0));
+    assert_eq!(code(&["status", "--exit-code"]), Some(1));
+    assert_eq!(code(&["status", "--json", "--exit-code"]), Some(1));
 }
 
 #[test]

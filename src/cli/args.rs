@@ -25,7 +25,8 @@ pub enum Command {
     Refresh(RefreshArgs),
     /// Search the index and print the best sections.
     Search(SearchArgs),
-    /// Say whether the index is fresh against the files on disk, and why not.
+    /// Say whether the index is fresh against the files on disk, and why not (exit 0
+    /// either way; `--exit-code` exits 1 when stale).
     Status(StatusArgs),
     /// Show the documentation graph: pages by PageRank, or one page's links, mentions
     /// and covers with the line each is written on.
@@ -348,6 +349,10 @@ pub struct StatusArgs {
     /// Print the status as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 when the index is stale (as `git diff --exit-code`), for scripts and CI;
+    /// without it, status exits 0 whether fresh or stale (2 on errors).
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 #[derive(Debug, Args)]

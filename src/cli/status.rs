@@ -22,7 +22,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         let mut v = serde_json::to_value(&s)?;
         v["vector_search_unavailable"] = serde_json::json!(unavailable);
         print_json(&v)?;
-        return Ok(super::EXIT_OK);
+        return Ok(exit(&a, s.fresh));
     }
     if let Some(why) = &unavailable {
         print_line(&format!("vector search unavailable: {why}"))?;
@@ -67,5 +67,14 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     if !s.fresh {
         print_line("hint: run `docfuse refresh` to bring it up to date")?;
     }
-    Ok(super::EXIT_OK)
+    Ok(exit(&a, s.fresh))
+}
+
+/// 1 for a stale index under `--exit-code`, else 0.
+fn exit(a: &StatusArgs, fresh: bool) -> i32 {
+    if a.exit_code && !fresh {
+        super::EXIT_NO_HITS
+    } else {
+        super::EXIT_OK
+    }
 }
