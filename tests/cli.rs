@@ -331,9 +331,12 @@ fn a_long_line_and_a_latin1_file_are_searchable_and_status_says_how_they_were_re
             .contains("Café"),
         "{v}"
     );
-    // status names both files and how they were read, and is still fresh; a refresh
-    // that carries them keeps saying so
-    for round in 0..2 {
+    // status names both files and how they were read, and is still fresh; so it stays
+    // when a refresh carries them (another file edited) or records only new times (touch)
+    fs::write(docs.join("other.md"), "# Other\n\nplain\n").unwrap();
+    let o = index(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for round in 0..3u64 {
         let o = docfuse(d.path(), &["status", "--json"]);
         let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(s["fresh"], true, "{s}");
@@ -355,8 +358,25 @@ fn a_long_line_and_a_latin1_file_are_searchable_and_status_says_how_they_were_re
             "{}",
             stdout(&o)
         );
+        match round {
+            0 => fs::write(docs.join("other.md"), "# Other\n\nedited\n").unwrap(),
+            _ => {
+                // the same bytes, a new mtime
+                let t = std::time::SystemTime::now() + std::time::Duration::from_secs(5 + round);
+                let f = fs::File::options()
+                    .write(true)
+                    .open(docs.join("latin.md"))
+                    .unwrap();
+                f.set_modified(t).unwrap();
+            }
+        }
         let o = docfuse(d.path(), &["refresh"]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            !stdout(&o).contains("nothing to do"),
+            "round {round}: {}",
+            stdout(&o)
+        );
     }
 }
 

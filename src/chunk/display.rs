@@ -5,23 +5,30 @@
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
 
+use super::source::{FenceLine, NestedFence};
+
 /// Each line of `text` as shown, or `None` when nothing of it is shown (inside a
 /// comment, a link definition, or blank after hiding).
 pub fn visible_lines(text: &str) -> Vec<Option<String>> {
     let mut out = Vec::new();
     let mut in_html = false;
     let mut in_mdx = false;
-    let mut fence: Option<(u8, usize)> = None;
+    let mut fence: Option<NestedFence> = None;
     for line in text.lines() {
         if let Some(f) = fence {
-            if super::source::closes_nested_fence(line, f) {
-                fence = None;
+            match f.at(line) {
+                FenceLine::Leaves => fence = None,
+                at => {
+                    if at == FenceLine::Closes {
+                        fence = None;
+                    }
+                    out.push(Some(line.to_string()));
+                    continue;
+                }
             }
-            out.push(Some(line.to_string()));
-            continue;
         }
         if !in_html && !in_mdx {
-            if let Some(f) = super::source::opens_nested_fence(line) {
+            if let Some(f) = NestedFence::open(line) {
                 fence = Some(f);
                 out.push(Some(line.to_string()));
                 continue;

@@ -80,19 +80,23 @@ fn push_terminator(out: &mut String, term: &str) {
 /// the rest of the document) and inline code spans: comments are never indexed.
 fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
     let mut bytes = std::mem::take(parse).into_bytes();
-    let mut fence: Option<(u8, usize)> = None;
+    let mut fence: Option<NestedFence> = None;
     let mut open: Option<&'static [u8]> = None;
     for i in 0..table.len() {
         let Some(line) = table.get(i) else { break };
         let text = std::str::from_utf8(&bytes[line.start..line.end]).unwrap_or("");
         if open.is_none() {
             if let Some(f) = fence {
-                if closes_nested_fence(text, f) {
-                    fence = None;
+                match f.at(text) {
+                    FenceLine::Inside => continue,
+                    FenceLine::Closes => {
+                        fence = None;
+                        continue;
+                    }
+                    FenceLine::Leaves => fence = None,
                 }
-                continue;
             }
-            if let Some(f) = opens_nested_fence(text) {
+            if let Some(f) = NestedFence::open(text) {
                 fence = Some(f);
                 continue;
             }
@@ -207,17 +211,52 @@ pub(crate) fn closes_fence(line: &str, f: (u8, usize)) -> bool {
     fence_closing(line, f, 3)
 }
 
-/// [`opens_fence`] at any indent: a fence nested in an indented container (an mkdocs
-/// admonition or content tab, a list item), as pymdownx's superfences reads it. For
-/// scans that must not take a fenced line for markup (comments, link definitions): the
-/// parser itself reads those blocks as indented code, so nothing inside them is markup.
-pub(crate) fn opens_nested_fence(line: &str) -> Option<(u8, usize)> {
-    fence_opening(line, usize::MAX)
+/// A fence at any indent: one nested in an indented container (an mkdocs admonition or
+/// content tab, a list item), as pymdownx's superfences reads it. For scans that must not
+/// take a fenced line for markup (comments, link definitions): the parser itself reads
+/// those blocks as indented code, so nothing inside them is markup.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct NestedFence {
+    ch: u8,
+    run: usize,
+    indent: usize,
 }
 
-/// [`closes_fence`] at any indent, for a fence opened by [`opens_nested_fence`].
-pub(crate) fn closes_nested_fence(line: &str, f: (u8, usize)) -> bool {
-    fence_closing(line, f, usize::MAX)
+/// What a line does to an open [`NestedFence`].
+#[derive(Debug, PartialEq)]
+pub(crate) enum FenceLine {
+    /// Inside the fence.
+    Inside,
+    /// Its closer (part of the fence).
+    Closes,
+    /// Past it: the container the fence was nested in ended before this line (a
+    /// non-blank line less indented than the opener), which is not in the fence.
+    Leaves,
+}
+
+impl NestedFence {
+    /// The fence `line` opens, at any indent.
+    pub(crate) fn open(line: &str) -> Option<Self> {
+        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        fence_opening(line, usize::MAX).map(|(ch, run)| NestedFence { ch, run, indent })
+    }
+
+    /// What `line` does to this fence: a closer is within 3 spaces of the opener's
+    /// indent (a deeper fence-like line is content, as in a code sample showing
+    /// Markdown); a fence opened at 4 spaces or more sits in a container, which a
+    /// less indented non-blank line ends.
+    pub(crate) fn at(&self, line: &str) -> FenceLine {
+        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        if self.indent >= 4 && indent < self.indent && !is_blank(line) {
+            return FenceLine::Leaves;
+        }
+        let within = indent.saturating_sub(self.indent) <= 3;
+        if within && fence_closing(line, (self.ch, self.run), usize::MAX) {
+            FenceLine::Closes
+        } else {
+            FenceLine::Inside
+        }
+    }
 }
 
 fn fence_opening(line: &str, max_indent: usize) -> Option<(u8, usize)> {
@@ -325,9 +364,21 @@ mod tests {
         assert_eq!(opens_fence("```rust"), Some((b'`', 3)));
         assert_eq!(opens_fence("   ~~~~"), Some((b'~', 4)));
         assert_eq!(opens_fence("    ```"), None);
-        assert_eq!(opens_nested_fence("        ``` diff"), Some((b'`', 3)));
-        assert!(closes_nested_fence("        ```", (b'`', 3)));
-        assert!(!closes_nested_fence("        ``` x", (b'`', 3)));
+        let f = NestedFence::open("        ``` diff").unwrap();
+        assert_eq!(f.at("        ```"), FenceLine::Closes);
+        assert_eq!(f.at("        ``` x"), FenceLine::Inside);
+        assert_eq!(
+            f.at("            ```"),
+            FenceLine::Inside,
+            "4 deeper: content"
+        );
+        assert_eq!(f.at(""), FenceLine::Inside);
+        assert_eq!(f.at("    prose"), FenceLine::Leaves, "its container ended");
+        // a top-level fence: an indented fence-like line is content, and no line leaves it
+        let top = NestedFence::open("```markdown").unwrap();
+        assert_eq!(top.at("    ```sh"), FenceLine::Inside);
+        assert_eq!(top.at("    ```"), FenceLine::Inside);
+        assert_eq!(top.at("```"), FenceLine::Closes);
         assert_eq!(opens_fence("``` a`b"), None);
         assert_eq!(opens_fence("``"), None);
         assert!(closes_fence("````  ", (b'`', 3)));

@@ -7,9 +7,10 @@
 //! - an admonition or tab marker (`!!! note`, `??? tip`, `=== "Tab"`) and a Docusaurus
 //!   container opener (`:::note`) are glued to the block after them, a closer (`:::`) to
 //!   the block before it: no piece ends on a marker, none starts on a closer;
-//! - a piece with no prose of its own (only fenced code, reference-style link
-//!   definitions or admonition/tab markers) joins the piece before it: code stays with
-//!   the prose that introduces it, and no piece is a block of `[id]: url` lines;
+//! - a piece with no prose of its own joins the piece before it: one of fenced code
+//!   always (code stays with the prose that introduces it), one of reference-style link
+//!   definitions or admonition/tab markers (with or without code) while the joined piece
+//!   stays within twice the budget (no piece is a block of `[id]: url` lines);
 //! - a table larger than the budget is cut between rows; each piece after the first
 //!   repeats the header rows (as its prelude: the piece's lines stay its own).
 
@@ -177,8 +178,8 @@ pub(crate) fn units(
 }
 
 /// Packs units greedily into parts of at most `max_tokens` (joined text estimate), then
-/// joins a part with no prose of its own (fenced code, link definitions, markers) to the
-/// part before it.
+/// joins a part with no prose of its own to the part before it (fenced code always; link
+/// definitions and markers within twice the budget).
 pub(crate) fn pack(
     units: &[(usize, usize)],
     table: &LineTable,
@@ -200,15 +201,22 @@ pub(crate) fn pack(
     }
     parts.push((start, end));
     let flag = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
-    let no_prose = |(a, b): (usize, usize)| {
+    let only = |(a, b): (usize, usize), aside: bool| {
         (a..=b).all(|i| {
-            blank.get(i).copied().unwrap_or(true) || flag(&layout.code, i) || flag(&layout.aside, i)
+            blank.get(i).copied().unwrap_or(true)
+                || flag(&layout.code, i)
+                || (aside && flag(&layout.aside, i))
         })
+    };
+    // code joins whatever its size; link definitions and markers (with or without code)
+    // only while the joined piece stays within twice the budget
+    let joins = |prev: (usize, usize), p: (usize, usize)| {
+        only(p, false) || (only(p, true) && tokens(table.joined_len(prev.0, p.1)) <= 2 * max_tokens)
     };
     let mut out: Vec<(usize, usize)> = Vec::with_capacity(parts.len());
     for p in parts {
         match out.last_mut() {
-            Some(prev) if no_prose(p) => prev.1 = p.1,
+            Some(prev) if joins(*prev, p) => prev.1 = p.1,
             _ => out.push(p),
         }
     }
@@ -290,8 +298,24 @@ mod tests {
         (2..=3).for_each(|i| l.aside[i] = true);
         l.aside[5] = true;
         assert_eq!(
-            pack(&[(0, 0), (2, 3), (5, 5)], &t, 1, &l, &blank),
+            pack(&[(0, 0), (2, 3), (5, 5)], &t, 8, &l, &blank),
             vec![(0, 5)]
+        );
+        // many marker-and-code groups do not pile into one piece past twice the budget
+        let text = "intro\n\n:::tip\n:::\n\n:::tip\n:::\n\n:::tip\n:::";
+        let t = LineTable::new(text);
+        let blank = [
+            false, true, false, false, true, false, false, true, false, false,
+        ];
+        let mut l = layout(10, &[]);
+        for i in [2, 3, 5, 6, 8, 9] {
+            l.aside[i] = true;
+        }
+        let parts = pack(&[(0, 0), (2, 3), (5, 6), (8, 9)], &t, 4, &l, &blank);
+        assert!(parts.len() >= 2, "{parts:?}");
+        assert!(
+            parts.iter().all(|&(a, b)| tokens(t.joined_len(a, b)) <= 8),
+            "{parts:?}"
         );
         // prose after them is a piece of its own again
         let text = "intro\n\n[a]: https://a.example\n\nprose";
@@ -300,7 +324,7 @@ mod tests {
         let mut l = layout(5, &[]);
         l.aside[2] = true;
         assert_eq!(
-            pack(&[(0, 0), (2, 2), (4, 4)], &t, 1, &l, &blank),
+            pack(&[(0, 0), (2, 2), (4, 4)], &t, 8, &l, &blank),
             vec![(0, 2), (4, 4)]
         );
     }

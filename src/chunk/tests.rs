@@ -181,6 +181,26 @@ fn a_comment_opener_in_code_nested_in_a_tab_hides_nothing_after_it() {
             );
         }
     }
+    // a fence-like line deeper inside a fence is content, not its closer; an unclosed
+    // fence nested in an admonition ends with the admonition
+    for (text, hidden, kept) in [
+        (
+            "# A\n\n```markdown\n1. Install:\n    ```sh\n    pip install x\n    ```\n```\n\nProse <!-- hiddenone --> here.\n\n```html\n<!--\n```\n\nAfter code, keptword.\n",
+            "hiddenone",
+            "keptword",
+        ),
+        (
+            "# B\n\n!!! note\n\n    ```\n    x\n\nProse keptword. <!-- hiddenone -->\n",
+            "hiddenone",
+            "keptword",
+        ),
+    ] {
+        let c = chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default());
+        let all: String = c.iter().map(|c| c.body.as_str()).collect::<Vec<_>>().join("\n");
+        assert!(all.contains(kept) && !all.contains(hidden), "{text:?}: {all}");
+        let shown: Vec<String> = display::visible_lines(text).into_iter().flatten().collect();
+        assert!(!shown.iter().any(|l| l.contains(hidden)), "{shown:?}");
+    }
     // the snippet side agrees: lines after the diff are shown
     let shown = display::visible_lines(text);
     assert_eq!(shown[14].as_deref(), Some("    +  footerword"));

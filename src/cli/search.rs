@@ -50,7 +50,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             results_left_out: 0,
         })?;
     } else {
-        print_text(&r.documents, r.mode == crate::retriever::Mode::Hybrid)?;
+        print_text(&r.documents, r.mode != crate::retriever::Mode::Lexical)?;
     }
     Ok(if r.documents.is_empty() {
         super::EXIT_NO_HITS
@@ -59,14 +59,14 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// The text answer; in hybrid mode a result that holds none of the query's words is
-/// marked, and a list of only such results is said to be semantic neighbours only (as
-/// the MCP tools say).
-fn print_text(docs: &[RetrievedDocument], hybrid: bool) -> anyhow::Result<()> {
+/// The text answer; with vectors (hybrid or vector mode) a result that holds none of the
+/// query's words is marked, and a list of only such results is said to be semantic
+/// neighbours only (as the MCP tools say).
+fn print_text(docs: &[RetrievedDocument], with_vectors: bool) -> anyhow::Result<()> {
     if docs.is_empty() {
         eprintln!("no results");
     }
-    let unmatched = |d: &RetrievedDocument| hybrid && d.metadata.matched_terms.is_empty();
+    let unmatched = |d: &RetrievedDocument| with_vectors && d.metadata.matched_terms.is_empty();
     if !docs.is_empty() && docs.iter().all(unmatched) {
         eprintln!(
             "note: no passage contains the query's words: these are semantic neighbours only"

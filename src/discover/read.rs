@@ -93,10 +93,12 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
     })
 }
 
-/// Reads `path` up to `max_bytes` (a longer file is cut at its last line end within the
-/// budget), refusing binary content and special files, decoding UTF-16 (with a byte-order
-/// mark) and invalid UTF-8 (lossily). Degradations (cut, lossy decoding) are reported
-/// in `warnings`; a refusal is returned as the error.
+/// Reads `path` up to `max_bytes` (a longer file is cut within the budget at its last
+/// line end, or at a character when that would keep less than half of it), refusing
+/// binary content and special files, decoding UTF-16 (with a byte-order mark), a file
+/// without any UTF-8 as Windows-1252, and other invalid UTF-8 lossily. Degradations
+/// (cut, Windows-1252, lossy) are reported in `warnings` and in [`ReadText::note`]; a
+/// refusal is returned as the error.
 ///
 /// # Errors
 /// [`ReadError`] saying why the file was not read.
@@ -145,6 +147,9 @@ pub fn read_checked(
                 .into(),
         ),
         Decoded::Lossy => warn(match utf16 {
+            Some(_) if bytes.len() % 2 == 1 => {
+                "UTF-16 with an odd number of bytes; decoded lossily".into()
+            }
             Some(_) => "UTF-16 with unpaired surrogates; decoded lossily".into(),
             None => "not valid UTF-8; decoded lossily".into(),
         }),
@@ -303,7 +308,7 @@ fn decode(bytes: &[u8], utf16: Option<bool>) -> (String, Decoded) {
             }
         };
     };
-    let units = bytes[2..].chunks_exact(2).map(|p| {
+    let units = bytes.get(2..).unwrap_or_default().chunks_exact(2).map(|p| {
         if le {
             u16::from_le_bytes([p[0], p[1]])
         } else {
@@ -440,6 +445,11 @@ mod tests {
             assert!(long.starts_with(&t.text), "{budget}");
             assert!(t.text.len() > 400, "{budget}: {}", t.text.len());
             assert!(!t.text.contains('\u{fffd}'));
+        }
+        // budgets smaller than a BOM or a code unit read nothing, without a panic
+        for budget in [0u64, 1, 2, 3] {
+            let t = read_text(&p, budget, &mut Vec::new()).unwrap();
+            assert!(t.text.is_empty() || long.starts_with(&t.text), "{budget}");
         }
     }
 

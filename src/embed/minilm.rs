@@ -77,6 +77,38 @@ fn load_ort(dylib: &Path) -> Result<Environment> {
         .map_err(Error::VectorsUnavailable)
 }
 
+/// The identity of the model files in `dir` with the bytes it was made from (model,
+/// tokenizer, config).
+type ModelFiles = (EmbedderIdentity, Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn read_model(dir: &Path) -> Result<ModelFiles> {
+    let onnx = read(&dir.join("model.onnx"))?;
+    let tokenizer_file = read(&dir.join("tokenizer.json"))?;
+    let config_file = read(&dir.join("config.json"))?;
+    let (model, dim) = label_and_dim(dir, &config_file)?;
+    let identity = EmbedderIdentity {
+        model,
+        model_sha256: crate::hashing::sha256_hex(&onnx),
+        tokenizer_sha256: crate::hashing::sha256_hex(&tokenizer_file),
+        pooling: "mean".into(),
+        normalized: true,
+        max_length: MAX_LENGTH,
+        dim,
+        input_template: INPUT_TEMPLATE_VERSION,
+    };
+    Ok((identity, onnx, tokenizer_file, config_file))
+}
+
+/// The identity [`MiniLm::load`] would report for the model files at `paths`, without
+/// loading ONNX Runtime or making a session: reads and hashes the model and tokenizer
+/// (about 20 ms for MiniLM's 23 MB).
+///
+/// # Errors
+/// As [`MiniLm::load`] for the files.
+pub fn identity_of(paths: &ModelPaths) -> Result<EmbedderIdentity> {
+    read_model(&paths.model_dir).map(|(identity, ..)| identity)
+}
+
 fn read(path: &Path) -> Result<Vec<u8>> {
     crate::fsio::read_regular(path).map_err(|e| Error::io("read", path, e))
 }
@@ -91,20 +123,7 @@ impl MiniLm {
     pub fn load(paths: &ModelPaths) -> Result<Self> {
         let env = load_ort(&paths.ort_dylib)?;
         let dir = &paths.model_dir;
-        let onnx = read(&dir.join("model.onnx"))?;
-        let tokenizer_file = read(&dir.join("tokenizer.json"))?;
-        let config_file = read(&dir.join("config.json"))?;
-        let (model, dim) = label_and_dim(dir, &config_file)?;
-        let identity = EmbedderIdentity {
-            model,
-            model_sha256: crate::hashing::sha256_hex(&onnx),
-            tokenizer_sha256: crate::hashing::sha256_hex(&tokenizer_file),
-            pooling: "mean".into(),
-            normalized: true,
-            max_length: MAX_LENGTH,
-            dim,
-            input_template: INPUT_TEMPLATE_VERSION,
-        };
+        let (identity, onnx, tokenizer_file, config_file) = read_model(dir)?;
         let files = TokenizerFiles {
             tokenizer_file,
             config_file,

@@ -74,6 +74,27 @@ pub fn load_default_embedder() -> Result<Box<dyn Embedder>> {
     Ok(Box::new(minilm::MiniLm::load(&paths)?))
 }
 
+/// The identity of the default embedder as installed now (the located model files),
+/// without loading ONNX Runtime or the model: equal to [`load_default_embedder`]'s
+/// identity whenever that loads.
+///
+/// # Errors
+/// [`crate::Error::VectorsUnavailable`] when the model files or the ONNX Runtime library
+/// are not found (or the feature is off); [`crate::Error::Io`] /
+/// [`crate::Error::Embedder`] when a model file cannot be read or parsed.
+pub fn installed_identity() -> Result<EmbedderIdentity> {
+    #[cfg(feature = "embeddings")]
+    {
+        minilm::identity_of(&locate_models()?)
+    }
+    #[cfg(not(feature = "embeddings"))]
+    {
+        Err(crate::Error::VectorsUnavailable(
+            "this docfuse was built without the `embeddings` feature".into(),
+        ))
+    }
+}
+
 /// Without the `embeddings` feature there is no embedder: this always fails, loudly.
 ///
 /// # Errors

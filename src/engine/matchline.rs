@@ -58,7 +58,8 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLin
     };
     let mut first_prose = None;
     let mut in_fence = false;
-    for (i, line) in visible_lines(text).iter().enumerate() {
+    let lines = visible_lines(text);
+    for (i, line) in lines.iter().enumerate() {
         let Some(line) = line else { continue };
         let trimmed = line.trim_start();
         let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
@@ -70,7 +71,8 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLin
         }
         // a heading line is shown with every result (its heading path): the line that
         // says more is one of the passage's own
-        let heading = !in_fence && trimmed.starts_with('#');
+        let next = lines.get(i + 1).and_then(|l| l.as_deref());
+        let heading = !in_fence && !fence && is_heading(line, next);
         let s = if weights.is_empty() || heading {
             0.0
         } else {
@@ -90,6 +92,26 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLin
         best.offset = i;
     }
     best
+}
+
+/// A Markdown heading line: ATX (up to 3 spaces, 1 to 6 `#`, then a space or the end:
+/// not `#hashtag` or `#!/bin/sh`), a setext heading's text (the next line is only `=` or
+/// only `-`), or a setext underline.
+fn is_heading(line: &str, next: Option<&str>) -> bool {
+    let underline = |l: &str| {
+        let t = l.trim();
+        let indent = l.len() - l.trim_start().len();
+        indent <= 3
+            && !t.is_empty()
+            && (t.bytes().all(|b| b == b'=') || t.bytes().all(|b| b == b'-'))
+    };
+    let indent = line.len() - line.trim_start().len();
+    let t = line.trim_start();
+    let hashes = t.bytes().take_while(|&b| b == b'#').count();
+    let atx = indent <= 3
+        && (1..=6).contains(&hashes)
+        && t[hashes..].chars().next().is_none_or(char::is_whitespace);
+    atx || underline(line) || (!t.is_empty() && next.is_some_and(underline))
 }
 
 fn is_prose(trimmed: &str) -> bool {
@@ -214,6 +236,18 @@ mod tests {
         // a `#` line inside a fence is code, not a heading
         let m = best_line("## Shell\n\n```sh\n# install mermaid\n```\n", 1, &weights);
         assert_eq!(m.line, 4);
+        // `#` lines that are not headings compete; setext headings do not
+        for (text, line) in [
+            ("## Tags\n\n#mermaid tag list\n", 3),
+            ("## Script\n\n#!/bin/mermaid\n", 3),
+            (
+                "Mermaid diagrams\n================\n\nDiagrams use mermaid.\n",
+                4,
+            ),
+            ("Intro\n\nMermaid\n-------\n\nRendered with mermaid.\n", 6),
+        ] {
+            assert_eq!(best_line(text, 1, &weights).line, line, "{text:?}");
+        }
     }
 
     #[test]

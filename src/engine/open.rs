@@ -61,6 +61,9 @@ pub struct DocIndex {
     pub(super) lexical: LexicalIndex,
     vectors: OnceLock<std::result::Result<VectorSearch, String>>,
     embedder: EmbedderSlot,
+    /// The installed embedder's identity key, read from the model files once (for
+    /// answering cached questions without loading the model).
+    installed_key: OnceLock<Option<String>>,
     /// The generation's files.json, read once (a generation never changes).
     snapshot: OnceLock<Snapshot>,
     /// Snapshot entries by (root, rel_path), built on first use.
@@ -145,6 +148,7 @@ impl DocIndex {
             lexical,
             vectors: OnceLock::new(),
             embedder: OnceLock::new(),
+            installed_key: OnceLock::new(),
             snapshot: OnceLock::new(),
             by_path: OnceLock::new(),
             proximity: OnceLock::new(),
@@ -337,11 +341,13 @@ impl DocIndex {
     }
 
     /// The vectors and the cached vector of `query` when the query-vector cache holds one
-    /// made by the embedder the vectors were made with, without loading any model: that
-    /// vector is the one the model gave, so the ranking is the one an embedding would give
-    /// (about 40 ms less for a one-off process: no ONNX Runtime, no model hashing). `None`
-    /// when the model is already loaded (its identity is then checked as for any query),
-    /// nothing is cached, or the vectors are not usable.
+    /// made by the embedder the vectors were made with and that embedder is the one
+    /// installed (its identity from the model files, [`crate::embed::installed_identity`]),
+    /// without loading ONNX Runtime or making a session: the vector is the one the model
+    /// gave, so the answer is the one an embedding would give (about 35 ms less for a
+    /// one-off process). `None` when the model is already loaded (the usual path then
+    /// checks it), the installed model is another or missing (the usual path says so, as
+    /// for a new question), nothing is cached, or the vectors are not usable.
     fn cached_query_side(&self, query: &str) -> Option<(VectorSide<'_>, Vec<f32>)> {
         if self.embedder_loaded() {
             return None;
@@ -358,7 +364,17 @@ impl DocIndex {
                 (side, info.identity_key.clone(), info.dim)
             }
         };
-        let v = QueryCache::new(&self.dir, &key, dim).get(query)?;
+        let cache = QueryCache::new(&self.dir, &key, dim);
+        if !cache.holds(query) {
+            return None;
+        }
+        let installed = self
+            .installed_key
+            .get_or_init(|| crate::embed::installed_identity().ok().map(|i| i.key()));
+        if installed.as_deref() != Some(key.as_str()) {
+            return None;
+        }
+        let v = cache.get(query)?;
         tracing::debug!("query vector from the cache, no model loaded");
         Some((side, v))
     }

@@ -97,6 +97,17 @@ impl QueryCache {
         v
     }
 
+    /// Whether [`QueryCache::get`] would return a vector for `query` now; touches
+    /// nothing (no mtime, no removal).
+    pub fn holds(&self, query: &str) -> bool {
+        query.len() <= MAX_QUERY_BYTES
+            && Self::enabled()
+            && crate::fsio::read_regular(self.path(query))
+                .ok()
+                .and_then(|bytes| self.decode(query, &bytes))
+                .is_some()
+    }
+
     fn decode(&self, query: &str, bytes: &[u8]) -> Option<Vec<f32>> {
         let nl = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..nl]).ok()?;
@@ -200,8 +211,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = cache(d.path());
         assert_eq!(c.get("how do I publish"), None);
+        assert!(!c.holds("how do I publish"));
         let v = [0.25f32, -1.5e-7, 0.333_333_34];
         c.put("how do I publish", &v);
+        assert!(c.holds("how do I publish"));
+        assert!(!c.holds("how do I publish?"));
+        assert!(!QueryCache::new(d.path(), "identity-b", 3).holds("how do I publish"));
         let got = c.get("how do I publish").unwrap();
         assert_eq!(
             got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
@@ -228,6 +243,8 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 0x40;
         std::fs::write(&path, &bytes).unwrap();
+        assert!(!c.holds("q"));
+        assert!(path.exists(), "holds removes nothing");
         assert_eq!(c.get("q"), None);
         assert!(!path.exists());
         // truncated, and a header naming another query under this file name
