@@ -283,7 +283,11 @@ fn mutate(root: &Path, seed: u64) {
         match (seed as usize + i) % 5 {
             0 => std::fs::write(f, format!("# Edited {i}\n\nzqedit{i} text\n")).unwrap_or(()),
             1 => std::fs::remove_file(f).unwrap_or(()),
-            2 => std::fs::rename(f, f.with_extension("txt")).unwrap_or(()),
+            // never over an existing file: an unreadable file renamed over a readable
+            // one keeps the readable one's last text (partial), which no build has
+            2 if !f.with_extension("txt").exists() => {
+                std::fs::rename(f, f.with_extension("txt")).unwrap_or(())
+            }
             _ => {}
         }
     }

@@ -72,7 +72,14 @@ impl Hit {
     /// Sets `match_line` and `snippet` for a query whose terms weigh `weights`
     /// ([`SearchResponse::weights`]); until then they are the chunk's first line and empty.
     pub fn locate(&mut self, weights: &super::matchline::TermWeights) {
-        let m = super::matchline::best_line(&self.chunk.text, self.chunk.start_line, weights);
+        let text_doc = crate::chunk::SourceKind::of_path(&self.chunk.path)
+            == Some(crate::chunk::SourceKind::Text);
+        let m = super::matchline::best_line(
+            &self.chunk.text,
+            self.chunk.start_line,
+            weights,
+            !text_doc,
+        );
         self.match_line = m.line;
         self.snippet = super::matchline::snippet_at(&self.chunk.text, m.offset, weights);
     }

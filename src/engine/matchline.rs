@@ -49,8 +49,9 @@ fn line_score(line: &str, weights: &TermWeights) -> f32 {
 }
 
 /// The best-matching line of `text` (a passage whose first line is file line
-/// `start_line`); hidden lines (comments, link definitions) never match.
-pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLine {
+/// `start_line`); hidden lines (comments, link definitions) never match, nor do heading
+/// lines when `markdown` (a plain-text document's `#` lines are text).
+pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: bool) -> MatchLine {
     let mut best = MatchLine {
         line: start_line,
         offset: 0,
@@ -72,7 +73,7 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights) -> MatchLin
         // a heading line is shown with every result (its heading path): the line that
         // says more is one of the passage's own
         let next = lines.get(i + 1).and_then(|l| l.as_deref());
-        let heading = !in_fence && !fence && is_heading(line, next);
+        let heading = markdown && !in_fence && !fence && is_heading(line, next);
         let s = if weights.is_empty() || heading {
             0.0
         } else {
@@ -196,7 +197,7 @@ mod tests {
     #[test]
     fn hidden_lines_never_match() {
         let text = "## A\n<!-- jobs jobs -->\n[jobs]: https://x\nThe jobs line.\n";
-        let m = best_line(text, 1, &w(&[("jobs", 1.0)]));
+        let m = best_line(text, 1, &w(&[("jobs", 1.0)]), true);
         assert_eq!(m.line, 4);
         assert_eq!(
             snippet_at(text, m.offset, &w(&[("jobs", 1.0)])),
@@ -207,16 +208,16 @@ mod tests {
     #[test]
     fn the_line_with_the_rarest_terms_wins() {
         let text = "## Options\n\nThe jobs flag.\n\n| flag | use |\n|---|---|\n| `--jobs N` | limit parallel jobs |\n";
-        let m = best_line(text, 5, &w(&[("jobs", 1.0), ("parallel", 3.0)]));
+        let m = best_line(text, 5, &w(&[("jobs", 1.0), ("parallel", 3.0)]), true);
         assert_eq!((m.line, m.offset), (11, 6));
         // nothing matched: the first line of prose, not the heading
-        let m = best_line(text, 5, &w(&[("zebra", 1.0)]));
+        let m = best_line(text, 5, &w(&[("zebra", 1.0)]), true);
         assert_eq!((m.line, m.score), (7, 0.0));
         // prefix matches count at half weight
-        let m = best_line("a\nwidgets here\n", 1, &w(&[("widg", 2.0)]));
+        let m = best_line("a\nwidgets here\n", 1, &w(&[("widg", 2.0)]), true);
         assert_eq!((m.line, m.score), (2, 1.0));
         // CJK bigrams
-        let m = best_line("# 概要\n\n東京都の説明\n", 1, &w(&[("東京", 1.0)]));
+        let m = best_line("# 概要\n\n東京都の説明\n", 1, &w(&[("東京", 1.0)]), true);
         assert_eq!(m.line, 3);
     }
 
@@ -224,17 +225,22 @@ mod tests {
     fn a_body_line_is_the_match_even_when_the_heading_matches_more() {
         let text = "# Diagrams\n\nDiagrams help.\n\nRendered with Mermaid.js here.\n";
         let weights = w(&[("mermaid", 2.0), ("diagrams", 1.5)]);
-        let m = best_line(text, 1, &weights);
+        let m = best_line(text, 1, &weights, true);
         assert_eq!(m.line, 5, "the line with the rarer term, not the heading");
         assert_eq!(
             snippet_at(text, m.offset, &weights),
             "Rendered with Mermaid.js here."
         );
         // only the heading matches: the first line of prose
-        let m = best_line("# Mermaid\n\nRendered here.\n", 1, &weights);
+        let m = best_line("# Mermaid\n\nRendered here.\n", 1, &weights, true);
         assert_eq!((m.line, m.score), (3, 0.0));
         // a `#` line inside a fence is code, not a heading
-        let m = best_line("## Shell\n\n```sh\n# install mermaid\n```\n", 1, &weights);
+        let m = best_line(
+            "## Shell\n\n```sh\n# install mermaid\n```\n",
+            1,
+            &weights,
+            true,
+        );
         assert_eq!(m.line, 4);
         // `#` lines that are not headings compete; setext headings do not
         for (text, line) in [
@@ -246,8 +252,11 @@ mod tests {
             ),
             ("Intro\n\nMermaid\n-------\n\nRendered with mermaid.\n", 6),
         ] {
-            assert_eq!(best_line(text, 1, &weights).line, line, "{text:?}");
+            assert_eq!(best_line(text, 1, &weights, true).line, line, "{text:?}");
         }
+        // in a plain-text document a `#` line is text
+        let m = best_line("# Mermaid notes\n\nplain\n", 1, &weights, false);
+        assert_eq!(m.line, 1);
     }
 
     #[test]
