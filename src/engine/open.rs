@@ -364,17 +364,14 @@ impl DocIndex {
                 (side, info.identity_key.clone(), info.dim)
             }
         };
-        let cache = QueryCache::new(&self.dir, &key, dim);
-        if !cache.holds(query) {
-            return None;
-        }
+        // read once; the model files are hashed (once per index) only for a cached question
+        let v = QueryCache::new(&self.dir, &key, dim).get(query)?;
         let installed = self
             .installed_key
             .get_or_init(|| crate::embed::installed_identity().ok().map(|i| i.key()));
         if installed.as_deref() != Some(key.as_str()) {
             return None;
         }
-        let v = cache.get(query)?;
         tracing::debug!("query vector from the cache, no model loaded");
         Some((side, v))
     }
