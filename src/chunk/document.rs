@@ -3,10 +3,11 @@
 
 use super::fields::{collapse_ws, merge, prose_symbols, BlockFields};
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
+use super::lines::LineTable;
 use super::links::{text_links, LinkCollector, RawLink};
 use super::markdown::{parse_blocks, Block, BlockKind};
 use super::source::Prepared;
-use super::split::{pack, prelude_of, units, Layout};
+use super::split::{pack, prelude_of, split_long_units, units, Layout};
 use super::{Chunk, ChunkKind, ChunkerConfig, SourceDoc, SourceKind};
 
 /// Cuts one document into chunks, in source order. Never panics.
@@ -204,13 +205,26 @@ fn markdown_chunks(
 
 /// The fields of lines `a..=b`: those of the blocks starting there, except that rows
 /// of a cut table give fields of their own (a piece of a long table is found by its
-/// rows and the header it repeats, not by the whole table).
+/// rows and the header it repeats, not by the whole table), and the items of a cut list
+/// are parsed on their own (a piece of a long list is found by its items).
 fn part_fields(
     blocks: &[Block],
     layout: &Layout,
     prep: &Prepared<'_>,
     (a, b): (usize, usize),
 ) -> BlockFields {
+    let cut_list = |x: &Block| {
+        x.kind == BlockKind::List
+            && x.items
+                .iter()
+                .any(|&i| layout.item_break.get(i).copied().unwrap_or(false))
+    };
+    if blocks
+        .iter()
+        .any(|x| cut_list(x) && x.first_line <= b && x.last_line >= a)
+    {
+        return reparsed_fields(prep, a, b);
+    }
     let cut_table = |x: &Block| {
         matches!(x.kind, BlockKind::Table { .. })
             && (x.first_line..=x.last_line)
@@ -249,6 +263,24 @@ fn part_fields(
         }
     }
     fields
+}
+
+/// The fields of lines `a..=b` parsed as a document of their own (a piece of a cut
+/// list: its items, and whatever blocks share the piece).
+fn reparsed_fields(prep: &Prepared<'_>, a: usize, b: usize) -> BlockFields {
+    let (Some(first), Some(last)) = (prep.table.get(a), prep.table.get(b)) else {
+        return BlockFields::default();
+    };
+    let range = first.start..last.end;
+    let (Some(src), Some(parse)) = (prep.src.get(range.clone()), prep.parse.get(range)) else {
+        return BlockFields::default();
+    };
+    let table = LineTable::new(parse);
+    let blank: Vec<bool> = (0..table.len())
+        .map(|i| prep.blank.get(a + i).copied().unwrap_or(true))
+        .collect();
+    let blocks = parse_blocks(src, parse, &table, &blank, None);
+    merge(blocks.iter().map(|x| &x.fields))
 }
 
 /// The words of a table row as shown (cells joined by spaces; the `|---|` delimiter
@@ -366,7 +398,12 @@ fn text_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec
         &prep.table,
         cfg.max_tokens,
     );
-    let all_units = units(first, last, &prep.blank, &layout);
+    let all_units = split_long_units(
+        units(first, last, &prep.blank, &layout),
+        &prep.table,
+        &prep.blank,
+        cfg.max_tokens,
+    );
     let slug = path_slug(&[], &[]);
     let mut out = Vec::new();
     for (k, &(a, b)) in pack(

@@ -30,6 +30,8 @@ pub(crate) struct Block {
     pub heading: Option<Heading>,
     pub fields: BlockFields,
     pub kind: BlockKind,
+    /// For a list: the 0-based first line of each top-level item, in order.
+    pub items: Vec<usize>,
 }
 
 /// What a top-level block is, as far as cutting sections goes.
@@ -41,6 +43,8 @@ pub(crate) enum BlockKind {
     /// A table; `header_end` is its 0-based delimiter row (the header ends there): a long
     /// table is cut between rows, each piece repeating the header.
     Table { header_end: usize },
+    /// A list: a long list is cut between its top-level items.
+    List,
     #[default]
     Other,
 }
@@ -88,6 +92,7 @@ struct Open {
     heading: Option<Heading>,
     fields: FieldsBuilder,
     kind: BlockKind,
+    items: Vec<usize>,
 }
 
 struct Walker<'t> {
@@ -110,6 +115,7 @@ impl Walker<'_> {
                 heading: None,
                 fields: FieldsBuilder::default(),
                 kind: BlockKind::Other,
+                items: Vec::new(),
             });
         }
         let Some(open) = self.open.as_mut() else {
@@ -149,6 +155,10 @@ impl Walker<'_> {
                         open.kind = BlockKind::Table {
                             header_end: head + 1,
                         };
+                    }
+                    Tag::List(_) if self.depth == 1 => open.kind = BlockKind::List,
+                    Tag::Item if self.depth == 2 && open.kind == BlockKind::List => {
+                        open.items.push(self.table.line_of(range.start));
                     }
                     Tag::Paragraph => open.fields.paragraph_start(),
                     _ => {}
@@ -201,6 +211,7 @@ impl Walker<'_> {
             heading,
             fields: open.fields.finish(),
             kind: open.kind,
+            items: open.items,
         });
     }
 }

@@ -170,6 +170,67 @@ fn containerish() -> impl Strategy<Value = String> {
     })
 }
 
+/// Lines of list documents: items, nested items, continuations and fences in items.
+const LIST_SHAPES: &[&str] = &[
+    "- item with some words in it",
+    "* star item with words",
+    "1. numbered item with words",
+    "2) other numbered item",
+    "  continuation line of the item",
+    "  - nested item",
+    "    - deeper nested item",
+    "  ```",
+    "  code inside an item",
+    "",
+    "",
+    "Paragraph between lists.",
+    "## Heading",
+];
+
+fn listish() -> impl Strategy<Value = String> {
+    prop::collection::vec(0..LIST_SHAPES.len(), 0..80).prop_map(|lines| {
+        let mut s: String = lines
+            .into_iter()
+            .map(|i| LIST_SHAPES[i])
+            .collect::<Vec<_>>()
+            .join("\n");
+        s.push('\n');
+        s
+    })
+}
+
+/// 1-based line spans (first, last non-blank) of the top-level list items of `text`,
+/// as pulldown-cmark parses it (an oracle independent of the chunker's own walk).
+fn top_level_items(text: &str) -> Vec<(usize, usize)> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let line_of = |off: usize| text[..off].matches('\n').count() + 1;
+    let mut depth = 0usize;
+    let mut list_at_top = false;
+    let mut out = Vec::new();
+    for (event, range) in
+        Parser::new_ext(text, crate::chunk::markdown::options()).into_offset_iter()
+    {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    list_at_top = matches!(tag, Tag::List(_));
+                }
+                if depth == 1 && list_at_top && matches!(tag, Tag::Item) {
+                    let body = text[range.clone()].trim_end();
+                    out.push((
+                        line_of(range.start),
+                        line_of(range.start + body.len().max(1) - 1),
+                    ));
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// True for an admonition, tab or container opener line.
 fn opener(line: &str) -> bool {
     let t = line.trim_start();
@@ -243,6 +304,19 @@ proptest! {
                 .filter(|&j| !lines[j].starts_with('#'));
             if let Some(body) = body {
                 prop_assert_eq!(chunk_of(i + 1), chunk_of(body + 1), "marker at line {} and its body at {}", i + 1, body + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn no_cut_falls_inside_a_top_level_list_item(text in listish(), max_tokens in 0usize..30) {
+        let chunks = run(&text, SourceKind::Markdown, max_tokens);
+        prop_assert_eq!(check(&text, &chunks, 0, true), Ok(()));
+        for (first, last) in top_level_items(&text) {
+            for c in &chunks {
+                let (s, e) = (c.start_line as usize, c.end_line as usize);
+                prop_assert!(!(first < s && s <= last), "{} starts at {s} inside the item {first}..={last}", c.id);
+                prop_assert!(!(first <= e && e < last), "{} ends at {e} inside the item {first}..={last}", c.id);
             }
         }
     }

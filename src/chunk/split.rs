@@ -12,10 +12,25 @@
 //!   definitions or admonition/tab markers (with or without code) while the joined piece
 //!   stays within twice the budget (no piece is a block of `[id]: url` lines);
 //! - a table larger than the budget is cut between rows; each piece after the first
-//!   repeats the header rows (as its prelude: the piece's lines stay its own).
+//!   repeats the header rows (as its prelude: the piece's lines stay its own);
+//! - a list larger than [`FINER_CUT`] times the budget is cut between its top-level
+//!   items (an item stays whole, with its nested lists and code); a text document's run
+//!   of lines without a blank line, as large, is cut between lines
+//!   ([`split_long_units`]). Smaller ones stay whole: on the Cargo book, cutting every
+//!   list over the budget lowered hybrid MRR@10 (0.7261 → 0.7242; twice: 0.7140), four
+//!   times keeps it and raises recall@5 (0.496 → 0.513); see `benches/QUALITY.md`.
 
 use super::lines::LineTable;
 use super::markdown::{Block, BlockKind};
+
+/// A list or a text document's run of lines is cut at finer points (items, lines) when
+/// it is over this many times the budget.
+pub(crate) const FINER_CUT: usize = 4;
+
+/// True when `bytes` of text are over [`FINER_CUT`] times `max_tokens`.
+fn over_finer_cut(bytes: usize, max_tokens: usize) -> bool {
+    tokens(bytes) > FINER_CUT.saturating_mul(max_tokens)
+}
 
 /// Estimated tokens of a text of `bytes` bytes: `ceil(bytes / 4)`.
 pub(crate) fn tokens(bytes: usize) -> usize {
@@ -33,6 +48,9 @@ pub(crate) struct Layout {
     /// A table row (after the header) where a piece may start, with the table's header
     /// line range (0-based, inclusive).
     pub row_break: Vec<Option<(usize, usize)>>,
+    /// The first line of a top-level item (not the first) of a list over the budget:
+    /// a piece may start there.
+    pub item_break: Vec<bool>,
 }
 
 impl Layout {
@@ -56,6 +74,7 @@ impl Layout {
                 })
                 .collect(),
             row_break: vec![None; n],
+            item_break: vec![false; n],
         };
         for b in blocks {
             let last = b.last_line.min(n.saturating_sub(1));
@@ -78,6 +97,13 @@ impl Layout {
                     for slot in l.row_break.iter_mut().take(last + 1).skip(header_end + 2) {
                         *slot = Some((b.first_line, header_end));
                     }
+                }
+            }
+            if b.kind == BlockKind::List
+                && over_finer_cut(table.joined_len(b.first_line, last), max_tokens)
+            {
+                for &i in b.items.iter().skip(1).filter(|&&i| i <= last) {
+                    l.item_break[i] = true;
                 }
             }
         }
@@ -161,7 +187,8 @@ pub(crate) fn units(
     for line in first..=last {
         let is_blank = blank.get(line).copied().unwrap_or(true);
         let is_covered = layout.covered.get(line).copied().unwrap_or(false);
-        let breaks = layout.row_break.get(line).copied().flatten().is_some();
+        let breaks = layout.row_break.get(line).copied().flatten().is_some()
+            || layout.item_break.get(line).copied().unwrap_or(false);
         match (is_blank, current.as_mut()) {
             (false, Some(_)) if breaks => {
                 out.extend(current.take());
@@ -175,6 +202,32 @@ pub(crate) fn units(
     }
     out.extend(current);
     out
+}
+
+/// `units` with each unit over [`FINER_CUT`] times `max_tokens` cut into units of one
+/// line (for a text document, whose lines are its only structure; [`pack`] joins them
+/// again up to the budget).
+pub(crate) fn split_long_units(
+    units: Vec<(usize, usize)>,
+    table: &LineTable,
+    blank: &[bool],
+    max_tokens: usize,
+) -> Vec<(usize, usize)> {
+    units
+        .into_iter()
+        .flat_map(|(a, b)| {
+            let long = over_finer_cut(table.joined_len(a, b), max_tokens);
+            let lines: Vec<(usize, usize)> = if long {
+                (a..=b)
+                    .filter(|&i| !blank.get(i).copied().unwrap_or(true))
+                    .map(|i| (i, i))
+                    .collect()
+            } else {
+                vec![(a, b)]
+            };
+            lines
+        })
+        .collect()
 }
 
 /// Packs units greedily into parts of at most `max_tokens` (joined text estimate), then
@@ -246,6 +299,7 @@ mod tests {
             code: vec![false; n],
             aside: vec![false; n],
             row_break: vec![None; n],
+            item_break: vec![false; n],
         };
         for &(a, b) in covered {
             (a..=b).for_each(|i| l.covered[i] = true);

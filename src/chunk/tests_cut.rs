@@ -129,6 +129,111 @@ fn a_long_table_is_cut_between_rows_and_each_piece_repeats_the_header() {
     );
 }
 
+/// A section of `n` list items (each about 13 tokens); item 7 has a nested item and a
+/// fenced block, item `n - 3` alone says `needle_word`.
+fn long_list(n: usize, loose: bool) -> String {
+    let mut s = String::from("# Vars\n\nThe variables:\n\n");
+    for i in 1..=n {
+        let word = if i == n - 3 { "needle_word" } else { "plain" };
+        s.push_str(&format!(
+            "- `VAR_{i}` is set to the {word} value of item {i}.\n"
+        ));
+        if i == 7 {
+            s.push_str("  - nested detail\n\n  ```sh\n  echo $VAR_7\n\n  echo done\n  ```\n");
+        }
+        if loose {
+            s.push('\n');
+        }
+    }
+    s.push_str("\nAfter the list.\n");
+    s
+}
+
+#[test]
+fn a_list_over_four_budgets_is_cut_between_its_top_level_items() {
+    for loose in [false, true] {
+        let text = long_list(120, loose);
+        let lines = source_lines(&text);
+        let c = chunk_document(
+            &doc(&text, SourceKind::Markdown),
+            &ChunkerConfig { max_tokens: 64 },
+        );
+        assert_eq!(check(&text, &c, 0, true), Ok(()));
+        assert!(c.len() > 10, "{} chunks", c.len());
+        for part in &c[1..] {
+            let first = &lines[part.start_line as usize - 1];
+            assert!(
+                first.starts_with("- `VAR_") || first == "After the list.",
+                "{} starts inside an item: {first:?}",
+                part.id
+            );
+            // each piece holds whole items within the budget (one item is ~13 tokens)
+            assert!(
+                split::tokens(part.text.len()) <= 64 || part.text.contains("echo"),
+                "{}",
+                part.id
+            );
+        }
+        // the item with the nested list and fence stays whole in one piece
+        let seven = c.iter().find(|p| p.text.contains("`VAR_7` ")).unwrap();
+        assert!(seven.text.contains("echo done\n  ```"), "{}", seven.text);
+        // a piece's fields are its own items: the needle is in one body only
+        let with_needle: Vec<&str> = c
+            .iter()
+            .filter(|p| p.body.contains("needle_word"))
+            .map(|p| p.id.as_str())
+            .collect();
+        assert_eq!(with_needle.len(), 1, "{with_needle:?}");
+        let piece = c.iter().find(|p| p.body.contains("needle_word")).unwrap();
+        assert!(piece.text.contains("needle_word"));
+        assert!(
+            piece.symbols.iter().any(|s| s == "VAR_117"),
+            "{:?}",
+            piece.symbols
+        );
+        assert!(!c[0].body.contains("needle_word"));
+    }
+}
+
+#[test]
+fn a_list_under_four_budgets_stays_whole() {
+    let text = long_list(12, false);
+    let c = chunk_document(
+        &doc(&text, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert!(split::tokens(text.len()) > 64 && split::tokens(text.len()) <= 4 * 64);
+    let list = c.iter().filter(|p| p.text.contains("`VAR_")).count();
+    assert_eq!(list, 1, "{:?}", c.iter().map(|p| &p.id).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_text_document_without_blank_lines_is_cut_between_lines() {
+    let text: String = (1..=400)
+        .map(|i| format!("line {i} of a log without blank lines\n"))
+        .collect();
+    let c = chunk_document(
+        &doc(&text, SourceKind::Text),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert_eq!(check(&text, &c, 0, true), Ok(()));
+    assert!(c.len() > 20, "{} chunks", c.len());
+    assert!(
+        c.iter().all(|p| split::tokens(p.text.len()) <= 64),
+        "a piece over the budget"
+    );
+    assert!(c.iter().all(|p| p.body == p.text));
+    // a short run stays whole
+    let short: String = (1..=20)
+        .map(|i| format!("line {i} of a short note here\n"))
+        .collect();
+    let c = chunk_document(
+        &doc(&short, SourceKind::Text),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert_eq!(c.len(), 1);
+}
+
 #[test]
 fn unclosed_fence_is_never_cut() {
     let text = "# T\n\nintro\n\n```\na\n\nb\n\nc\n";
