@@ -317,3 +317,65 @@ fn a_query_may_start_with_a_dash_and_eval_names_labels_that_match_nothing() {
         stderr(&o)
     );
 }
+
+/// Reference pages title an option by its dotted name (`## server.proxy`); another
+/// section naming it in code (`Default: \`server.proxy\``) must not outrank it, in any mode
+/// that has a lexical side (the Vite docs: `server.proxy`, `server.port`, `resolve.alias`
+/// were 2nd to 5th). A list over four budgets is cut between items, so the item that
+/// alone says a rare word is a piece of its own that ranks first.
+#[test]
+fn an_option_named_by_its_heading_ranks_first_and_a_long_list_is_found_by_its_item() {
+    let options = "# Server Options\n\n## server.port\n\nSpecify the port the dev server listens on.\n\n\
+                   ## server.proxy\n\nConfigure custom proxy rules for the dev server: requests whose \
+                   path starts with a key are forwarded to the target.\n";
+    let preview = "# Preview Options\n\n## preview.proxy\n\n- **Default:** `server.proxy`\n\n\
+                   Configure custom proxy rules for the preview server; it uses `server.proxy` \
+                   unless this is set, and the proxy options of `server.proxy` apply.\n\n\
+                   ## preview.port\n\n- **Default:** `server.port`\n\nThe preview port, `server.port` unless set.\n";
+    let mut vars = String::from("# Environment\n\nThe variables set for crates:\n\n");
+    for i in 0..150 {
+        let what = if i == 120 {
+            "a scratch directory for integration tests to write throwaway files"
+        } else {
+            "the version of the package being compiled, as major and minor numbers"
+        };
+        vars.push_str(&format!("* `PKG_VAR_{i}` — {what}.\n"));
+    }
+    let t = indexed(
+        &[
+            ("server.md", options),
+            ("preview.md", preview),
+            ("env.md", &vars),
+        ],
+        &[],
+    );
+    for (q, want) in [
+        ("server.proxy", "server.proxy"),
+        ("server.port", "server.port"),
+    ] {
+        for mode in ["lexical", "hybrid"] {
+            let (code, v) = search(t.path(), &["--mode", mode, q]);
+            assert_eq!(code, 0, "{v}");
+            let top = &v["results"][0];
+            assert_eq!(top["path"], "server.md", "{mode} {q}: {v}");
+            assert_eq!(top["heading_path"][1], want, "{mode} {q}: {v}");
+        }
+    }
+    let (_, v) = search(
+        t.path(),
+        &[
+            "--chunks",
+            "--mode",
+            "hybrid",
+            "scratch directory for throwaway files",
+        ],
+    );
+    let top = &v["results"][0];
+    assert_eq!(top["path"], "env.md", "{v}");
+    let (start, end) = (
+        top["start_line"].as_u64().unwrap(),
+        top["end_line"].as_u64().unwrap(),
+    );
+    // item i is on line 5 + i; the piece holding item 120 is a piece of the list, not all of it
+    assert!(start <= 125 && 125 <= end && end - start < 60, "{top}");
+}

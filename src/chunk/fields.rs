@@ -186,6 +186,27 @@ pub(crate) fn prose_symbols(text: &str) -> Vec<String> {
     set.into_vec()
 }
 
+/// A heading that is one dotted name (`server.proxy`, `build.rollupOptions`,
+/// `import.meta.env`, `Cargo.toml`): the name, a symbol of its section. In prose a dotted
+/// word is too often an abbreviation or a version to count (`i.e.`, `v1.2`); a heading
+/// that is only the name is how reference pages title an option. Each part starts with
+/// a letter and has two characters or more.
+pub(crate) fn heading_symbol(heading: &str) -> Option<&str> {
+    let h = heading.trim();
+    if h.contains(char::is_whitespace) {
+        return None;
+    }
+    let w = trim_word(h);
+    let parts: Vec<&str> = w.split('.').collect();
+    let named = |p: &&str| {
+        p.len() >= 2
+            && p.chars().next().is_some_and(char::is_alphabetic)
+            && p.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-'))
+    };
+    (parts.len() >= 2 && parts.iter().all(named)).then_some(w)
+}
+
 const EDGE_PUNCT: &[char] = &[
     ',', '.', ';', ':', '"', '\'', '!', '?', '*', '[', ']', '{', '}',
 ];
@@ -335,6 +356,25 @@ mod tests {
             tidy_body(&f.body),
             "Call  Vec::new  then or_insert.\nDone\nsecond\nlet snake_var = 1;"
         );
+    }
+
+    #[test]
+    fn a_heading_of_one_dotted_name_is_a_symbol() {
+        for (h, want) in [
+            ("server.proxy", Some("server.proxy")),
+            (" build.rollupOptions ", Some("build.rollupOptions")),
+            ("import.meta.env", Some("import.meta.env")),
+            ("Cargo.toml", Some("Cargo.toml")),
+            ("`resolve.alias`", None),
+            ("v1.2", None),
+            ("1.2.3", None),
+            ("i.e.", None),
+            ("Using server.proxy", None),
+            ("Proxy", None),
+            ("a..b", None),
+        ] {
+            assert_eq!(heading_symbol(h), want, "{h:?}");
+        }
     }
 
     #[test]

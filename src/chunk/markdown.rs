@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use super::fields::{collapse_ws, BlockFields, FieldsBuilder};
+use super::fields::{collapse_ws, heading_symbol, BlockFields, FieldsBuilder, MAX_SYMBOLS};
 use super::lines::LineTable;
 use super::links::LinkCollector;
 
@@ -205,11 +205,17 @@ impl Walker<'_> {
                 anchor: h.anchor,
             }
         });
+        let mut fields = open.fields.finish();
+        let symbol = heading.as_ref().and_then(|h| heading_symbol(&h.text));
+        if let Some(sym) = symbol.filter(|s| !fields.symbols.iter().any(|x| x == s)) {
+            fields.symbols.insert(0, sym.to_string());
+            fields.symbols.truncate(MAX_SYMBOLS);
+        }
         self.blocks.push(Block {
             first_line: first,
             last_line: last,
             heading,
-            fields: open.fields.finish(),
+            fields,
             kind: open.kind,
             items: open.items,
         });
