@@ -8,13 +8,31 @@
 use super::source::{FenceLine, NestedFence};
 
 /// Each line of `text` as shown, or `None` when nothing of it is shown (inside a
-/// comment, a link definition, or blank after hiding).
+/// comment, a link definition, a `<script>` or `<style>` element that starts a line, or
+/// blank after hiding).
 pub fn visible_lines(text: &str) -> Vec<Option<String>> {
     let mut out = Vec::new();
     let mut in_html = false;
     let mut in_mdx = false;
+    let mut raw: Option<&'static str> = None;
     let mut fence: Option<NestedFence> = None;
     for line in text.lines() {
+        if let Some(close) = raw {
+            if line.to_ascii_lowercase().contains(close) {
+                raw = None;
+            }
+            out.push(None);
+            continue;
+        }
+        if !in_html && !in_mdx && fence.is_none() {
+            if let Some(close) = raw_element_open(line) {
+                if !line.to_ascii_lowercase().contains(close) {
+                    raw = Some(close);
+                }
+                out.push(None);
+                continue;
+            }
+        }
         if let Some(f) = fence {
             match f.at(line) {
                 FenceLine::Leaves => fence = None,
@@ -47,6 +65,19 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
         });
     }
     out
+}
+
+/// The closing tag of the `<script>` or `<style>` element `line` starts with, if any.
+fn raw_element_open(line: &str) -> Option<&'static str> {
+    let t = line.trim_start().as_bytes();
+    [("<script", "</script>"), ("<style", "</style>")]
+        .into_iter()
+        .find(|(open, _)| {
+            t.len() >= open.len()
+                && t[..open.len()].eq_ignore_ascii_case(open.as_bytes())
+                && matches!(t.get(open.len()), None | Some(b' ' | b'\t' | b'>' | b'/'))
+        })
+        .map(|(_, close)| close)
 }
 
 /// One line as shown, out of context (a line inside a multi-line comment that does not
@@ -237,6 +268,20 @@ mod tests {
         assert_eq!(v[5], None);
         assert_eq!(v[6].as_deref(), Some("See the guide and docs."));
         assert_eq!(v[8].as_deref(), Some("<!-- kept in code -->"));
+    }
+
+    #[test]
+    fn script_and_style_elements_are_not_shown() {
+        let text = "<script setup>\nimport { data } from './x.data'\n</script>\nMeet the team.\n<style scoped>.a { gap: 1px }</style>\n<Scripted>kept</Scripted>\n```html\n<script>\nin code\n</script>\n```\n";
+        let v = visible_lines(text);
+        assert_eq!(
+            (v[0].as_deref(), v[1].as_deref(), v[2].as_deref()),
+            (None, None, None)
+        );
+        assert_eq!(v[3].as_deref(), Some("Meet the team."));
+        assert_eq!(v[4], None);
+        assert!(v[5].as_deref().is_some_and(|l| l.contains("kept")));
+        assert_eq!(v[8].as_deref(), Some("in code"));
     }
 
     #[test]

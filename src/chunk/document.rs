@@ -192,13 +192,45 @@ fn markdown_chunks(
             &layout,
             &prep.blank,
         );
-        for (k, &(a, b)) in parts.iter().enumerate() {
-            let fields = part_fields(&blocks, &layout, prep, (a, b));
+        let parts = join_empty_parts(&blocks, &layout, prep, parts);
+        for (k, ((a, b), fields)) in parts.into_iter().enumerate() {
             let id = chunk_id(&doc.rel_path, &slug, k + 1);
             let mut chunk = make_chunk(&info, prep, id, &section.heading_path, (a, b), fields);
             chunk.prelude = prelude_of(&layout, a).map(|(h, e)| prep.table.join(prep.src, h, e));
             out.push(chunk);
         }
+    }
+    out
+}
+
+/// `parts` of one section with their fields, where a part with nothing to index (only
+/// comments, `<script>`/`<style>` elements, link definitions or untitled markers: no
+/// body, no symbols) joins the part before it, or, when first, the part after it: no
+/// chunk is found, embedded or shown for text nobody reads.
+fn join_empty_parts(
+    blocks: &[Block],
+    layout: &Layout,
+    prep: &Prepared<'_>,
+    parts: Vec<(usize, usize)>,
+) -> Vec<((usize, usize), BlockFields)> {
+    let empty = |f: &BlockFields| f.body.trim().is_empty() && f.symbols.is_empty();
+    let mut out: Vec<((usize, usize), BlockFields)> = Vec::with_capacity(parts.len());
+    // the start of empty parts at the section's head, and their end
+    let mut pending: Option<(usize, usize)> = None;
+    for (a, b) in parts {
+        let a = pending.take().map_or(a, |(pa, _)| pa);
+        let fields = part_fields(blocks, layout, prep, (a, b));
+        if !empty(&fields) {
+            out.push(((a, b), fields));
+        } else if let Some(((pa, _), _)) = out.pop() {
+            out.push(((pa, b), part_fields(blocks, layout, prep, (pa, b))));
+        } else {
+            pending = Some((a, b));
+        }
+    }
+    // the whole section is empty: one part (its lines stay covered)
+    if let Some((a, b)) = pending {
+        out.push(((a, b), part_fields(blocks, layout, prep, (a, b))));
     }
     out
 }
@@ -316,7 +348,7 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
         out.push(Section {
             heading_path: Vec::new(),
             anchors: Vec::new(),
-            has_prose: true,
+            has_prose: has_text(blocks, first, last),
             first,
             last,
         });
@@ -329,9 +361,7 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
         }
         stack.push((level, text, anchor));
         let last = non_blank_span(&prep.blank, line, end).map_or(line, |(_, last)| last.max(line));
-        let has_prose = blocks
-            .iter()
-            .any(|b| b.heading.is_none() && b.first_line > line && b.first_line <= last);
+        let has_prose = has_text(blocks, line + 1, last);
         out.push(Section {
             heading_path: stack.iter().map(|&(_, t, _)| t.to_string()).collect(),
             anchors: stack.iter().map(|&(_, _, a)| a.cloned()).collect(),
@@ -344,12 +374,24 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     out
 }
 
-/// Merges each heading-only section into its first child section (which follows it).
+/// True when a block other than a heading starts in lines `first..=last` and has text
+/// to index (not only a comment, a `<script>`/`<style>` element or link definitions).
+fn has_text(blocks: &[Block], first: usize, last: usize) -> bool {
+    blocks.iter().any(|b| {
+        b.heading.is_none()
+            && (first..=last).contains(&b.first_line)
+            && (!b.fields.body.trim().is_empty() || !b.fields.symbols.is_empty())
+    })
+}
+
+/// Merges each heading-only section into its first child section (which follows it),
+/// and a preamble with nothing parsed in it (only a comment before the first heading)
+/// into the section after it.
 fn merge_heading_only(sections: &mut Vec<Section>) {
     let mut i = 0;
     while i + 1 < sections.len() {
         let (s, next) = (&sections[i], &sections[i + 1]);
-        let heading_only = !s.heading_path.is_empty() && !s.has_prose;
+        let heading_only = !s.has_prose;
         let child = next.heading_path.len() > s.heading_path.len()
             && next.heading_path.starts_with(&s.heading_path);
         if heading_only && child {

@@ -23,6 +23,31 @@ pub(crate) struct FieldsBuilder {
     para: Option<String>,
     summary: Option<String>,
     symbols: SymbolSet,
+    /// Inside a `<script>` or `<style>` element: its closing tag.
+    raw_element: Option<&'static str>,
+}
+
+/// Byte offset of the first ASCII-case-insensitive occurrence of `needle` (ASCII) in
+/// `hay`.
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    (0..h.len().saturating_sub(n.len()).saturating_add(1))
+        .filter(|_| h.len() >= n.len())
+        .find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+}
+
+/// Offset of the first `<tag` in `hay` that opens that element (followed by white
+/// space, `>` or `/`; not `<scripts` or `<StyleGuide`).
+fn find_element(hay: &str, tag: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = find_ascii_ci(&hay[from..], tag) {
+        let i = from + at;
+        match hay.as_bytes().get(i + tag.len()) {
+            None | Some(b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/') => return Some(i),
+            _ => from = i + tag.len(),
+        }
+    }
+    None
 }
 
 impl FieldsBuilder {
@@ -57,9 +82,44 @@ impl FieldsBuilder {
         self.body.push_str(t);
     }
 
-    /// An HTML (or JSX) block fragment: tags dropped, text between them kept.
+    /// An HTML (or JSX) block fragment: tags dropped, text between them kept; the
+    /// contents of `<script>` and `<style>` elements (code, not text: a VitePress page's
+    /// `<script setup>`, a `<style>` for a component) are dropped.
     pub fn html_block(&mut self, html: &str) {
-        let text = strip_tags(html);
+        let mut kept = String::new();
+        let mut rest = html;
+        while !rest.is_empty() {
+            if let Some(close) = self.raw_element {
+                match find_ascii_ci(rest, close) {
+                    Some(at) => {
+                        rest = &rest[at + close.len()..];
+                        self.raw_element = None;
+                    }
+                    None => rest = "",
+                }
+                continue;
+            }
+            let open = ["<script", "<style"]
+                .iter()
+                .filter_map(|tag| find_element(rest, tag).map(|at| (at, *tag)))
+                .min();
+            match open {
+                Some((at, tag)) => {
+                    kept.push_str(&rest[..at]);
+                    rest = &rest[at..];
+                    self.raw_element = Some(if tag == "<script" {
+                        "</script>"
+                    } else {
+                        "</style>"
+                    });
+                }
+                None => {
+                    kept.push_str(rest);
+                    rest = "";
+                }
+            }
+        }
+        let text = strip_tags(&kept);
         self.body.push_str(&text);
         self.prose.push_str(&text);
         self.prose.push(' ');
@@ -375,6 +435,22 @@ mod tests {
         ] {
             assert_eq!(heading_symbol(h), want, "{h:?}");
         }
+    }
+
+    #[test]
+    fn script_and_style_contents_are_not_text() {
+        let mut f = FieldsBuilder::default();
+        for frag in [
+            "<script setup>\n",
+            "import { VPTeamMembers } from 'vitepress/theme'\n",
+            "</script>\n",
+            "<p>Meet the <b>team</b></p>\n",
+            "<STYLE scoped>.grid { display: grid; }</style><ScriptEditor>kept words</ScriptEditor>\n",
+        ] {
+            f.html_block(frag);
+        }
+        let body = f.finish().body;
+        assert_eq!(collapse_ws(&body), "Meet the team kept words");
     }
 
     #[test]

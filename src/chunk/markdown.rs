@@ -10,6 +10,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use super::fields::{collapse_ws, heading_symbol, BlockFields, FieldsBuilder, MAX_SYMBOLS};
 use super::lines::LineTable;
 use super::links::LinkCollector;
+use super::split::marker_title;
 
 /// A top-level heading: level 1–6, plain text (inline code text kept, markup and
 /// attributes dropped) and its explicit anchor (`{#id}` or `{ id="id" }`), if any.
@@ -237,6 +238,10 @@ fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool
         }
         (Event::SoftBreak | Event::HardBreak, Some(h)) => h.text.push(' '),
         (Event::Text(t), None) if in_code => f.code_block_text(&t),
+        // a container marker line gives its title, not `:::`, `!!!` and its kind
+        (Event::Text(t), None) if marker_title(&t).is_some() => {
+            f.text(marker_title(&t).unwrap_or_default());
+        }
         (Event::Text(t) | Event::InlineMath(t) | Event::DisplayMath(t), None) => f.text(&t),
         (Event::Code(c), None) => f.code_span(&c, true),
         (Event::Html(h), None) => f.html_block(&h),

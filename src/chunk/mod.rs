@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 8;
+pub const CHUNKER_VERSION: u32 = 9;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -165,6 +165,12 @@ pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
+
+/// True for an admonition, tab or container marker line (`!!! note "Title"`, `??? tip`,
+/// `=== "Tab"`, `:::tip`, `:::`): not prose, so never a passage's match line.
+pub fn is_marker_line(line: &str) -> bool {
+    split::is_marker(line)
+}
 pub use links::{doc_links, LinkForm, RawLink, MAX_LINKS};
 
 #[cfg(test)]

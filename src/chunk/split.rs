@@ -112,6 +112,32 @@ impl Layout {
     }
 }
 
+/// True for an admonition, tab or container marker line ([`marker`]).
+pub(crate) fn is_marker(line: &str) -> bool {
+    marker(line).is_some()
+}
+
+/// What a marker line says that is text: its title (`!!! note "Pinning"` → `Pinning`,
+/// `::: tip NOTE` → `NOTE`, `=== "Linux"` → `Linux`), without the marker and its kind
+/// (`note`, `tip`, `code-group`); empty for a closer or an untitled opener. `None` when
+/// `line` is not a marker line.
+pub(crate) fn marker_title(line: &str) -> Option<&str> {
+    marker(line)?;
+    let t = line.trim();
+    let rest = if let Some(r) = t.strip_prefix("===") {
+        r.trim_start_matches(['!', '+'])
+    } else {
+        let r = t
+            .trim_start_matches([':', '!', '?'])
+            .trim_start_matches('+')
+            .trim_start();
+        // the kind, up to a space or a `[` (Docusaurus `:::tip[Title]`)
+        let kind = r.find([' ', '\t', '[']).unwrap_or(r.len());
+        &r[kind..]
+    };
+    Some(rest.trim().trim_matches(['"', '[', ']', '{', '}']).trim())
+}
+
 /// The kind of container line: an opener (glued to what follows) or a closer (glued to
 /// what precedes).
 #[derive(PartialEq)]
@@ -381,6 +407,23 @@ mod tests {
             pack(&[(0, 0), (2, 2), (4, 4)], &t, 8, &l, &blank),
             vec![(0, 2), (4, 4)]
         );
+    }
+
+    #[test]
+    fn marker_titles() {
+        for (line, want) in [
+            ("!!! note \"Pinning versions\"", Some("Pinning versions")),
+            ("??? tip", Some("")),
+            ("???+ warning \"Open\"", Some("Open")),
+            ("=== \"Linux\"", Some("Linux")),
+            ("::: tip NOTE", Some("NOTE")),
+            ("::: code-group", Some("")),
+            (":::tip[Use a lockfile]", Some("Use a lockfile")),
+            (":::", Some("")),
+            ("Plain text", None),
+        ] {
+            assert_eq!(marker_title(line), want, "{line:?}");
+        }
     }
 
     #[test]

@@ -492,3 +492,51 @@ fn docusaurus_slug_and_id_are_routes_of_the_page() {
         "a relative slug is under the page's folder"
     );
 }
+
+#[test]
+fn text_nobody_reads_is_never_a_chunk_of_its_own() {
+    // a comment before the first heading joins the section after it
+    let c = md(
+        "<!--\n  READ THIS BEFORE ADDING A PLATFORM.\n-->\n\n# Deploying\n\nBuild, then upload.\n",
+    );
+    assert_eq!(spans(&c), vec![("doc.md#deploying", 1, 7)]);
+    assert_eq!(c[0].heading_path, vec!["Deploying"]);
+    assert!(!c[0].body.contains("READ"), "{}", c[0].body);
+    // so does a VitePress `<script setup>`, and its code is not text
+    let c = md("<script setup>\nimport { VPTeamMembers } from 'vitepress/theme'\n</script>\n\n# Team\n\nMeet the team.\n\n<style scoped>\n.grid { display: grid; }\n</style>\n");
+    assert_eq!(spans(&c), vec![("doc.md#team", 1, 11)]);
+    assert!(
+        !c[0].body.contains("import") && !c[0].body.contains("grid"),
+        "{}",
+        c[0].body
+    );
+    assert!(c[0].body.contains("Meet the team."));
+    // a piece of only a comment joins the piece before it, whatever the budget
+    let comment: String = (0..40)
+        .map(|i| format!("  note line {i} for maintainers\n"))
+        .collect();
+    let text = format!(
+        "# Guide\n\nFirst paragraph of prose.\n\n<!--\n{comment}-->\n\nLast paragraph of prose.\n"
+    );
+    let c = chunk_document(
+        &doc(&text, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 16 },
+    );
+    assert_eq!(super::proptests::check(&text, &c, 0, true), Ok(()));
+    assert!(c.iter().all(|p| !p.body.trim().is_empty()), "{c:#?}");
+    assert!(c[0].text.contains("note line 39"), "{}", c[0].text);
+}
+
+#[test]
+fn a_container_marker_gives_its_title_not_its_kind() {
+    let c = md("# Install\n\n::: tip NOTE\nUse the lockfile.\n:::\n\n!!! warning \"Pinning versions\"\n\n    Pin them.\n\n::: code-group\n\n```sh\nnpm i\n```\n\n:::\n");
+    let body = &c[0].body;
+    assert!(
+        body.contains("NOTE") && body.contains("Pinning versions"),
+        "{body}"
+    );
+    assert!(body.contains("Use the lockfile."), "{body}");
+    for word in [":::", "tip", "warning", "code-group", "!!!"] {
+        assert!(!body.contains(word), "{word} in {body}");
+    }
+}

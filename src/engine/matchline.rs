@@ -67,13 +67,19 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         if fence {
             in_fence = !in_fence;
         }
-        if first_prose.is_none() && !fence && !in_fence && is_prose(trimmed) {
+        let marker = markdown && crate::chunk::is_marker_line(line);
+        if first_prose.is_none() && !fence && !in_fence && !marker && is_prose(trimmed) {
             first_prose = Some(i);
         }
         // a heading line is shown with every result (its heading path): the line that
         // says more is one of the passage's own
         let next = lines.get(i + 1).and_then(|l| l.as_deref());
-        let heading = markdown && !in_fence && !fence && is_heading(line, next);
+        // so is a container marker line (`::: tip`, `!!! note "Title"`): it says what
+        // kind of box follows, the box's lines say what it is about
+        let heading = markdown
+            && !in_fence
+            && !fence
+            && (is_heading(line, next) || crate::chunk::is_marker_line(line));
         let s = if weights.is_empty() || heading {
             0.0
         } else {
@@ -257,6 +263,26 @@ mod tests {
         // in a plain-text document a `#` line is text
         let m = best_line("# Mermaid notes\n\nplain\n", 1, &weights, false);
         assert_eq!(m.line, 1);
+    }
+
+    #[test]
+    fn marker_and_script_lines_never_match() {
+        let text = "::: code-group\n```sh\nnpm create vite\n```\n:::\n\n::: tip NOTE\nA tip about the group.\n:::\n<script setup>\nconst tip = 'group'\n</script>\n";
+        let weights = w(&[("group", 1.0), ("tip", 1.0)]);
+        let m = best_line(text, 10, &weights, true);
+        assert_eq!(m.line, 17, "the tip's own line");
+        assert_eq!(
+            snippet_at(text, m.offset, &weights),
+            "A tip about the group."
+        );
+        // nothing matched: the first line of prose is not a marker
+        let m = best_line(
+            "!!! note \"Title\"\n    Body words.\n",
+            1,
+            &w(&[("zebra", 1.0)]),
+            true,
+        );
+        assert_eq!(m.line, 2);
     }
 
     #[test]
