@@ -302,15 +302,55 @@ fn a_model_that_failed_to_load_is_recorded_and_the_next_refresh_fills_the_vector
         s["vectors_missing"].as_str().unwrap().contains("not found"),
         "{s}"
     );
-    // still broken: nothing to do, still missing
-    let o = docfuse_env(t.path(), &["refresh", "--index", "idx", "--json"], &broken);
+    // still broken: nothing to re-read, still missing, and neither says "fresh"
+    let o = docfuse_env(t.path(), &["refresh", "--index", "idx"], &broken);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    // fixed: the refresh embeds every chunk
+    let line = stdout(&o);
+    assert!(
+        !line.contains("fresh") && line.contains("without a vector"),
+        "{line}"
+    );
+    let o = docfuse_env(t.path(), &["status", "--index", "idx"], &broken);
+    let text = stdout(&o);
+    assert!(text.starts_with("stale"), "{text}");
+    assert!(
+        text.contains("vector search: unavailable") && text.contains("searches are lexical"),
+        "{text}"
+    );
+    assert!(text.contains("hint: install the model"), "{text}");
+    // fixed, not yet refreshed: every front end's status says the model is there now
+    // (not the reason recorded at the last refresh) and that a refresh embeds them
+    let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
+    assert_eq!(s["fresh"], false, "{s}");
+    let reasons = s["reasons"].to_string();
+    assert!(reasons.contains("installed now"), "{reasons}");
+    assert!(s["model_unavailable"].is_null(), "{s}");
+    let dir = t.path().join("idx");
+    let served = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let r = docfuse::retriever::DocfuseRetriever::open(&dir).unwrap();
+        r.status().await.unwrap()
+    });
+    assert_eq!(
+        served.status.reasons,
+        s["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    );
+    assert!(!served.vectors.usable);
+    // the refresh embeds every chunk
     let r = json_of(t.path(), &["refresh", "--index", "idx", "--json"]);
     assert_eq!(r["embedded"], r["chunks"], "{r}");
     let s = json_of(t.path(), &["status", "--index", "idx", "--json"]);
     assert_eq!(s["fresh"], true, "{s}");
     assert!(s["vectors_missing"].is_null());
+    let text = stdout(&docfuse(t.path(), &["status", "--index", "idx"]));
+    assert!(
+        text.contains("vector search: usable (all-MiniLM-L6-v2, 384 dims)"),
+        "{text}"
+    );
 }
 
 #[test]

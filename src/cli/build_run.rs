@@ -104,8 +104,17 @@ pub fn report_line(index: &Path, r: &BuildReport, vectors: &Vectors) -> String {
         eprintln!("warning: no vectors for new or changed chunks: {why}\nhint: fix the model, then run `docfuse refresh` to embed them");
     }
     if r.skipped {
+        // not "fresh" while chunks lack a vector: `status` would say stale
+        let (state, done, tail) = match &r.vectors_unavailable {
+            None => ("is fresh", "nothing to do", ""),
+            Some(_) => (
+                "has every file as indexed",
+                "nothing re-read",
+                "; its chunks without a vector stay lexical-only until the model loads (warning above)",
+            ),
+        };
         return format!(
-            "`{}` is fresh: {} documents, {} chunks, generation {} (nothing to do, {} ms)",
+            "`{}` {state}: {} documents, {} chunks, generation {} ({done}, {} ms){tail}",
             index.display(),
             r.documents,
             r.chunks,

@@ -2,7 +2,7 @@
 
 use super::args::StatusArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{status, DocIndex};
+use crate::engine::{status_now, DocIndex, Status};
 
 pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;
@@ -10,7 +10,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     // attached store (a database index) whether it answers: an outage is reported
     // apart from staleness.
     let usable = index.vector_usable();
-    let mut s = status(&index)?;
+    let mut s = status_now(&index)?;
     let unavailable = match (&usable, index.remote_vectors()) {
         (Err(why), Some(r)) if r.has_vectors() => Some(why.clone()),
         _ => None,
@@ -64,10 +64,38 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
             .collect();
         print_line(&format!("  skipped at the last walk: {}", parts.join(", ")))?;
     }
-    if !s.fresh {
+    print_line(&format!(
+        "vector search: {}",
+        vector_line(&index, &s, usable.as_ref().err())
+    ))?;
+    if s.model_unavailable.is_some() {
+        print_line("hint: install the model (see above), then run `docfuse refresh`")?;
+    } else if !s.fresh {
         print_line("hint: run `docfuse refresh` to bring it up to date")?;
     }
     Ok(exit(&a, s.fresh))
+}
+
+/// Whether a search can use vectors now, and if not why: `usable (model, N dims)`,
+/// `off (…)` for a lexical-only index, `unavailable: why; searches are lexical`.
+fn vector_line(index: &DocIndex, s: &Status, unusable: Option<&String>) -> String {
+    if index.lexical_by_choice() {
+        return "off (the index was built with --no-embeddings); searches are lexical".into();
+    }
+    match (unusable, &s.embedder) {
+        (None, Some(e)) if s.vectors_usable || index.remote_vectors().is_none() => {
+            let pending = match s.pending {
+                0 => String::new(),
+                n => format!("; {n} chunk(s) without a vector are found lexically only"),
+            };
+            format!("usable ({}, {} dims){pending}", e.model, e.dim)
+        }
+        _ if s.vectors_missing.is_some() => {
+            "unavailable: the index has no vectors yet (see above); searches are lexical".into()
+        }
+        (Some(why), _) => format!("unavailable: {why}; searches are lexical"),
+        (None, _) => "unavailable; searches are lexical".into(),
+    }
 }
 
 /// 1 for a stale index under `--exit-code`, else 0.

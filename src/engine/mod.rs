@@ -70,7 +70,7 @@ pub use proximity::ProximityExplain;
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use remote::{attach, RemoteAnswer, RemoteVectors};
 pub use source::Source;
-pub use status::{status, EmbedderInfo, Status};
+pub use status::{status, status_now, EmbedderInfo, Status};
 pub use verify::{verify, Verification};
 
 /// Folder of the folded-model cache inside the index folder ([`crate::embed::folded`]):

@@ -45,6 +45,9 @@ pub struct Status {
     pub pending: u64,
     /// Why the index has no vectors although they were asked for.
     pub vectors_missing: Option<String>,
+    /// Why the model cannot be loaded now, when chunks lack a vector (checked by
+    /// [`status_now`] only; `None` otherwise or when it is installed).
+    pub model_unavailable: Option<String>,
     /// The embedder that made the index's vectors (`None` for a lexical-only index).
     pub embedder: Option<EmbedderInfo>,
     /// Whether the vector side can answer now (known once the model is loaded).
@@ -70,6 +73,41 @@ pub struct EmbedderInfo {
 /// # Errors
 /// [`crate::Error::Corrupt`] when the snapshot is damaged.
 pub fn status(index: &DocIndex) -> Result<Status> {
+    status_with(index, None)
+}
+
+/// [`status`], with the vector side's reasons told as of now: when chunks have no
+/// vector, whether the model is installed now (its files located and read, no ONNX
+/// Runtime session, [`crate::embed::installed_identity`]), so a reason recorded at the
+/// last refresh ("model not found") is not repeated after the model was fixed. For the
+/// front ends' status (CLI, HTTP, MCP); a search's staleness check uses [`status`].
+///
+/// # Errors
+/// As [`status`].
+pub fn status_now(index: &DocIndex) -> Result<Status> {
+    let m = index.manifest();
+    let unembedded = m.embeddings.wanted
+        && m.vectors.as_ref().is_none_or(|v| v.pending > 0)
+        && index.remote_vectors().is_none();
+    let now = unembedded.then(|| {
+        crate::embed::installed_identity().map(|_| ()).map_err(|e| {
+            let why = match e {
+                crate::Error::VectorsUnavailable(why) => why,
+                other => other.to_string(),
+            };
+            // one line: "reason; hint" (a reason's hint comes on a line of its own)
+            why.replace("\nhint: ", "; ").replace('\n', " ")
+        })
+    });
+    status_with(index, now)
+}
+
+/// The status, `model_now` being whether the model is installed now (`None`: not
+/// checked).
+fn status_with(
+    index: &DocIndex,
+    model_now: Option<std::result::Result<(), String>>,
+) -> Result<Status> {
     let m = index.manifest();
     let f: Freshness = index.freshness()?;
     let current = IndexConfig::with_overrides(&m.config_overrides).map(|c| c.hash());
@@ -115,14 +153,20 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         .map_or(0, |v| v.pending)
         .max(remote.map_or(0, |r| r.counts().1));
     if pending > 0 {
-        reasons.push(format!("{pending} chunk(s) pending embedding"));
+        reasons.push(format!(
+            "{pending} chunk(s) pending embedding{}",
+            now_note(model_now.as_ref().filter(|now| now.is_err()), None)
+        ));
     }
     let vectors_missing = match (&m.vectors, &m.embeddings.unavailable) {
         (None, Some(why)) if m.embeddings.wanted => Some(why.clone()),
         _ => None,
     };
     if let Some(why) = &vectors_missing {
-        reasons.push(format!("vectors missing: {why}"));
+        reasons.push(match &model_now {
+            None => format!("vectors missing: {why}"),
+            Some(now) => format!("vectors missing{}", now_note(Some(now), Some(why))),
+        });
     }
     if let Some(why) = index.vectors_damage() {
         reasons.push(format!(
@@ -155,6 +199,7 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         embedder_changed,
         pending,
         vectors_missing,
+        model_unavailable: model_now.and_then(Result::err),
         embedder: m
             .vectors
             .as_ref()
@@ -168,6 +213,23 @@ pub fn status(index: &DocIndex) -> Result<Status> {
         skipped: m.skips.clone(),
         reasons,
     })
+}
+
+/// The end of a vector reason as of now: `": {why now}"` while the model is still not
+/// installed (naming the reason of the last refresh when it was another), or that it is
+/// installed now and a refresh embeds the chunks. Empty when not checked.
+fn now_note(model_now: Option<&std::result::Result<(), String>>, then: Option<&str>) -> String {
+    match (model_now, then) {
+        (None, _) => String::new(),
+        (Some(Err(now)), Some(then)) if !now.starts_with(then.lines().next().unwrap_or(then)) => {
+            format!(": {now} (at the last refresh: {})", then.lines().next().unwrap_or(then))
+        }
+        (Some(Err(now)), _) => format!(": {now}"),
+        (Some(Ok(())), Some(then)) => format!(
+            ": at the last refresh {then}; the model is installed now, `docfuse refresh` embeds them"
+        ),
+        (Some(Ok(())), None) => String::new(),
+    }
 }
 
 /// `path: note` of every indexed file read with a note (roots named when there are several).

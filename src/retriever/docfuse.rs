@@ -9,7 +9,7 @@
 
 use super::passage::{self, Passage, PassageRequest};
 use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
-use crate::engine::{status, DocIndex, Mode, Status};
+use crate::engine::{status_now, DocIndex, Mode, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
@@ -521,7 +521,7 @@ impl Retriever for DocfuseRetriever {
 fn index_status(index: &DocIndex) -> Result<IndexStatus, RetrieveError> {
     let m = index.manifest();
     let usable = index.vector_usable();
-    let s = status(index)?;
+    let s = status_now(index)?;
     let embedder = s.embedder.clone();
     let roots = match &m.source {
         SourceSpec::Roots { roots } => roots.clone(),
