@@ -777,3 +777,86 @@ fn a_line_longer_than_a_page_is_cut_and_said_to_be() {
         &v.to_string()[..300]
     );
 }
+
+#[test]
+fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
+    let (t, idx) = indexed(&[
+        (
+            "deploy.md",
+            "# What is the deploy step\n\nIt is the step that uploads the build.\n".into(),
+        ),
+        (
+            "cache.md",
+            "# The cache\n\nWhat the cache holds is the last build of each page.\n".into(),
+        ),
+    ]);
+    let q = "what is the capital of France";
+    // JSON (CLI and HTTP): the missing words, and no result counted as a lexical match
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", q],
+    )))
+    .unwrap();
+    let (_, h, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
+    for v in [&v, &h] {
+        assert_eq!(v["missing_words"], json!(["capital", "france"]), "{v}");
+        let results = v["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{v}");
+        assert!(results.iter().all(|r| r["lexical_match"] == false), "{v}");
+    }
+    // text (CLI): a note on stderr and every result marked
+    let o = docfuse(t.path(), &["search", "--index", "idx", q]);
+    assert!(
+        stderr(&o).contains("No passage contains `capital`, `france`"),
+        "{}",
+        stderr(&o)
+    );
+    let out = stdout(&o);
+    let heads: Vec<&str> = out.lines().filter(|l| !l.starts_with("    ")).collect();
+    assert!(
+        heads
+            .iter()
+            .all(|l| l.ends_with("[only common words match]")),
+        "{heads:?}"
+    );
+    // MCP: the same note in the text
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (r, _) = mcp.call("search_docs", json!({"query": q}));
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("No passage contains `capital`, `france`"),
+        "{text}"
+    );
+    // one word found, one not: named, and the results that hold the found word match
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &[
+            "search",
+            "--index",
+            "idx",
+            "--json",
+            "what is the cache of France",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(v["missing_words"], json!(["france"]), "{v}");
+    assert_eq!(v["results"][0]["path"], "cache.md", "{v}");
+    assert_eq!(v["results"][0]["lexical_match"], true, "{v}");
+    // every word found: nothing said, field left out
+    let o = docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "deploy step"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v.get("missing_words").is_none(), "{v}");
+    let o = docfuse(t.path(), &["search", "--index", "idx", "deploy step"]);
+    assert!(!stderr(&o).contains("No passage"), "{}", stderr(&o));
+    // a question of stop words only: they are its words, results match them
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "what is it"],
+    )))
+    .unwrap();
+    assert!(v.get("missing_words").is_none(), "{v}");
+    assert_eq!(v["results"][0]["lexical_match"], true, "{v}");
+}

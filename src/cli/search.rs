@@ -5,7 +5,8 @@ use super::args::SearchArgs;
 use super::output::{print_json, print_line, printable};
 use crate::engine::HitExplain;
 use crate::retriever::{
-    DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
+    coverage_note, DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument,
+    SearchEnvelope, SearchResult,
 };
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
@@ -41,6 +42,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             degraded: r.degraded.clone(),
             generation: r.generation,
             stale: r.stale,
+            missing_words: r.missing_words.clone(),
             results: r
                 .documents
                 .iter()
@@ -50,7 +52,11 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             results_left_out: 0,
         })?;
     } else {
-        print_text(&r.documents, r.mode != crate::retriever::Mode::Lexical)?;
+        print_text(
+            &r.documents,
+            r.mode != crate::retriever::Mode::Lexical,
+            &r.missing_words,
+        )?;
     }
     Ok(if r.documents.is_empty() {
         super::EXIT_NO_HITS
@@ -59,19 +65,27 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// The text answer; with vectors (hybrid or vector mode) a result that holds none of the
-/// query's words is marked, and a list of only such results is said to be semantic
-/// neighbours only (as the MCP tools say).
-fn print_text(docs: &[RetrievedDocument], with_vectors: bool) -> anyhow::Result<()> {
+/// The text answer; a result that holds none of the query's content words is marked (a
+/// semantic neighbour with vectors, else a match on stop words only), and the coverage
+/// note ([`coverage_note`]: words no passage contains, results that match none) goes to
+/// stderr, as the MCP tools say it.
+fn print_text(
+    docs: &[RetrievedDocument],
+    with_vectors: bool,
+    missing_words: &[String],
+) -> anyhow::Result<()> {
     if docs.is_empty() {
         eprintln!("no results");
     }
-    let unmatched = |d: &RetrievedDocument| with_vectors && d.metadata.matched_terms.is_empty();
-    if !docs.is_empty() && docs.iter().all(unmatched) {
-        eprintln!(
-            "note: no passage contains the query's words: these are semantic neighbours only"
-        );
+    let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
+    if let Some(note) = coverage_note(missing_words, docs.len(), docs.iter().all(unmatched)) {
+        eprintln!("note: {note}");
     }
+    let unmatched_mark = if with_vectors {
+        "  [no query word: semantic neighbour]"
+    } else {
+        "  [only common words match]"
+    };
     for d in docs {
         let m = &d.metadata;
         let heading = if m.heading_path.is_empty() {
@@ -87,7 +101,7 @@ fn print_text(docs: &[RetrievedDocument], with_vectors: bool) -> anyhow::Result<
             mark.push_str("  [fuzzy: reached through a fuzzy relation]");
         }
         if unmatched(d) {
-            mark.push_str("  [no query word: semantic neighbour]");
+            mark.push_str(unmatched_mark);
         }
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",

@@ -130,6 +130,9 @@ pub struct SearchResponse {
     /// The query's terms that matched some chunk, with their IDF: for
     /// [`Hit::locate`].
     pub weights: Vec<(String, f32)>,
+    /// The query's content words no chunk contains
+    /// ([`crate::lexical::LexicalRun::missing_words`]).
+    pub missing_words: Vec<String>,
 }
 
 impl From<crate::lexical::Hit> for Hit {

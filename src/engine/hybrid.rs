@@ -166,6 +166,7 @@ impl DocIndex {
             mode,
             degraded: None,
             weights: run.term_weights(),
+            missing_words: run.missing_words(),
         })
     }
 

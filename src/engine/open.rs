@@ -208,6 +208,7 @@ impl DocIndex {
             weights,
             mode: Mode::Lexical,
             degraded: None,
+            missing_words: run.missing_words(),
         })
     }
 

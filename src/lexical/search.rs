@@ -37,7 +37,9 @@ pub struct Hit {
     /// Insertion ordinal: order of (root, path, line); the tie-break key.
     pub ord: u64,
     pub chunk: StoredChunk,
-    /// Query terms that matched this chunk lexically.
+    /// Query terms that matched this chunk lexically; stop words count only in a query of
+    /// stop words alone (a chunk that shares only `what is the` with the question is not a
+    /// lexical match).
     pub matched_terms: Vec<String>,
     pub explain: Option<Explain>,
 }
@@ -51,6 +53,10 @@ struct QTerm {
     /// A stop word: it counts in the text fields only, never in title, headings or
     /// path (so `how do I…` is not won by every heading starting with "How to").
     stop: bool,
+    /// Says what the query is about: not a stop word written as a plain word (every
+    /// term is, in a query of stop words only). Only such terms make a chunk a match for
+    /// [`Hit::matched_terms`] and [`LexicalRun::missing_words`].
+    content: bool,
 }
 
 /// The full outcome of one lexical query: every matching chunk scored and ranked (no
@@ -92,6 +98,28 @@ impl LexicalRun {
             .filter(|(_, (df, _))| *df > 0)
             .map(|(q, (_, idf))| (q.text.clone(), q.weight * idf))
             .collect()
+    }
+
+    /// The query's words that say what it is about (stop words aside, unless it has only
+    /// those) and that no chunk of the index contains, in query order (analysed forms:
+    /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
+    /// the question: chunks ranked for the other words, or by meaning, are not about it.
+    pub fn missing_words(&self) -> Vec<String> {
+        let found = |q: usize| {
+            (0..self.accs.len()).any(|i| {
+                self.accs
+                    .tf(i)
+                    .get(q)
+                    .is_some_and(|tf| tf.iter().any(|t| *t > 0.0))
+            })
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (q, term) in self.qterms.iter().enumerate() {
+            if term.content && !found(q) && !out.contains(&term.text) {
+                out.push(term.text.clone());
+            }
+        }
+        out
     }
 
     /// The highest base score (`lexical × aboutness`) this query could reach: every
@@ -170,10 +198,12 @@ impl LexicalIndex {
         } else {
             vec![1.0; terms.len()]
         };
+        let content = term_weights(text, &terms, 0.0);
         let mut qterms = self.expand(&searcher, terms, params)?;
-        for ((q, w), st) in qterms.iter_mut().zip(weights).zip(stops) {
+        for (((q, w), st), c) in qterms.iter_mut().zip(weights).zip(stops).zip(content) {
             q.weight = w;
             q.stop = st == 0.0;
+            q.content = c > 0.0;
         }
         qterms.retain(|q| q.weight > 0.0);
         let mut accs = self.collect(&searcher, &qterms)?;
@@ -226,6 +256,7 @@ impl LexicalIndex {
         let acc = run.accs.get(r.acc);
         let tf = run.accs.tf(r.acc);
         let matched_terms = (0..run.qterms.len())
+            .filter(|&q| run.qterms[q].content)
             .filter(|&q| tf.get(q).is_some_and(|tf| tf.iter().any(|t| *t > 0.0)))
             .map(|q| run.qterms[q].text.clone())
             .collect();
@@ -290,6 +321,7 @@ impl LexicalIndex {
                 variants,
                 weight: 1.0,
                 stop: false,
+                content: true,
             });
         }
         Ok(out)

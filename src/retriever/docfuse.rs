@@ -81,6 +81,9 @@ pub struct Retrieval {
     /// Files under the roots changed since that generation was built (a cheap size and
     /// mtime check, see [`crate::engine::quick_stale`]); `docfuse refresh` brings it up to date.
     pub stale: bool,
+    /// The query's content words no indexed passage contains (stop words aside; analysed,
+    /// lower-cased forms), in query order: the documentation may not cover them.
+    pub missing_words: Vec<String>,
 }
 
 /// Freshness, counts and the vector side of an index.

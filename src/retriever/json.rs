@@ -33,7 +33,8 @@ pub struct SearchResult {
     /// Rounded to 3 decimals.
     pub score: f32,
     pub snippet: String,
-    /// Whether any query term matched the chunk lexically.
+    /// Whether a query word matched the chunk lexically (a stop word counts only in a
+    /// question of stop words alone: sharing `what is the` is not a match).
     pub lexical_match: bool,
     /// Why the result's file no longer has the indexed content (`file deleted since
     /// indexing`, `file changed since indexing`), else null: the text is the indexed one.
@@ -130,11 +131,48 @@ pub struct SearchEnvelope {
     pub generation: u64,
     /// Files changed since that generation was built (size/mtime check); refresh to update.
     pub stale: bool,
+    /// The query's content words no indexed passage contains (stop words aside;
+    /// lower-cased): the documentation may not cover them, and results are ranked on the
+    /// other words or by meaning. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_words: Vec<String>,
     pub results: Vec<SearchResult>,
     /// Results left out (the last ones) to keep the response under its budget; ask for
     /// a smaller `limit` or narrow the query with filters.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub results_left_out: usize,
+}
+
+/// What a reader should know of how well the index covers a query, said the same way by
+/// every interface (CLI note, MCP text): the content words no passage contains, and
+/// whether any result shares a content word with the query (`all_unmatched`: none does,
+/// so every result is a semantic neighbour or shares only stop words). `None` when the
+/// results match the query's words.
+pub fn coverage_note(
+    missing_words: &[String],
+    results: usize,
+    all_unmatched: bool,
+) -> Option<String> {
+    let quoted = |w: &[String]| {
+        w.iter()
+            .map(|w| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (missing_words.is_empty(), results > 0 && all_unmatched) {
+        (true, false) => None,
+        (true, true) => Some(
+            "No passage contains the query's words: these are semantic neighbours only.".into(),
+        ),
+        (false, true) => Some(format!(
+            "No passage contains {}: the documentation may not cover this question; these results share only common words or meaning with it.",
+            quoted(missing_words)
+        )),
+        (false, false) => Some(format!(
+            "No passage contains {}: the results match only the query's other words.",
+            quoted(missing_words)
+        )),
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

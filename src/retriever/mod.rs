@@ -80,7 +80,7 @@ pub use document::{Document, DocumentChunk, DocumentRequest};
 pub use filter::{PathFilter, PathFilters};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
-pub use json::{SearchEnvelope, SearchResult};
+pub use json::{coverage_note, SearchEnvelope, SearchResult};
 pub use passage::{Passage, PassageRequest, MAX_PASSAGE_BYTES, MAX_PASSAGE_LINES};
 pub use request::{
     document_args, passage_args, search_args, validate_search, Args, SearchArgs, MAX_LIMIT,

@@ -48,6 +48,7 @@ pub(super) fn search(
     } else {
         wider_search(index, query, opts, &filter, options.group, limit, floor)?
     };
+    let missing_words = resp.missing_words;
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
     let groups = if options.group {
         group_by_section(&mut hits, limit)
@@ -87,6 +88,7 @@ pub(super) fn search(
         degraded,
         generation,
         stale,
+        missing_words,
     })
 }
 

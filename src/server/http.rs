@@ -267,6 +267,7 @@ async fn search(
             degraded: r.degraded.clone(),
             generation: r.generation,
             stale: r.stale,
+            missing_words: r.missing_words.clone(),
             results: docs
                 .iter()
                 .zip(contents)

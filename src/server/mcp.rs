@@ -12,8 +12,8 @@
 
 use super::{mcp_schema, ErrorBody};
 use crate::retriever::{
-    fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
-    Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
+    coverage_note, fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever,
+    IndexStatus, Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -237,6 +237,7 @@ fn search_result(
         degraded: r.degraded.clone(),
         generation: r.generation,
         stale: r.stale,
+        missing_words: r.missing_words.clone(),
         results: docs
             .iter()
             .zip(contents.iter().cloned())
@@ -260,10 +261,9 @@ fn search_result(
     for s in &envelope.results {
         text.push_str(&format!("\n{}", result_line(s)));
     }
-    if !envelope.results.is_empty() && envelope.results.iter().all(|s| !s.lexical_match) {
-        text.push_str(
-            "\nNo passage contains the query's words: these are semantic neighbours only.",
-        );
+    let all_unmatched = envelope.results.iter().all(|s| !s.lexical_match);
+    if let Some(note) = coverage_note(&r.missing_words, envelope.results.len(), all_unmatched) {
+        text.push_str(&format!("\n{note}"));
     }
     let mut left_out = 0;
     for (s, c) in envelope.results.iter().zip(&contents) {
