@@ -448,3 +448,50 @@ fn an_mkdocs_nav_links_its_pages_with_lines_and_is_never_a_result() {
         "no chunks of its own"
     );
 }
+
+#[test]
+fn anchors_of_other_site_generators_name_their_sections_and_a_broken_one_is_still_broken() {
+    // VitePress (`server.proxy` → `#server-proxy`, `` `index.html` and Root `` →
+    // `#index-html-and-root`) and markdown-it-anchor's default (`#server.proxy`); the
+    // GitHub slugs (`#serverproxy`) keep working, a repeated heading is numbered alike
+    let (_dir, index, _) = opened(&[
+        (
+            "config/server.md",
+            "# Server Options\n\n## server.proxy\n\nProxy rules.\n\n## server.port\n\nThe port.\n\n## Example\n\nOne.\n\n## Example\n\nTwo.\n",
+        ),
+        ("guide/index.md", "# Guide\n\n## `index.html` and Root\n\nThe entry.\n"),
+        (
+            "guide/dev.md",
+            "# Dev\n\nSee [proxy](../config/server#server-proxy), [port](../config/server.md#server.port), [github](../config/server.md#serverproxy), [second](../config/server.md#example-1), [entry](./#index-html-and-root) and [gone](../config/server.md#server-https).\n",
+        ),
+    ]);
+    let dev = page_relations(&index, "guide/dev.md").unwrap();
+    let broken: Vec<&str> = dev.broken.iter().map(|b| b.target.as_str()).collect();
+    assert_eq!(
+        broken,
+        ["../config/server.md#server-https"],
+        "{:?}",
+        dev.broken
+    );
+    let sections: Vec<Option<&str>> = dev
+        .outgoing
+        .iter()
+        .filter(|r| serde_json::to_value(r.kind).unwrap() == "links_to")
+        .map(|r| r.section.as_deref())
+        .collect();
+    for want in [
+        "config/server.md#server-options/serverproxy",
+        "config/server.md#server-options/serverport",
+        "config/server.md#server-options/example-1",
+        "guide/index.md#guide/indexhtml-and-root",
+    ] {
+        assert!(sections.contains(&Some(want)), "{want}: {sections:?}");
+    }
+    // a handoff asked with a site's anchor (a URL copied from the VitePress site)
+    let h = docfuse::engine::handoff_for_entity(&index, "config/server.md#server-proxy", false)
+        .unwrap();
+    assert_eq!(
+        h.target.section.as_deref(),
+        Some("config/server.md#server-options/serverproxy")
+    );
+}

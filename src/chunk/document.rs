@@ -47,6 +47,10 @@ pub struct Chunked {
     /// Routes a site serves it at besides its path, relative to the root without a
     /// leading `/`: Docusaurus front matter `slug` and `id`.
     pub routes: Vec<String>,
+    /// Anchors other site generators give its headings ([`super::ids::other_slugs`]:
+    /// VitePress `#server-proxy` for `## server.proxy`, whose GitHub slug is
+    /// `serverproxy`), each with the section id it names: `(anchor, section id)`.
+    pub anchors: Vec<(String, String)>,
 }
 
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
@@ -60,6 +64,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             for_agents: false,
             names: title.into_iter().collect(),
             routes: Vec::new(),
+            anchors: Vec::new(),
         };
     }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
@@ -94,13 +99,50 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             .collect::<Vec<_>>(),
     );
     let routes = routes(&doc.rel_path, &prep.fm);
+    let anchors = heading_anchors(&chunks);
     Chunked {
         chunks,
         links,
         for_agents,
         names,
         routes,
+        anchors,
     }
+}
+
+/// The other generators' anchors of every heading of `chunks` that has no explicit
+/// `{#id}` (see [`Chunked::anchors`]), numbered as its GitHub slug is (`-1`, `-2` for
+/// repeats: markdown-it-anchor numbers the same way), first occurrence kept. A heading
+/// merged into its first sub-section names that section.
+fn heading_anchors(chunks: &[Chunk]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for c in chunks {
+        let section = super::ids::section_id(&c.id);
+        let Some((_, path)) = section.split_once('#') else {
+            continue;
+        };
+        for (heading, slug) in c.heading_path.iter().zip(path.split('/')) {
+            let base = super::ids::slugify(heading);
+            let suffix = match slug.strip_prefix(base.as_str()) {
+                Some("") => "",
+                Some(rest)
+                    if rest.len() > 1
+                        && rest.starts_with('-')
+                        && rest[1..].bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    rest
+                }
+                _ => continue, // an explicit anchor: every generator uses it
+            };
+            for alt in super::ids::other_slugs(heading) {
+                let anchor = format!("{alt}{suffix}");
+                if !out.iter().any(|(a, _)| *a == anchor) {
+                    out.push((anchor, section.to_string()));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The routes of a page besides its path: its `slug` (absolute from the root, or

@@ -37,6 +37,65 @@ pub(crate) fn slugify(heading: &str) -> String {
     out
 }
 
+/// The anchors other site generators give a heading, where they differ from
+/// [`slugify`]'s (GitHub, Docusaurus, mdBook, Hugo's default):
+/// - VitePress and VuePress (`@mdit-vue/shared` `slugify`): NFKD, combining marks and
+///   control characters dropped, each run of white space and ASCII punctuation
+///   (`` ~`!@#$%^&*()-_+=[]{}|\;:"'<>,.?/ `` and curly quotes) one `-`, outer `-`
+///   dropped, `_` before a leading digit, lower-cased: `server.proxy` → `server-proxy`,
+///   `` `index.html` and Project Root `` → `index-html-and-project-root`;
+/// - markdown-it-anchor's default: lower-cased, each run of white space one `-`,
+///   punctuation kept: `server.proxy` → `server.proxy`.
+///
+/// Python-Markdown's (mkdocs) slugs differ from GitHub's only by runs of `-`, which the
+/// graph compares loosely. Empty when every rule agrees.
+pub(crate) fn other_slugs(heading: &str) -> Vec<String> {
+    let github = slugify(heading);
+    let mut out: Vec<String> = Vec::new();
+    for alt in [mdit_vue_slug(heading), markdown_it_anchor_slug(heading)] {
+        if !alt.is_empty() && alt != github && !out.contains(&alt) {
+            out.push(alt);
+        }
+    }
+    out
+}
+
+/// `@mdit-vue/shared`'s `slugify` (VitePress, VuePress); see [`other_slugs`].
+fn mdit_vue_slug(heading: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    const SPECIAL: &str = "~`!@#$%^&*()-_+=[]{}|\\;:\"'\u{201c}\u{201d}\u{2018}\u{2019}<>,.?/";
+    let mut out = String::with_capacity(heading.len());
+    let mut dash = false;
+    for c in heading.nfkd() {
+        if ('\u{0300}'..='\u{036f}').contains(&c) || ('\u{0000}'..='\u{001f}').contains(&c) {
+            continue;
+        }
+        if c.is_whitespace() || SPECIAL.contains(c) {
+            dash = !out.is_empty();
+            continue;
+        }
+        if dash {
+            out.push('-');
+            dash = false;
+        }
+        out.push(c);
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out.to_lowercase()
+}
+
+/// markdown-it-anchor's default slug (before percent-encoding); see [`other_slugs`].
+fn markdown_it_anchor_slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// Slug of a heading path (`/`-joined heading slugs: an explicit anchor, `{#id}`, when
 /// the heading has one, else [`slugify`] of its text), or `_preamble` when empty.
 pub(crate) fn path_slug(path: &[String], anchors: &[Option<String>]) -> String {
@@ -106,6 +165,32 @@ pub(crate) fn file_stem(rel_path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_generators_slugs() {
+        assert_eq!(
+            other_slugs("server.proxy"),
+            ["server-proxy", "server.proxy"]
+        );
+        assert_eq!(
+            other_slugs("index.html and Project Root"),
+            ["index-html-and-project-root", "index.html-and-project-root"]
+        );
+        assert_eq!(
+            other_slugs("build.rollupOptions"),
+            ["build-rollupoptions", "build.rollupoptions"]
+        );
+        assert_eq!(
+            mdit_vue_slug("  Café -- déjà_vu (beta)!  "),
+            "cafe-deja-vu-beta"
+        );
+        assert_eq!(mdit_vue_slug("2. Install"), "_2-install");
+        assert_eq!(mdit_vue_slug("“Quoted” title"), "quoted-title");
+        assert_eq!(mdit_vue_slug("概要と東京"), "概要と東京");
+        // every rule agrees: nothing else to accept
+        assert!(other_slugs("Getting Started").is_empty());
+        assert!(other_slugs("install").is_empty());
+    }
 
     #[test]
     fn slugs_follow_github() {

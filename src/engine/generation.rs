@@ -436,6 +436,7 @@ fn doc_graph_links(chunked: Chunked) -> DocLinks {
         for_agents: chunked.for_agents,
         names: chunked.names,
         routes: chunked.routes,
+        anchors: chunked.anchors,
         ..DocLinks::of(chunked.links)
     }
 }

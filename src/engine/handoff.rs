@@ -252,7 +252,10 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
             let f = &ctx.snapshot.files[d];
             let chunks =
                 super::generation::previous_chunks(&index.generation_dir()).unwrap_or_default();
-            if let Some((id, how)) = section_named(&chunks, &f.rel_path, clean) {
+            let anchors = super::relations::previous_links(&index.generation_dir())
+                .and_then(|mut l| (d < l.len()).then(|| std::mem::take(&mut l[d].anchors)))
+                .unwrap_or_default();
+            if let Some((id, how)) = section_named(&chunks, &f.rel_path, clean, &anchors) {
                 return Ok(make("section", f.root, &f.rel_path, Some(id), how));
             }
         }
@@ -299,12 +302,14 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     )))
 }
 
-/// The section of document `path` that `asked` (`path#…`) names: its full section id, or
-/// an anchor equal to the last slug of a section (as links write it, any case).
+/// The section of document `path` that `asked` (`path#…`) names: its full section id, an
+/// anchor equal to the last slug of a section (as links write it, any case), or an anchor
+/// another site generator gives one of its headings (`anchors`, [`crate::graph::DocLinks::anchors`]).
 fn section_named(
     chunks: &[(String, String)],
     path: &str,
     asked: &str,
+    anchors: &[(String, String)],
 ) -> Option<(String, &'static str)> {
     let (_, anchor) = asked.split_once('#')?;
     let prefix = format!("{path}#");
@@ -318,6 +323,13 @@ fn section_named(
     }
     crate::graph::section_for_anchor(sections.iter().copied(), anchor)
         .map(|id| (id.to_string(), "anchor"))
+        .or_else(|| {
+            let anchor = anchor.to_lowercase();
+            anchors
+                .iter()
+                .find(|(a, _)| a.to_lowercase() == anchor)
+                .map(|(_, id)| (id.clone(), "anchor"))
+        })
 }
 
 fn d_index(ctx: &GraphContext, path: &(usize, String)) -> Option<usize> {

@@ -110,6 +110,10 @@ pub struct DocLinks {
     /// relative to the root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<String>,
+    /// Anchors other site generators give its headings (VitePress `#server-proxy` for
+    /// `## server.proxy`), each with the section id it names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<(String, String)>,
 }
 
 impl DocLinks {
@@ -129,6 +133,7 @@ impl DocLinks {
             for_agents: false,
             names: Vec::new(),
             routes: Vec::new(),
+            anchors: Vec::new(),
         }
     }
 }
@@ -394,9 +399,18 @@ fn fold_name(name: &str) -> String {
 }
 
 /// The section of `doc` an anchor names: the section whose own slug (the last part of
-/// its id) is the anchor, compared without case.
+/// its id) is the anchor, compared without case; else the section of a heading another
+/// site generator gives that anchor ([`DocLinks::anchors`]).
 fn section_of(doc: &GraphDoc<'_>, anchor: &str) -> Option<String> {
-    section_for_anchor(doc.sections.iter().map(String::as_str), anchor).map(str::to_string)
+    section_for_anchor(doc.sections.iter().map(String::as_str), anchor)
+        .map(str::to_string)
+        .or_else(|| {
+            doc.links
+                .anchors
+                .iter()
+                .find(|(a, _)| a.to_lowercase() == anchor.to_lowercase())
+                .map(|(_, section)| section.clone())
+        })
 }
 
 /// The section (of one document's section ids `path#slug/slug`, in order) that a link's
