@@ -242,7 +242,28 @@ fn markdown_chunks(
             out.push(chunk);
         }
     }
+    if out.is_empty() {
+        out.extend(front_matter_chunk(&info, prep));
+    }
     out
+}
+
+/// The one chunk of a document that has nothing but front matter with a title or a
+/// description (a Hugo `_index.md`, a Docusaurus category page): its front matter lines,
+/// with the description as body and summary, so the page can be found by what its front
+/// matter says. `None` when it has neither.
+fn front_matter_chunk(info: &DocInfo<'_>, prep: &Prepared<'_>) -> Option<Chunk> {
+    let fm = &prep.fm;
+    if fm.lines == 0 || (fm.title.is_none() && fm.description.is_none()) {
+        return None;
+    }
+    let fields = BlockFields {
+        body: fm.description.clone().unwrap_or_default(),
+        summary: fm.description.clone(),
+        symbols: Vec::new(),
+    };
+    let id = chunk_id(&info.doc.rel_path, super::ids::PREAMBLE_SLUG, 1);
+    Some(make_chunk(info, prep, id, &[], (0, fm.lines - 1), fields))
 }
 
 /// `parts` of one section with their fields, where a part with nothing to index (only

@@ -1,5 +1,6 @@
 //! Front matter: a YAML (`---` … `---`/`...`) or TOML (`+++` … `+++`) block at the very
-//! start of a document. Its lines belong to no chunk; `title`, `aliases` and `tags` are
+//! start of a document. Its lines belong to no chunk (unless the document has nothing
+//! else: then they are its one chunk); `title`, `description`, `aliases` and `tags` are
 //! read from it. Malformed content is ignored (its lines are still skipped).
 
 use super::lines::LineTable;
@@ -11,6 +12,8 @@ pub(crate) struct FrontMatter {
     /// Number of lines the block spans from line 0 (0 when there is no front matter).
     pub lines: usize,
     pub title: Option<String>,
+    /// `description` (Docusaurus, mkdocs, Hugo), else Hugo's `summary`.
+    pub description: Option<String>,
     /// `aliases` then `tags`, trimmed, deduplicated, non-empty.
     pub aliases: Vec<String>,
     /// `aliases` then `sidebar_label` (Docusaurus): other names of the document; tags
@@ -50,6 +53,7 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
     FrontMatter {
         lines: close + 1,
         title: f.title,
+        description: f.description,
         names: clean_list(
             f.aliases
                 .iter()
@@ -78,6 +82,7 @@ fn is_close(flavor: Flavor, line: &str) -> bool {
 #[derive(Default)]
 struct Fields {
     title: Option<String>,
+    description: Option<String>,
     aliases: Vec<String>,
     /// How many of `aliases` come from the `aliases` key (the rest are tags).
     names: usize,
@@ -100,6 +105,7 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
     let names = clean_list(f.aliases[..f.names.min(f.aliases.len())].to_vec()).len();
     Fields {
         title: trimmed(f.title),
+        description: trimmed(f.description),
         label: trimmed(f.label),
         slug: trimmed(f.slug),
         doc_id: trimmed(f.doc_id),
@@ -141,6 +147,9 @@ fn yaml_fields(content: &str) -> Fields {
     aliases.extend(list("tags"));
     Fields {
         title: get("title").and_then(yaml_scalar),
+        description: get("description")
+            .or_else(|| get("summary"))
+            .and_then(yaml_scalar),
         label: get("sidebar_label").and_then(yaml_scalar),
         slug: get("slug").and_then(yaml_scalar),
         doc_id: get("id").and_then(yaml_scalar),
@@ -176,6 +185,10 @@ fn toml_fields(content: &str) -> Fields {
     aliases.extend(list("tags"));
     Fields {
         title: table.get("title").and_then(toml_scalar),
+        description: table
+            .get("description")
+            .or_else(|| table.get("summary"))
+            .and_then(toml_scalar),
         label: table.get("sidebar_label").and_then(toml_scalar),
         slug: table.get("slug").and_then(toml_scalar),
         doc_id: table.get("id").and_then(toml_scalar),
@@ -217,6 +230,15 @@ mod tests {
             (f.slug.as_deref(), f.doc_id.as_deref()),
             (Some("/getting-started"), Some("install"))
         );
+    }
+
+    #[test]
+    fn description_or_hugo_summary() {
+        let f = fm("---\ntitle: T\ndescription: >\n  Pick a\n  channel.\n---\n");
+        assert_eq!(f.description.as_deref(), Some("Pick a channel."));
+        let f = fm("+++\ntitle = \"T\"\nsummary = \"Short.\"\n+++\n");
+        assert_eq!(f.description.as_deref(), Some("Short."));
+        assert_eq!(fm("---\ntitle: T\n---\n").description, None);
     }
 
     #[test]

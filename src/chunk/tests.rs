@@ -540,3 +540,29 @@ fn a_container_marker_gives_its_title_not_its_kind() {
         assert!(!body.contains(word), "{word} in {body}");
     }
 }
+
+#[test]
+fn a_page_of_front_matter_only_is_one_chunk_of_its_description() {
+    let text = "---\ntitle: Release channels\ndescription: How to pick the beta or nightly channel.\nweight: 3\n---\n";
+    let c = chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default());
+    assert_eq!(spans(&c), vec![("doc.md#_preamble", 1, 5)]);
+    assert_eq!(c[0].title, "Release channels");
+    assert_eq!(c[0].body, "How to pick the beta or nightly channel.");
+    // a title alone is enough to be found by; neither: no chunk
+    let c = chunk_document(
+        &doc("+++\ntitle = \"Networking\"\n+++\n", SourceKind::Markdown),
+        &ChunkerConfig::default(),
+    );
+    assert_eq!(
+        (c.len(), c[0].title.as_str(), c[0].body.as_str()),
+        (1, "Networking", "")
+    );
+    let c = chunk_document(
+        &doc("---\nweight: 3\n---\n", SourceKind::Markdown),
+        &ChunkerConfig::default(),
+    );
+    assert!(c.is_empty());
+    // a page with text keeps its front matter out of its chunks
+    let c = md("---\ntitle: T\ndescription: D\n---\n# T\n\nBody.\n");
+    assert_eq!(spans(&c), vec![("doc.md#t", 5, 7)]);
+}

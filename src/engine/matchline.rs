@@ -60,8 +60,28 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     let mut first_prose = None;
     let mut in_fence = false;
     let lines = visible_lines(text);
+    let front = front_matter_lines(&lines, start_line);
     for (i, line) in lines.iter().enumerate() {
         let Some(line) = line else { continue };
+        if i < front {
+            // a page of front matter only: its keys are its text; the fences are not
+            let t = line.trim();
+            if i == 0 || i + 1 == front {
+                continue;
+            }
+            let s = line_score(line, weights);
+            if first_prose.is_none() && !t.is_empty() {
+                first_prose = Some(i);
+            }
+            if s > best.score {
+                best = MatchLine {
+                    line: start_line.saturating_add(i as u32),
+                    offset: i,
+                    score: s,
+                };
+            }
+            continue;
+        }
         let trimmed = line.trim_start();
         let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
         if fence {
@@ -99,6 +119,25 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         best.offset = i;
     }
     best
+}
+
+/// How many lines of a passage are front matter (fences included): a passage that starts
+/// at line 1 with `---` or `+++` is the chunk of a page that has nothing else (other chunks
+/// never hold front matter lines). 0 otherwise.
+fn front_matter_lines(lines: &[Option<String>], start_line: u32) -> usize {
+    let fence = match lines.first().and_then(|l| l.as_deref()).map(str::trim_end) {
+        Some(f @ ("---" | "+++")) if start_line == 1 => f,
+        _ => return 0,
+    };
+    lines
+        .iter()
+        .skip(1)
+        .position(|l| {
+            l.as_deref()
+                .map(str::trim_end)
+                .is_some_and(|l| l == fence || (fence == "---" && l == "..."))
+        })
+        .map_or(0, |close| close + 2)
 }
 
 /// A Markdown heading line: ATX (up to 3 spaces, 1 to 6 `#`, then a space or the end:
@@ -195,6 +234,19 @@ fn first_term_at(line: &str, weights: &TermWeights) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_front_matter_page_matches_on_its_keys_not_its_fences() {
+        let text =
+            "---\ntitle: Release channels\ndescription: Pick the beta or nightly channel.\n---";
+        let w = [("nightly".to_string(), 2.0)];
+        assert_eq!(best_line(text, 1, &w, true).line, 3);
+        // no term matched: its first key, not the fence
+        assert_eq!(best_line(text, 1, &[], true).line, 2);
+        // a passage further down starting with a thematic break is not front matter
+        let text = "---\n\nnightly builds\n";
+        assert_eq!(best_line(text, 9, &w, true).line, 11);
+    }
 
     fn w(terms: &[(&str, f32)]) -> Vec<(String, f32)> {
         terms.iter().map(|(t, x)| (t.to_string(), *x)).collect()

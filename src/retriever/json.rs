@@ -159,7 +159,11 @@ pub fn coverage_note(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match (missing_words.is_empty(), results > 0 && all_unmatched) {
+    if results == 0 {
+        return (!missing_words.is_empty())
+            .then(|| format!("No passage contains {}.", quoted(missing_words)));
+    }
+    match (missing_words.is_empty(), all_unmatched) {
         (true, false) => None,
         (true, true) => Some(
             "No passage contains the query's words: these are semantic neighbours only.".into(),
@@ -193,4 +197,29 @@ fn first_line(content: &str) -> String {
 /// `x` rounded to 3 decimals (the JSON scores).
 pub(crate) fn round3(x: f32) -> f32 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coverage_note;
+
+    #[test]
+    fn the_coverage_note_claims_only_what_holds() {
+        let words = ["capital".to_string(), "france".to_string()];
+        assert_eq!(
+            coverage_note(&words, 0, true).as_deref(),
+            Some("No passage contains `capital`, `france`.")
+        );
+        assert!(coverage_note(&words, 3, true)
+            .unwrap()
+            .contains("may not cover"));
+        assert!(coverage_note(&words[1..], 3, false)
+            .unwrap()
+            .contains("match only the query's other words"));
+        assert!(coverage_note(&[], 3, true)
+            .unwrap()
+            .contains("semantic neighbours only"));
+        assert_eq!(coverage_note(&[], 3, false), None);
+        assert_eq!(coverage_note(&[], 0, true), None);
+    }
 }
