@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 3;
+pub const PROJECTION_VERSION: u32 = 5;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
 /// only the file stem, so renaming a file without a title re-embeds nothing), heading
@@ -84,7 +84,22 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
         id_keys.push(fold(slug));
     }
     id_keys.extend(chunk.aliases.iter().map(|a| fold(a.trim())));
-    let symbol_keys = chunk.symbols.iter().map(|s| symbol_key(s)).collect();
+    // a heading that is a name (`--offline`, `nodeLinker`) names its section exactly, in
+    // any case style
+    for name in chunk
+        .heading_path
+        .last()
+        .map(|h| crate::chunk::heading_names(h))
+        .unwrap_or_default()
+    {
+        id_keys.push(symbol_key(name));
+        id_keys.extend(name_key(name));
+    }
+    let symbol_keys = chunk
+        .symbols
+        .iter()
+        .flat_map(|s| std::iter::once(symbol_key(s)).chain(name_key(s)))
+        .collect();
     Entry {
         id_keys: dedup(id_keys),
         path_keys: dedup(path_keys(&chunk.rel_path)),
@@ -111,6 +126,36 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
 pub fn symbol_key(s: &str) -> String {
     let t = s.trim().trim_matches('`').trim();
     fold(t.strip_suffix("()").unwrap_or(t))
+}
+
+/// The key under which one name written in another case style matches: `node-linker`,
+/// `node_linker`, `--node-linker` and `NODE_LINKER` give `nodelinker` (folded, leading
+/// dashes and every `-`/`_` dropped), the [`symbol_key`] of `nodeLinker`. Only for a
+/// name written with a separator or an inner capital (a plain word has no other style),
+/// and only when the key is another than its [`symbol_key`] (`None` for `nodeLinker`
+/// itself) and has three characters or more.
+pub fn name_key(s: &str) -> Option<String> {
+    let t = s.trim().trim_matches('`').trim();
+    let t = t.strip_suffix("()").unwrap_or(t);
+    let inner_capital = t
+        .chars()
+        .zip(t.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    if !inner_capital && !t.contains(['-', '_']) {
+        return None;
+    }
+    let bare = t.trim_start_matches('-');
+    if !bare
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return None;
+    }
+    let key: String = fold(bare)
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_'))
+        .collect();
+    (key.chars().count() >= 3 && key != symbol_key(s)).then_some(key)
 }
 
 /// Folded keys naming the file at `rel_path`: the path, the file name, the stem.
@@ -197,6 +242,35 @@ mod tests {
         assert_eq!(e.path_keys, ["guide/install.md", "install.md", "install"]);
         assert_eq!(e.symbol_keys, ["cargo build", "hashmap::new"]);
         assert_eq!(e.fields[2], "guide Install.md");
+    }
+
+    #[test]
+    fn one_name_in_every_case_style_has_one_name_key() {
+        for s in [
+            "nodeLinker",
+            "node-linker",
+            "node_linker",
+            "--node-linker",
+            "NODE_LINKER",
+            "`nodeLinker()`",
+        ] {
+            // its symbol key (camelCase folds to it already) or its name key
+            let key = name_key(s).unwrap_or_else(|| symbol_key(s));
+            assert_eq!(key, "nodelinker", "{s}");
+        }
+        for s in ["node", "Node", "HashMap::new", "a-b", "cargo build", "--"] {
+            assert_eq!(name_key(s), None, "{s}");
+        }
+        assert_eq!(
+            name_key("server.proxy"),
+            None,
+            "no separator to drop: same as its symbol key"
+        );
+        assert_eq!(
+            name_key("build.rollupOptions"),
+            None,
+            "the same as its symbol key"
+        );
     }
 
     #[test]

@@ -379,3 +379,45 @@ fn an_option_named_by_its_heading_ranks_first_and_a_long_list_is_found_by_its_it
     // item i is on line 5 + i; the piece holding item 120 is a piece of the list, not all of it
     assert!(start <= 125 && 125 <= end && end - start < 60, "{top}");
 }
+
+#[test]
+fn an_option_heading_is_its_symbol_and_a_name_matches_in_any_case_style() {
+    // pnpm's pages: options titled by the flag, settings by their camelCase name, and
+    // other sections that mention both in code
+    let install = "# pnpm install\n\n## Options\n\n### --offline\n\nUse only packages already in the store.\n\n\
+                   ### --prefer-offline\n\nBypass staleness checks: use cached data, download only what is missing \
+                   (unlike `--offline`).\n\n### --frozen-lockfile\n\nFail when the lockfile needs an update.\n";
+    let doctor = "# pnpm doctor\n\nChecks the setup. With `--offline` it skips the registry; \
+                  see also `--frozen-lockfile` and `--offline` in install.\n";
+    let settings = "# Settings\n\n## nodeLinker\n\nDefines what linker installs the packages: isolated, hoisted or pnp.\n\n\
+                    ## preferSymlinkedExecutables\n\nWhen `node-linker` is set to `hoisted`, links executables.\n";
+    let add = "# pnpm add\n\n## Options\n\n### --save-exact, -E\n\nSaved dependencies get an exact version.\n";
+    let t = indexed(
+        &[
+            ("cli/install.md", install),
+            ("cli/doctor.md", doctor),
+            ("settings.md", settings),
+            ("cli/add.md", add),
+        ],
+        &[],
+    );
+    for (q, path, heading) in [
+        ("--offline", "cli/install.md", "--offline"),
+        ("--frozen-lockfile", "cli/install.md", "--frozen-lockfile"),
+        ("node-linker", "settings.md", "nodeLinker"),
+        ("NODE_LINKER", "settings.md", "nodeLinker"),
+        ("saveExact", "cli/add.md", "--save-exact, -E"),
+        ("-E", "cli/add.md", "--save-exact, -E"),
+    ] {
+        let (code, v) = search(t.path(), &["--mode", "lexical", "--", q]);
+        assert_eq!(code, 0, "{v}");
+        let top = &v["results"][0];
+        assert_eq!(top["path"], path, "{q}: {v}");
+        assert_eq!(
+            top["heading_path"].as_array().unwrap().last().unwrap(),
+            heading,
+            "{q}: {v}"
+        );
+        assert!(v.get("missing_words").is_none(), "{q}: {v}");
+    }
+}

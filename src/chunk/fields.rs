@@ -246,15 +246,32 @@ pub(crate) fn prose_symbols(text: &str) -> Vec<String> {
     set.into_vec()
 }
 
-/// A heading that is one dotted name (`server.proxy`, `build.rollupOptions`,
-/// `import.meta.env`, `Cargo.toml`): the name, a symbol of its section. In prose a dotted
-/// word is too often an abbreviation or a version to count (`i.e.`, `v1.2`); a heading
-/// that is only the name is how reference pages title an option. Each part starts with
-/// a letter and has two characters or more.
-pub(crate) fn heading_symbol(heading: &str) -> Option<&str> {
+/// The names a heading gives its section as symbols, when the heading is how reference
+/// pages title an option or a setting:
+/// - one dotted name (`server.proxy`, `build.rollupOptions`, `import.meta.env`,
+///   `Cargo.toml`; each part starts with a letter and has two characters or more — in
+///   prose a dotted word is too often an abbreviation or a version: `i.e.`, `v1.2`);
+/// - command-line options, when the heading starts with one: `--offline`,
+///   `--filter <package_selector>` (`--filter`), `-r, --recursive` (both), `--out=<dir>`;
+/// - one identifier (`nodeLinker`, `ERR_PNPM_PEER_DEP_ISSUES`, `useState()`: see
+///   [`identifier_like`]).
+///
+/// Empty for any other heading (`Using server.proxy`, `Proxy`, `--`).
+pub(crate) fn heading_symbols(heading: &str) -> Vec<&str> {
     let h = heading.trim();
+    let separators = |c: char| c.is_whitespace() || matches!(c, ',' | '|' | '/');
+    let first = h.split(separators).next().unwrap_or("");
+    if option_name(first).is_some() {
+        let mut out: Vec<&str> = Vec::new();
+        for name in h.split(separators).filter_map(option_name) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        return out;
+    }
     if h.contains(char::is_whitespace) {
-        return None;
+        return Vec::new();
     }
     let w = trim_word(h);
     let parts: Vec<&str> = w.split('.').collect();
@@ -264,7 +281,24 @@ pub(crate) fn heading_symbol(heading: &str) -> Option<&str> {
             && p.chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-'))
     };
-    (parts.len() >= 2 && parts.iter().all(named)).then_some(w)
+    let dotted = parts.len() >= 2 && parts.iter().all(named);
+    if dotted || (!w.contains('.') && identifier_like(w).is_some()) {
+        vec![w]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The option a heading token names: `--name` or `-n` (a letter after the dashes, then
+/// letters, digits, `-`, `_`), without a `=value` or `[=value]` tail.
+fn option_name(token: &str) -> Option<&str> {
+    let t = token.split(['=', '[']).next().unwrap_or("");
+    let name = t.strip_prefix("--").or_else(|| t.strip_prefix('-'))?;
+    let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    ok.then_some(t)
 }
 
 const EDGE_PUNCT: &[char] = &[
@@ -419,21 +453,34 @@ mod tests {
     }
 
     #[test]
-    fn a_heading_of_one_dotted_name_is_a_symbol() {
+    fn a_heading_naming_an_option_or_a_setting_gives_its_symbols() {
+        let none: &[&str] = &[];
         for (h, want) in [
-            ("server.proxy", Some("server.proxy")),
-            (" build.rollupOptions ", Some("build.rollupOptions")),
-            ("import.meta.env", Some("import.meta.env")),
-            ("Cargo.toml", Some("Cargo.toml")),
-            ("`resolve.alias`", None),
-            ("v1.2", None),
-            ("1.2.3", None),
-            ("i.e.", None),
-            ("Using server.proxy", None),
-            ("Proxy", None),
-            ("a..b", None),
+            ("server.proxy", &["server.proxy"][..]),
+            (" build.rollupOptions ", &["build.rollupOptions"]),
+            ("import.meta.env", &["import.meta.env"]),
+            ("Cargo.toml", &["Cargo.toml"]),
+            ("--offline", &["--offline"]),
+            ("--filter <package_selector>", &["--filter"]),
+            ("-r, --recursive", &["-r", "--recursive"]),
+            ("--save-dev, -D", &["--save-dev", "-D"]),
+            ("--out=<dir>", &["--out"]),
+            ("--color[=<when>]", &["--color"]),
+            ("nodeLinker", &["nodeLinker"]),
+            ("ERR_PNPM_PEER_DEP_ISSUES", &["ERR_PNPM_PEER_DEP_ISSUES"]),
+            ("`resolve.alias`", none),
+            ("v1.2", none),
+            ("1.2.3", none),
+            ("i.e.", none),
+            ("Using server.proxy", none),
+            ("Using --offline", none),
+            ("Proxy", none),
+            ("a..b", none),
+            ("--", none),
+            ("-1 means no limit", none),
+            ("--- rules", none),
         ] {
-            assert_eq!(heading_symbol(h), want, "{h:?}");
+            assert_eq!(heading_symbols(h), want, "{h:?}");
         }
     }
 

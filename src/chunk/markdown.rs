@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use super::fields::{collapse_ws, heading_symbol, BlockFields, FieldsBuilder, MAX_SYMBOLS};
+use super::fields::{collapse_ws, heading_symbols, BlockFields, FieldsBuilder, MAX_SYMBOLS};
 use super::lines::LineTable;
 use super::links::LinkCollector;
 use super::split::marker_title;
@@ -207,11 +207,15 @@ impl Walker<'_> {
             }
         });
         let mut fields = open.fields.finish();
-        let symbol = heading.as_ref().and_then(|h| heading_symbol(&h.text));
-        if let Some(sym) = symbol.filter(|s| !fields.symbols.iter().any(|x| x == s)) {
-            fields.symbols.insert(0, sym.to_string());
-            fields.symbols.truncate(MAX_SYMBOLS);
+        let named = heading.as_ref().map(|h| heading_symbols(&h.text));
+        for (i, sym) in named.iter().flatten().enumerate() {
+            if !fields.symbols.iter().any(|x| x == sym) {
+                fields
+                    .symbols
+                    .insert(i.min(fields.symbols.len()), sym.to_string());
+            }
         }
+        fields.symbols.truncate(MAX_SYMBOLS);
         self.blocks.push(Block {
             first_line: first,
             last_line: last,

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 11;
+pub const CHUNKER_VERSION: u32 = 12;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -165,6 +165,13 @@ pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
+
+/// The names a heading titles its section by (`--offline`, `-r, --recursive`,
+/// `server.proxy`, `nodeLinker`): symbols of the section, and keys that name it exactly.
+/// Empty for a heading of words.
+pub fn heading_names(heading: &str) -> Vec<&str> {
+    fields::heading_symbols(heading)
+}
 
 /// True for an admonition, tab or container marker line (`!!! note "Title"`, `??? tip`,
 /// `=== "Tab"`, `:::tip`, `:::`): not prose, so never a passage's match line.

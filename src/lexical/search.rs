@@ -8,7 +8,7 @@ use super::reader::LexicalIndex;
 use crate::analysis::query_terms;
 use crate::config::{Field as DocField, PerField, QueryParams};
 use crate::error::Result;
-use crate::projection::{symbol_key, StoredChunk};
+use crate::projection::{name_key, symbol_key, StoredChunk};
 use std::collections::BTreeMap;
 use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption};
@@ -68,6 +68,10 @@ pub struct LexicalRun {
     ranked: Vec<Ranked>,
     /// (chunk ordinal, position in `ranked`), sorted (for [`LexicalIndex::hit_for`]).
     rank_of: Vec<(u64, usize)>,
+    /// The analysed terms of the query's identifier-like tokens when a chunk's id or
+    /// symbol matched the query exactly (`saveExact` naming `--save-exact`): found, though
+    /// no chunk holds the term as written.
+    named_terms: Vec<String>,
 }
 
 /// One ranked chunk of a [`LexicalRun`], without its stored text.
@@ -113,9 +117,22 @@ impl LexicalRun {
                     .is_some_and(|tf| tf.iter().any(|t| *t > 0.0))
             })
         };
+        // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
+        // not missing: the parts are query terms too, and its other spellings are symbols
+        let part_found = |text: &str| {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|p| !p.is_empty() && *p != text)
+                .any(|p| (0..self.qterms.len()).any(|q| self.qterms[q].text == p && found(q)))
+        };
         let mut out: Vec<String> = Vec::new();
         for (q, term) in self.qterms.iter().enumerate() {
-            if term.content && !found(q) && !out.contains(&term.text) {
+            let named = self.named_terms.contains(&term.text);
+            if term.content
+                && !found(q)
+                && !named
+                && !part_found(&term.text)
+                && !out.contains(&term.text)
+            {
                 out.push(term.text.clone());
             }
         }
@@ -218,12 +235,22 @@ impl LexicalIndex {
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
         rank_of.sort_unstable();
+        let named = (0..accs.len()).any(|i| accs.get(i).exact[0] || accs.get(i).exact[2]);
+        let named_terms = if named {
+            text.split_whitespace()
+                .filter(|t| looks_like_identifier(t))
+                .flat_map(query_terms)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(LexicalRun {
             searcher,
             qterms,
             accs,
             ranked,
             rank_of,
+            named_terms,
         })
     }
 
@@ -500,6 +527,8 @@ fn exact_keys(query: &str) -> ExactKeys {
     let whole = query.trim();
     let mut ids = vec![crate::analysis::fold(whole)];
     let mut symbols = vec![symbol_key(whole)];
+    symbols.extend(name_key(whole));
+    ids.extend(name_key(whole));
     let tokens: Vec<&str> = whole.split_whitespace().collect();
     if tokens.len() <= 2 {
         for t in tokens {
@@ -507,6 +536,8 @@ fn exact_keys(query: &str) -> ExactKeys {
             ids.push(crate::analysis::fold(t));
             if looks_like_identifier(t) {
                 symbols.push(symbol_key(t));
+                symbols.extend(name_key(t));
+                ids.extend(name_key(t));
             }
         }
     }
