@@ -800,6 +800,10 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
     let (_, h, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
     for v in [&v, &h] {
         assert_eq!(v["missing_words"], json!(["capital", "france"]), "{v}");
+        assert!(
+            v["note"].as_str().unwrap().contains("may not cover"),
+            "the JSON says it as the text does: {v}"
+        );
         let results = v["results"].as_array().unwrap();
         assert!(!results.is_empty(), "{v}");
         assert!(results.iter().all(|r| r["lexical_match"] == false), "{v}");
@@ -848,7 +852,10 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
         &["search", "--index", "idx", "--json", "deploy step"],
     );
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v.get("missing_words").is_none(), "{v}");
+    assert!(
+        v.get("missing_words").is_none() && v.get("note").is_none(),
+        "{v}"
+    );
     let o = docfuse(t.path(), &["search", "--index", "idx", "deploy step"]);
     assert!(!stderr(&o).contains("No passage"), "{}", stderr(&o));
     // a question of stop words only: they are its words, results match them

@@ -36,21 +36,25 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
         eprintln!("note: answering lexically: {why}");
     }
     if a.json {
-        print_json(&SearchEnvelope {
-            query,
-            mode: r.mode.name(),
-            degraded: r.degraded.clone(),
-            generation: r.generation,
-            stale: r.stale,
-            missing_words: r.missing_words.clone(),
-            results: r
-                .documents
-                .iter()
-                .enumerate()
-                .map(|(i, d)| SearchResult::from_document(i, d, false))
-                .collect(),
-            results_left_out: 0,
-        })?;
+        print_json(
+            &SearchEnvelope {
+                query,
+                mode: r.mode.name(),
+                degraded: r.degraded.clone(),
+                generation: r.generation,
+                stale: r.stale,
+                missing_words: r.missing_words.clone(),
+                note: None,
+                results: r
+                    .documents
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| SearchResult::from_document(i, d, false))
+                    .collect(),
+                results_left_out: 0,
+            }
+            .with_note(),
+        )?;
     } else {
         print_text(
             &r.documents,

@@ -136,11 +136,25 @@ pub struct SearchEnvelope {
     /// other words or by meaning. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_words: Vec<String>,
+    /// What to know of how well the index covers the question ([`coverage_note`]: words
+    /// no passage holds, results that share none of its words), the note the CLI prints
+    /// and the MCP text carries; left out when the results match the question's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub results: Vec<SearchResult>,
     /// Results left out (the last ones) to keep the response under its budget; ask for
     /// a smaller `limit` or narrow the query with filters.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub results_left_out: usize,
+}
+
+impl SearchEnvelope {
+    /// This envelope with its [`Self::note`] made from its missing words and results.
+    pub fn with_note(mut self) -> Self {
+        let all_unmatched = self.results.iter().all(|r| !r.lexical_match);
+        self.note = coverage_note(&self.missing_words, self.results.len(), all_unmatched);
+        self
+    }
 }
 
 /// What a reader should know of how well the index covers a query, said the same way by

@@ -12,8 +12,8 @@
 
 use super::{mcp_schema, ErrorBody};
 use crate::retriever::{
-    coverage_note, fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever,
-    IndexStatus, Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
+    fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
+    Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -238,6 +238,7 @@ fn search_result(
         generation: r.generation,
         stale: r.stale,
         missing_words: r.missing_words.clone(),
+        note: None,
         results: docs
             .iter()
             .zip(contents.iter().cloned())
@@ -245,7 +246,8 @@ fn search_result(
             .map(|(i, (d, c))| SearchResult::from_document(i, d, false).with_content(true, c))
             .collect(),
         results_left_out: r.documents.len() - docs.len(),
-    };
+    }
+    .with_note();
     let mut text = format!(
         "{} passage(s) for {:?} (mode {})",
         envelope.results.len(),
@@ -261,8 +263,7 @@ fn search_result(
     for s in &envelope.results {
         text.push_str(&format!("\n{}", result_line(s)));
     }
-    let all_unmatched = envelope.results.iter().all(|s| !s.lexical_match);
-    if let Some(note) = coverage_note(&r.missing_words, envelope.results.len(), all_unmatched) {
+    if let Some(note) = &envelope.note {
         text.push_str(&format!("\n{note}"));
     }
     let mut left_out = 0;
