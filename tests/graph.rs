@@ -462,16 +462,30 @@ fn anchors_of_other_site_generators_name_their_sections_and_a_broken_one_is_stil
         ("guide/index.md", "# Guide\n\n## `index.html` and Root\n\nThe entry.\n"),
         (
             "guide/dev.md",
-            "# Dev\n\nSee [proxy](../config/server#server-proxy), [port](../config/server.md#server.port), [github](../config/server.md#serverproxy), [second](../config/server.md#example-1), [entry](./#index-html-and-root) and [gone](../config/server.md#server-https).\n",
+            "# Dev\n\nSee [proxy](../config/server#server-proxy), [port](../config/server.md#server.port), [github](../config/server.md#serverproxy), [second](../config/server.md#example-1), [entry](./#index-html-and-root) and [gone](../config/server.md#server-https).\n\nDocusaurus finds a bare [catalogs](catalogs.md) from the docs root, not [this](./catalogs.md).\n",
         ),
+        ("catalogs.md", "# Catalogs\n\nShared versions.\n"),
     ]);
     let dev = page_relations(&index, "guide/dev.md").unwrap();
     let broken: Vec<&str> = dev.broken.iter().map(|b| b.target.as_str()).collect();
     assert_eq!(
         broken,
-        ["../config/server.md#server-https"],
+        ["../config/server.md#server-https", "./catalogs.md"],
         "{:?}",
         dev.broken
+    );
+    // the index-wide list names the page and line of each
+    let all = docfuse::engine::graph_summary(&index, 1).unwrap().broken;
+    let listed: Vec<(&str, u32, &str)> = all
+        .iter()
+        .map(|b| (b.from.as_str(), b.line, b.target.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("guide/dev.md", 3, "../config/server.md#server-https"),
+            ("guide/dev.md", 5, "./catalogs.md")
+        ]
     );
     let sections: Vec<Option<&str>> = dev
         .outgoing

@@ -367,6 +367,10 @@ pub struct GraphArgs {
     /// How many pages to list, by PageRank.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// List every broken link of the index (a path that names no indexed document, an
+    /// `#anchor` that names no section of its page) with the page and line it is on.
+    #[arg(long, conflicts_with = "path")]
+    pub broken: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

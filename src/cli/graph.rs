@@ -26,14 +26,11 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
             }
         }
         for b in p.broken.iter().take(LIST_CAP) {
-            let why = match b.why {
-                crate::graph::Broken::NoDocument => "names no indexed document",
-                crate::graph::Broken::NoSection => "names no section of its page",
-            };
             print_line(&format!(
-                "  ✗ {} at line {}: {why}",
+                "  ✗ {} at line {}: {}",
                 super::output::printable(&b.target),
-                b.line
+                b.line,
+                why(b.why)
             ))?;
         }
         if p.broken.len() > LIST_CAP {
@@ -48,13 +45,30 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_OK);
     }
     let s = graph_summary(&index, a.top)?;
+    if a.broken {
+        if a.json {
+            print_json(&s.broken)?;
+            return Ok(super::EXIT_OK);
+        }
+        for b in &s.broken {
+            print_line(&format!(
+                "{}:{}  ✗ {}  {}",
+                super::output::printable(&b.from),
+                b.line,
+                super::output::printable(&b.target),
+                why(b.why)
+            ))?;
+        }
+        eprintln!("{} broken link(s)", s.broken.len());
+        return Ok(super::EXIT_OK);
+    }
     if a.json {
         print_json(&s)?;
         return Ok(super::EXIT_OK);
     }
     print_line(&format!(
-        "{} documents, {} relations ({} links_to, {} covers, {} mentions; {} in code blocks, never ranked); {} external and {} unresolved links",
-        s.documents, s.relations, s.links_to, s.covers, s.mentions, s.in_code_blocks, s.external_links, s.unresolved_links
+        "{} documents, {} relations ({} links_to, {} covers, {} mentions; {} in code blocks, never ranked); {} external links, {} broken ({} name no document; `--broken` lists them)",
+        s.documents, s.relations, s.links_to, s.covers, s.mentions, s.in_code_blocks, s.external_links, s.broken.len(), s.unresolved_links
     ))?;
     print_line(&format!(
         "pages by PageRank (damping {}, graph version {}):",
@@ -64,6 +78,14 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
         print_line(&format!("  {}", page_line(p)))?;
     }
     Ok(super::EXIT_OK)
+}
+
+/// Why a link is broken, in words.
+fn why(w: crate::graph::Broken) -> &'static str {
+    match w {
+        crate::graph::Broken::NoDocument => "names no indexed document",
+        crate::graph::Broken::NoSection => "names no section of its page",
+    }
 }
 
 fn page_line(p: &GraphPage) -> String {

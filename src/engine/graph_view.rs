@@ -38,9 +38,22 @@ pub struct GraphSummary {
     pub in_code_blocks: usize,
     pub external_links: u64,
     pub unresolved_links: u64,
+    /// Links that name no indexed document or no section of their page, in snapshot
+    /// order then line (`unresolved_links` counts only the first kind).
+    pub broken: Vec<BrokenLinkView>,
     pub damping: f64,
     /// The `top` pages by PageRank.
     pub pages: Vec<GraphPage>,
+}
+
+/// A broken link and the page it is written on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BrokenLinkView {
+    /// The page (`root:path` with several roots).
+    pub from: String,
+    pub line: u32,
+    pub target: String,
+    pub why: crate::graph::Broken,
 }
 
 /// One relation with its two ends named.
@@ -278,6 +291,21 @@ pub fn graph_summary(index: &DocIndex, top: usize) -> Result<GraphSummary> {
         in_code_blocks: g.relations.iter().filter(|r| r.in_code_block).count(),
         external_links: g.external_links,
         unresolved_links: g.unresolved_links,
+        broken: g
+            .broken
+            .iter()
+            .map(|b| BrokenLinkView {
+                from: ctx
+                    .snapshot
+                    .files
+                    .get(b.from as usize)
+                    .map(|f| shown_path(f, ctx.multi_root))
+                    .unwrap_or_default(),
+                line: b.line,
+                target: b.target.clone(),
+                why: b.why,
+            })
+            .collect(),
         damping: g.damping,
         pages: ctx.order.iter().take(top).map(|&d| ctx.page(d)).collect(),
     })

@@ -49,7 +49,8 @@ pub use folder::FolderStore;
 pub use freshness::{FileState, Freshness};
 pub use generation::Staged;
 pub use graph_view::{
-    graph_summary, page_relations, BrokenView, GraphPage, GraphSummary, PageRelations, RelationView,
+    graph_summary, page_relations, BrokenLinkView, BrokenView, GraphPage, GraphSummary,
+    PageRelations, RelationView,
 };
 pub use handoff::{
     handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,

@@ -200,11 +200,21 @@ impl Lookup {
             Some(p) => &format!("/{p}"),
             None => path,
         };
-        self.link_at(root, from, path).or_else(|| {
-            // a site route: `/docs/page` served from the docs folder indexed as the root
-            let rest = path.strip_prefix('/')?.split_once('/')?.1;
-            self.link_at(root, from, &format!("/{rest}"))
-        })
+        self.link_at(root, from, path)
+            .or_else(|| {
+                // a site route: `/docs/page` served from the docs folder indexed as the root
+                let rest = path.strip_prefix('/')?.split_once('/')?.1;
+                self.link_at(root, from, &format!("/{rest}"))
+            })
+            .or_else(|| {
+                // Docusaurus: a bare file name (`catalogs.md`, not `./` or `../`) not found
+                // beside the page is looked up from the docs root
+                // (`resolveMarkdownLinkPathname`)
+                let lower = path.to_ascii_lowercase();
+                let markdown = lower.ends_with(".md") || lower.ends_with(".mdx");
+                let bare = markdown && !path.starts_with(['.', '/']) && from.contains('/');
+                bare.then(|| self.link_at(root, "", path)).flatten()
+            })
     }
 
     fn link_at(&self, root: usize, from: &str, path: &str) -> Option<u32> {
