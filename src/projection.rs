@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 5;
+pub const PROJECTION_VERSION: u32 = 6;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
 /// only the file stem, so renaming a file without a title re-embeds nothing), heading
@@ -137,14 +137,15 @@ pub fn symbol_key(s: &str) -> String {
 pub fn name_key(s: &str) -> Option<String> {
     let t = s.trim().trim_matches('`').trim();
     let t = t.strip_suffix("()").unwrap_or(t);
-    let inner_capital = t
+    // the name without its option dashes: `--force` is the word `force`, no other style
+    let bare = t.trim_start_matches('-');
+    let inner_capital = bare
         .chars()
-        .zip(t.chars().skip(1))
+        .zip(bare.chars().skip(1))
         .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
-    if !inner_capital && !t.contains(['-', '_']) {
+    if !inner_capital && !bare.contains(['-', '_']) {
         return None;
     }
-    let bare = t.trim_start_matches('-');
     if !bare
         .chars()
         .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -258,7 +259,16 @@ mod tests {
             let key = name_key(s).unwrap_or_else(|| symbol_key(s));
             assert_eq!(key, "nodelinker", "{s}");
         }
-        for s in ["node", "Node", "HashMap::new", "a-b", "cargo build", "--"] {
+        for s in [
+            "node",
+            "Node",
+            "HashMap::new",
+            "a-b",
+            "cargo build",
+            "--",
+            "--force",
+            "-E",
+        ] {
             assert_eq!(name_key(s), None, "{s}");
         }
         assert_eq!(

@@ -61,6 +61,7 @@ mod english;
 mod tokenizer;
 
 pub use english::{inflections, is_stop_word, minimal_stem, STOP_WORDS};
+pub use tokenizer::is_cjk;
 
 #[cfg(test)]
 mod tests;

@@ -389,7 +389,7 @@ fn classify(d: char) -> Class {
 
 /// Han, Hiragana, Katakana, Bopomofo and Hangul blocks (after folding, so halfwidth
 /// forms have already become their fullwidth equivalents).
-fn is_cjk(d: char) -> bool {
+pub fn is_cjk(d: char) -> bool {
     matches!(d as u32,
         0x1100..=0x11FF // Hangul Jamo
         | 0x2E80..=0x2FDF // CJK and Kangxi radicals

@@ -242,8 +242,14 @@ fn markdown_chunks(
             out.push(chunk);
         }
     }
-    if out.is_empty() {
-        out.extend(front_matter_chunk(&info, prep));
+    // nothing but front matter, or front matter and only comments or a script (no
+    // heading, no text)
+    let empty =
+        |c: &Chunk| c.heading_path.is_empty() && c.body.trim().is_empty() && c.symbols.is_empty();
+    if out.iter().all(empty) {
+        if let Some(c) = front_matter_chunk(&info, prep) {
+            return vec![c];
+        }
     }
     out
 }

@@ -282,7 +282,14 @@ pub(crate) fn heading_symbols(heading: &str) -> Vec<&str> {
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-'))
     };
     let dotted = parts.len() >= 2 && parts.iter().all(named);
-    if dotted || (!w.contains('.') && identifier_like(w).is_some()) {
+    // one identifier in a code shape: snake_case, SCREAMING_CASE, lowerCamel, `f()`; a
+    // capitalised word with an inner capital (`TypeScript`, `GitHub`, `macOS` aside) is
+    // a name of a thing, not of an option
+    let code_shape = w.contains('_')
+        || w.ends_with("()")
+        || w.contains("::")
+        || w.chars().next().is_some_and(char::is_lowercase) && identifier_like(w).is_some();
+    if dotted || (!w.contains('.') && code_shape && identifier_like(w).is_some()) {
         vec![w]
     } else {
         Vec::new()
@@ -468,6 +475,9 @@ mod tests {
             ("--color[=<when>]", &["--color"]),
             ("nodeLinker", &["nodeLinker"]),
             ("ERR_PNPM_PEER_DEP_ISSUES", &["ERR_PNPM_PEER_DEP_ISSUES"]),
+            ("useState()", &["useState()"]),
+            ("TypeScript", none),
+            ("GitHub", none),
             ("`resolve.alias`", none),
             ("v1.2", none),
             ("1.2.3", none),

@@ -562,6 +562,16 @@ fn a_page_of_front_matter_only_is_one_chunk_of_its_description() {
         &ChunkerConfig::default(),
     );
     assert!(c.is_empty());
+    // so is a page of front matter and only a script (a VitePress page component)
+    let c = chunk_document(
+        &doc("---\ntitle: Team\ndescription: Who works on it.\n---\n\n<script setup>\nimport X from './x'\n</script>\n\n<X />\n", SourceKind::Markdown),
+        &ChunkerConfig::default(),
+    );
+    assert_eq!(
+        (c.len(), c[0].body.as_str(), c[0].end_line),
+        (1, "Who works on it.", 4),
+        "{c:#?}"
+    );
     // a page with text keeps its front matter out of its chunks
     let c = md("---\ntitle: T\ndescription: D\n---\n# T\n\nBody.\n");
     assert_eq!(spans(&c), vec![("doc.md#t", 5, 7)]);

@@ -82,7 +82,8 @@ fn print_text(
         eprintln!("no results");
     }
     let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
-    if let Some(note) = coverage_note(missing_words, docs.len(), docs.iter().all(unmatched)) {
+    let all_unmatched = docs.iter().all(unmatched);
+    if let Some(note) = coverage_note(missing_words, docs.len(), all_unmatched, with_vectors) {
         eprintln!("note: {note}");
     }
     let unmatched_mark = if with_vectors {

@@ -55,7 +55,8 @@ pub struct Hit {
     /// Chunk ordinal.
     pub ord: u64,
     pub chunk: StoredChunk,
-    /// Query terms that matched the chunk lexically (empty when none did).
+    /// Query terms that matched the chunk lexically, stop words aside unless the query
+    /// has only those ([`crate::lexical::Hit::matched_terms`]; empty when none did).
     pub matched_terms: Vec<String>,
     /// 1-based file line of the chunk that best matches the query (its first line of
     /// prose when no term matched).

@@ -127,9 +127,13 @@ impl LexicalRun {
         let mut out: Vec<String> = Vec::new();
         for (q, term) in self.qterms.iter().enumerate() {
             let named = self.named_terms.contains(&term.text);
+            // a CJK run is searched as overlapping bigrams (`京の`, `の天`): a bigram that
+            // spans two words is no word of the question
+            let bigram = term.text.chars().any(crate::analysis::is_cjk);
             if term.content
                 && !found(q)
                 && !named
+                && !bigram
                 && !part_found(&term.text)
                 && !out.contains(&term.text)
             {

@@ -152,7 +152,13 @@ impl SearchEnvelope {
     /// This envelope with its [`Self::note`] made from its missing words and results.
     pub fn with_note(mut self) -> Self {
         let all_unmatched = self.results.iter().all(|r| !r.lexical_match);
-        self.note = coverage_note(&self.missing_words, self.results.len(), all_unmatched);
+        let with_vectors = self.mode != "lexical";
+        self.note = coverage_note(
+            &self.missing_words,
+            self.results.len(),
+            all_unmatched,
+            with_vectors,
+        );
         self
     }
 }
@@ -160,12 +166,14 @@ impl SearchEnvelope {
 /// What a reader should know of how well the index covers a query, said the same way by
 /// every interface (CLI note, MCP text): the content words no passage contains, and
 /// whether any result shares a content word with the query (`all_unmatched`: none does,
-/// so every result is a semantic neighbour or shares only stop words). `None` when the
+/// so every result is a semantic neighbour or shares only stop words; `with_vectors`:
+/// the answer used vectors, so such results are semantic neighbours). `None` when the
 /// results match the query's words.
 pub fn coverage_note(
     missing_words: &[String],
     results: usize,
     all_unmatched: bool,
+    with_vectors: bool,
 ) -> Option<String> {
     let quoted = |w: &[String]| {
         w.iter()
@@ -179,8 +187,11 @@ pub fn coverage_note(
     }
     match (missing_words.is_empty(), all_unmatched) {
         (true, false) => None,
-        (true, true) => Some(
+        (true, true) if with_vectors => Some(
             "No passage contains the query's words: these are semantic neighbours only.".into(),
+        ),
+        (true, true) => Some(
+            "These results share only common words with the query.".into(),
         ),
         (false, true) => Some(format!(
             "No passage contains {}: the documentation may not cover this question; these results share only common words or meaning with it.",
@@ -221,19 +232,23 @@ mod tests {
     fn the_coverage_note_claims_only_what_holds() {
         let words = ["capital".to_string(), "france".to_string()];
         assert_eq!(
-            coverage_note(&words, 0, true).as_deref(),
+            coverage_note(&words, 0, true, true).as_deref(),
             Some("No passage contains `capital`, `france`.")
         );
-        assert!(coverage_note(&words, 3, true)
+        assert!(coverage_note(&words, 3, true, true)
             .unwrap()
             .contains("may not cover"));
-        assert!(coverage_note(&words[1..], 3, false)
+        assert!(coverage_note(&words[1..], 3, false, true)
             .unwrap()
             .contains("match only the query's other words"));
-        assert!(coverage_note(&[], 3, true)
+        assert!(coverage_note(&[], 3, true, true)
             .unwrap()
             .contains("semantic neighbours only"));
-        assert_eq!(coverage_note(&[], 3, false), None);
-        assert_eq!(coverage_note(&[], 0, true), None);
+        assert_eq!(coverage_note(&[], 3, false, true), None);
+        assert_eq!(coverage_note(&[], 0, true, true), None);
+        assert_eq!(
+            coverage_note(&[], 3, true, false).as_deref(),
+            Some("These results share only common words with the query.")
+        );
     }
 }

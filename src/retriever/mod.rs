@@ -287,7 +287,8 @@ pub struct DocumentMetadata {
     /// The score relative to the best of the same list, in [0, 1] (1 for the first).
     /// A ranking signal, not a calibrated probability.
     pub relative_score: f32,
-    /// Query terms that matched lexically (empty when none did).
+    /// Query terms that matched lexically, stop words aside unless the query has only
+    /// those (empty when none did: a semantic neighbour, or a match on stop words only).
     pub matched_terms: Vec<String>,
     /// One line around the match (at most 200 characters, markup dropped).
     pub snippet: String,
