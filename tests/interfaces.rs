@@ -867,3 +867,20 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
     assert!(v.get("missing_words").is_none(), "{v}");
     assert_eq!(v["results"][0]["lexical_match"], true, "{v}");
 }
+
+#[test]
+fn a_cjk_question_is_not_told_its_bigrams_are_missing() {
+    let (t, _idx) = indexed(&[
+        ("tokyo.md", "# 東京\n\n東京の説明です。\n".into()),
+        ("weather.md", "# 天気\n\n明日の天気は晴れ。\n".into()),
+    ]);
+    // 東京の天気 is searched as 東京, 京の, の天, 天気: the two words are found, the two
+    // bigrams across them are in no passage and are no words of the question
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "東京の天気"],
+    )))
+    .unwrap();
+    assert!(v.get("missing_words").is_none(), "{v}");
+    assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+}
