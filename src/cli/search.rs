@@ -5,8 +5,7 @@ use super::args::SearchArgs;
 use super::output::{print_json, print_line, printable};
 use crate::engine::HitExplain;
 use crate::retriever::{
-    coverage_note, DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument,
-    SearchEnvelope, SearchResult,
+    DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
 };
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
@@ -35,31 +34,20 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     if let Some(why) = r.degraded.as_ref().filter(|_| !on_purpose) {
         eprintln!("note: answering lexically: {why}");
     }
+    let results = r
+        .documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| SearchResult::from_document(i, d, false))
+        .collect();
+    let envelope = SearchEnvelope::of(&query, &r, results);
     if a.json {
-        print_json(
-            &SearchEnvelope {
-                query,
-                mode: r.mode.name(),
-                degraded: r.degraded.clone(),
-                generation: r.generation,
-                stale: r.stale,
-                missing_words: r.missing_words.clone(),
-                note: None,
-                results: r
-                    .documents
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| SearchResult::from_document(i, d, false))
-                    .collect(),
-                results_left_out: 0,
-            }
-            .with_note(),
-        )?;
+        print_json(&envelope)?;
     } else {
         print_text(
             &r.documents,
             r.mode != crate::retriever::Mode::Lexical,
-            &r.missing_words,
+            envelope.note.as_deref(),
         )?;
     }
     Ok(if r.documents.is_empty() {
@@ -76,16 +64,15 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
 fn print_text(
     docs: &[RetrievedDocument],
     with_vectors: bool,
-    missing_words: &[String],
+    note: Option<&str>,
 ) -> anyhow::Result<()> {
     if docs.is_empty() {
         eprintln!("no results");
     }
-    let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
-    let all_unmatched = docs.iter().all(unmatched);
-    if let Some(note) = coverage_note(missing_words, docs.len(), all_unmatched, with_vectors) {
+    if let Some(note) = note {
         eprintln!("note: {note}");
     }
+    let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
     let unmatched_mark = if with_vectors {
         "  [no query word: semantic neighbour]"
     } else {

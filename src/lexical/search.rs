@@ -109,14 +109,9 @@ impl LexicalRun {
     /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
     /// the question: chunks ranked for the other words, or by meaning, are not about it.
     pub fn missing_words(&self) -> Vec<String> {
-        let found = |q: usize| {
-            (0..self.accs.len()).any(|i| {
-                self.accs
-                    .tf(i)
-                    .get(q)
-                    .is_some_and(|tf| tf.iter().any(|t| *t > 0.0))
-            })
-        };
+        // the document frequencies the ranking computed (no run: no chunk holds any term)
+        let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
+        let found = |q: usize| df.get(q).is_some_and(|(d, _)| *d > 0);
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
         let part_found = |text: &str| {

@@ -149,17 +149,31 @@ pub struct SearchEnvelope {
 }
 
 impl SearchEnvelope {
-    /// This envelope with its [`Self::note`] made from its missing words and results.
-    pub fn with_note(mut self) -> Self {
-        let all_unmatched = self.results.iter().all(|r| !r.lexical_match);
-        let with_vectors = self.mode != "lexical";
-        self.note = coverage_note(
-            &self.missing_words,
-            self.results.len(),
+    /// The envelope of retrieval `r` for `query` with `results` (the first ones of
+    /// `r.documents`, the rest left out to keep under a budget). Its note is made from all
+    /// of `r.documents`, kept or not, so a cut never changes what it says.
+    pub fn of(query: &str, r: &super::Retrieval, results: Vec<SearchResult>) -> Self {
+        let all_unmatched = r
+            .documents
+            .iter()
+            .all(|d| d.metadata.matched_terms.is_empty());
+        let note = coverage_note(
+            &r.missing_words,
+            r.documents.len(),
             all_unmatched,
-            with_vectors,
+            r.mode != super::Mode::Lexical,
         );
-        self
+        SearchEnvelope {
+            query: query.to_string(),
+            mode: r.mode.name(),
+            degraded: r.degraded.clone(),
+            generation: r.generation,
+            stale: r.stale,
+            missing_words: r.missing_words.clone(),
+            note,
+            results_left_out: r.documents.len().saturating_sub(results.len()),
+            results,
+        }
     }
 }
 

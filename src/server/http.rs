@@ -261,28 +261,15 @@ async fn search(
         } else {
             vec![None; docs.len()]
         };
-        sized(
-            SearchEnvelope {
-                query: req.query.clone(),
-                mode: r.mode.name(),
-                degraded: r.degraded.clone(),
-                generation: r.generation,
-                stale: r.stale,
-                missing_words: r.missing_words.clone(),
-                note: None,
-                results: docs
-                    .iter()
-                    .zip(contents)
-                    .enumerate()
-                    .map(|(i, (d, c))| {
-                        SearchResult::from_document(i, d, false)
-                            .with_content(req.include_content, c)
-                    })
-                    .collect(),
-                results_left_out: r.documents.len() - keep,
-            }
-            .with_note(),
-        )
+        let results = docs
+            .iter()
+            .zip(contents)
+            .enumerate()
+            .map(|(i, (d, c))| {
+                SearchResult::from_document(i, d, false).with_content(req.include_content, c)
+            })
+            .collect();
+        sized(SearchEnvelope::of(&req.query, &r, results))
     };
     Ok(Json(fit_response(r.documents.len(), budget, envelope)))
 }

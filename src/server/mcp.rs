@@ -231,23 +231,13 @@ fn search_result(
 ) -> CallToolResult {
     let docs = &r.documents[..keep.min(r.documents.len())];
     let contents = fit_contents(docs, allowance / 2);
-    let envelope = SearchEnvelope {
-        query: query.to_string(),
-        mode: r.mode.name(),
-        degraded: r.degraded.clone(),
-        generation: r.generation,
-        stale: r.stale,
-        missing_words: r.missing_words.clone(),
-        note: None,
-        results: docs
-            .iter()
-            .zip(contents.iter().cloned())
-            .enumerate()
-            .map(|(i, (d, c))| SearchResult::from_document(i, d, false).with_content(true, c))
-            .collect(),
-        results_left_out: r.documents.len() - docs.len(),
-    }
-    .with_note();
+    let results = docs
+        .iter()
+        .zip(contents.iter().cloned())
+        .enumerate()
+        .map(|(i, (d, c))| SearchResult::from_document(i, d, false).with_content(true, c))
+        .collect();
+    let envelope = SearchEnvelope::of(query, r, results);
     let mut text = format!(
         "{} passage(s) for {:?} (mode {})",
         envelope.results.len(),
