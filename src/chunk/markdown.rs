@@ -200,6 +200,11 @@ impl Walker<'_> {
                 // comment says what the section is about.
                 text = collapse_ws(&comment_text(self.table.content(self.src, first)));
             }
+            if text.is_empty() {
+                // Only markup (`## <Badge text="beta" />`, `## [](#x)`): what the author
+                // wrote stands for it, never an empty heading path entry.
+                text = collapse_ws(&raw_heading_text(self.table.content(self.src, first)));
+            }
             Heading {
                 level: h.level,
                 text,
@@ -268,6 +273,46 @@ fn comment_text(line: &str) -> String {
     out
 }
 
+/// The text the chunker gives a heading written as `source` (its Markdown: inline code
+/// kept, emphasis, entities and backslash escapes resolved, inline HTML and `{#id}`
+/// attributes dropped), white space collapsed: `` `Rc<T>` `` → `Rc<T>`,
+/// `Option&lt;T&gt;` → `Option<T>`. Empty when nothing visible is left.
+pub fn heading_text(source: &str) -> String {
+    let line = format!("# {}", source.replace(['\n', '\r'], " "));
+    let mut text = String::new();
+    let mut inside = false;
+    for event in Parser::new_ext(&line, options()) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => inside = true,
+            Event::End(TagEnd::Heading(_)) => inside = false,
+            Event::Text(t) | Event::Code(t) if inside => text.push_str(&t),
+            Event::SoftBreak | Event::HardBreak if inside => text.push(' '),
+            _ => {}
+        }
+    }
+    collapse_ws(&text)
+}
+
+/// The source of an ATX heading line without its `#` marks, closing `#`s and `{…}`
+/// attributes (`## <Foo /> {#foo}` → `<Foo />`); a setext heading's line as it is.
+fn raw_heading_text(line: &str) -> String {
+    let t = line.trim();
+    let Some(rest) = t.strip_prefix('#') else {
+        return t.to_string();
+    };
+    let mut t = rest.trim_start_matches('#').trim();
+    if t.ends_with('}') {
+        if let Some(open) = t.rfind('{') {
+            t = t[..open].trim_end();
+        }
+    }
+    let closed = t.trim_end_matches('#');
+    if closed.len() < t.len() && (closed.is_empty() || closed.ends_with(' ')) {
+        t = closed.trim_end();
+    }
+    t.to_string()
+}
+
 /// The separator a closing tag adds to the body: `Some(true)` newline, `Some(false)` space.
 fn separator_after(end: TagEnd) -> Option<bool> {
     match end {
@@ -308,6 +353,25 @@ mod tests {
             b.last_line,
             b.heading.as_ref().map(|h| (h.level, h.text.as_str())),
         )
+    }
+
+    #[test]
+    fn a_heading_of_only_markup_keeps_its_source_as_text() {
+        let text = "## <Badge text=\"beta\" />\n\n## <Foo /> ##\n\n## [](#x) {#anchor}\n\n## `<Bar />` comp\n\n##\n";
+        let got: Vec<_> = blocks(text)
+            .iter()
+            .filter_map(|b| b.heading.as_ref().map(|h| h.text.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "<Badge text=\"beta\" />",
+                "<Foo />",
+                "[](#x)",
+                "<Bar /> comp",
+                ""
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 13;
+pub const CHUNKER_VERSION: u32 = 14;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -165,6 +165,7 @@ pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
+pub use markdown::heading_text;
 
 /// The names a heading titles its section by (`--offline`, `-r, --recursive`,
 /// `server.proxy`, `nodeLinker`): symbols of the section, and keys that name it exactly.
