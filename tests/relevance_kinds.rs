@@ -303,19 +303,44 @@ fn a_query_may_start_with_a_dash_and_eval_names_labels_that_match_nothing() {
     let q = t.path().join("q.jsonl");
     fs::write(
         &q,
-        r#"{"id": "q1", "query": "backend", "relevant": [{"path": "o.md", "heading": "Options", "grade": 2}, {"path": "o.md", "heading": "Nope", "grade": 1}]}"#,
+        concat!(
+            r#"{"id": "q1", "query": "backend", "relevant": [{"path": "o.md", "heading": "Options", "grade": 2}, {"path": "o.md", "heading": "Nope", "grade": 1}]}"#,
+            "\n",
+            r#"{"id": "q2", "query": "torch", "relevant": []}"#,
+            "\n",
+            r#"{"id": "q3", "query": "choose the backend", "relevant": [{"path": "o.md", "heading": "*Options*", "grade": 1}]}"#,
+        ),
     )
     .unwrap();
     let o = docfuse(
         t.path(),
-        &["eval", "--index", "idx", "--queries", q.to_str().unwrap()],
+        &[
+            "eval",
+            "--index",
+            "idx",
+            "--queries",
+            q.to_str().unwrap(),
+            "--json",
+        ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
     assert!(
-        stderr(&o).contains("question `q1`: label `o.md › Nope` matches no chunk"),
-        "{}",
-        stderr(&o)
+        err.contains("question `q1`: label `o.md › Nope` matches no chunk"),
+        "{err}"
     );
+    // a question without a relevant label is said and left out, not counted as a miss
+    assert!(
+        err.contains("question `q2` has no relevant label") && err.contains("left out"),
+        "{err}"
+    );
+    // a label written as Markdown (`*Options*`) is the heading `Options`
+    assert!(!err.contains("q3"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["unjudged"], serde_json::json!(["q2"]), "{report}");
+    let report = &report["reports"][0];
+    assert_eq!(report["queries"], 2, "{report}");
+    assert_eq!(report["metrics"]["mrr10"], 1.0, "{report}");
 }
 
 /// Reference pages title an option by its dotted name (`## server.proxy`); another

@@ -3,7 +3,7 @@
 use super::args::EvalArgs;
 use super::output::{print_json, print_line};
 use crate::engine::{DocIndex, SearchOptions};
-use crate::eval::{evaluate, read_beir, read_docfuse, unmatched_labels, EvalReport};
+use crate::eval::{evaluate, read_beir, read_docfuse, unjudged, unmatched_labels, EvalReport};
 use crate::fusion::Fusion;
 use anyhow::{bail, Context};
 
@@ -12,8 +12,15 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
         Some(qrels) => read_beir(&a.queries, qrels)?,
         None => read_docfuse(&a.queries)?,
     };
-    if questions.is_empty() {
-        bail!("no judged question in `{}`", a.queries.display());
+    let left_out = unjudged(&questions);
+    for id in &left_out {
+        eprintln!("warning: question `{id}` has no relevant label (none with grade 1 or more): it is left out of the metrics");
+    }
+    if questions.len() == left_out.len() {
+        bail!(
+            "no judged question in `{}`: give each question at least one `relevant` label with a path and heading",
+            a.queries.display()
+        );
     }
     let index = DocIndex::open(&a.index)?;
     for (id, label) in unmatched_labels(&index, &questions)? {
@@ -52,7 +59,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
         }
     }
     if a.json {
-        print_json(&serde_json::json!({ "queries_file": a.queries, "reports": reports }))?;
+        print_json(&serde_json::json!({
+            "queries_file": a.queries,
+            "unjudged": left_out,
+            "reports": reports
+        }))?;
     } else {
         print_table(&reports)?;
     }

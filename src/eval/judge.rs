@@ -52,11 +52,20 @@ fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
     first.starts_with('#') && same_heading(&crate::chunk::display_line(text), heading)
 }
 
-/// Headings compare equal when they match with inline-code backticks removed, a
-/// trailing attribute block (`{#id}`) dropped, HTML comment markers dropped and white
-/// space collapsed: labels often keep the Markdown source (`` `Rc<T>` {#rc} ``,
-/// `<!-- md:setting x -->`), chunks the text.
+/// A chunk's heading `a` and a label's heading `b` compare equal when they match with
+/// inline-code backticks removed, a trailing attribute block (`{#id}`) dropped, HTML
+/// comment markers dropped and white space collapsed, or when `b` read as Markdown gives
+/// the heading text the chunker gives it (entities, escapes, emphasis): labels often keep
+/// the Markdown source (`` `Rc<T>` {#rc} ``, `<!-- md:setting x -->`, `Option&lt;T&gt;`),
+/// chunks the text.
 fn same_heading(a: &str, b: &str) -> bool {
+    same_source(a, b) || {
+        let rendered = crate::chunk::heading_text(b);
+        !rendered.is_empty() && same_source(a, &rendered)
+    }
+}
+
+fn same_source(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
         let t = s.trim_end().replace("<!--", " ").replace("-->", " ");
         let t = t.trim();
@@ -143,6 +152,17 @@ mod tests {
             "<!-- md:setting meta.search.exclude -->"
         ));
         assert!(!same_heading("Braces {1 + 2}", "Braces"));
+    }
+
+    #[test]
+    fn a_label_written_as_markdown_source_matches_the_chunk_heading_text() {
+        assert!(same_heading(
+            "Option<T> and emph _x_",
+            "Option&lt;T&gt; and *emph* \\_x\\_"
+        ));
+        assert!(same_heading("Using Box here", "Using Box<T> here"));
+        assert!(same_heading("a & b", "a &amp; b"));
+        assert!(!same_heading("Option<T>", "Option&lt;U&gt;"));
     }
 
     #[test]

@@ -62,6 +62,17 @@ pub fn unmatched_labels(index: &DocIndex, questions: &[Question]) -> Result<Vec<
     Ok(out)
 }
 
+/// The ids of `questions` with no relevant label (none given, or every grade 0): no
+/// ranking can be judged for them, so [`evaluate`] leaves them out of the metrics (as
+/// trec_eval does), and the CLI says so.
+pub fn unjudged(questions: &[Question]) -> Vec<&str> {
+    questions
+        .iter()
+        .filter(|q| q.judgments.is_empty())
+        .map(|q| q.id.as_str())
+        .collect()
+}
+
 impl EvalReport {
     /// The ranked units of every question as a TREC run (`qid Q0 docid rank score tag`);
     /// white space in a section key becomes `_`.
@@ -81,8 +92,9 @@ impl EvalReport {
 }
 
 /// Evaluates `questions` on `index` with `opts` (its limit is raised to [`EVAL_DEPTH`] and
-/// its floor set to 0, so the metrics judge the ranking, not the cut). Latency is the
-/// in-process time of each search call.
+/// its floor set to 0, so the metrics judge the ranking, not the cut). Questions without
+/// a relevant label ([`unjudged`]) are left out. Latency is the in-process time of each
+/// search call.
 ///
 /// # Errors
 /// Whatever [`DocIndex::search`] returns.
@@ -96,7 +108,7 @@ pub fn evaluate(
     opts.limit = EVAL_DEPTH;
     opts.params.floor = 0.0;
     let mut outcomes = Vec::with_capacity(questions.len());
-    for q in questions {
+    for q in questions.iter().filter(|q| !q.judgments.is_empty()) {
         let t = Instant::now();
         let hits = index.search(&q.query, &opts)?.hits;
         let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
