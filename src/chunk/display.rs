@@ -1,6 +1,7 @@
 //! What a reader sees of a passage's lines: HTML comments (`<!-- … -->`, over several
 //! lines too), MDX comments (`{/* … */}`) and reference-style link definitions
-//! (`[id]: https://…`) are hidden; links show their text (`[text](url)`,
+//! (`[id]: https://…`) are hidden, and so are template tags closed on their line
+//! (`{{< x >}}`, `{{% x %}}`, `{% x %}`); links show their text (`[text](url)`,
 //! `[text][id]`, `[text]`); heading attributes (`{#id}`, `{ .class }`) are dropped.
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
@@ -56,7 +57,7 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
                 continue;
             }
         }
-        let shown = strip_comments(line, &mut in_html, &mut in_mdx);
+        let shown = strip_template_tags(&strip_comments(line, &mut in_html, &mut in_mdx));
         let shown = render_links(&strip_heading_attributes(&shown));
         out.push(if shown.trim().is_empty() {
             None
@@ -87,9 +88,34 @@ pub fn display_line(line: &str) -> String {
     if is_link_definition(line) {
         return String::new();
     }
-    render_links(&strip_heading_attributes(&strip_comments(
-        line, &mut a, &mut b,
+    render_links(&strip_heading_attributes(&strip_template_tags(
+        &strip_comments(line, &mut a, &mut b),
     )))
+}
+
+/// Removes the template tags of a line that close on it (`{{< new-in 0.1 />}}`,
+/// `{{% include "x.md" %}}`, `{% raw %}`): markup of the site generator, never shown.
+fn strip_template_tags(line: &str) -> String {
+    let bytes = line.as_bytes();
+    let mut out = String::new();
+    let mut from = 0;
+    let mut k = 0;
+    while k < bytes.len() {
+        let closed = (bytes[k] == b'{')
+            .then(|| super::templates::tag_at(bytes, k))
+            .flatten()
+            .filter(|&(_, end)| end <= bytes.len());
+        match closed {
+            Some((_, end)) => {
+                out.push_str(&line[from..k]);
+                from = end;
+                k = end;
+            }
+            None => k += 1,
+        }
+    }
+    out.push_str(&line[from..]);
+    out
 }
 
 /// `[label]: destination` at the start of a line (up to three spaces of indent).

@@ -74,6 +74,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
         SourceKind::OpenApi => (Vec::new(), Vec::new()),
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
+            links.template_links(&prep.includes);
             let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));
             (chunks, links.finish())
         }

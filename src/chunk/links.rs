@@ -111,6 +111,7 @@ pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
         SourceKind::Markdown | SourceKind::Mdx => {}
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
+    links.template_links(&prepared.includes);
     for (event, range) in Parser::new_ext(&prepared.parse, options()).into_offset_iter() {
         links.event(&event, &range);
     }
@@ -327,8 +328,20 @@ impl<'a> LinkCollector<'a> {
         }
     }
 
+    /// Adds what the document's include and reference template tags point at
+    /// ([`Prepared::includes`]) as links.
+    pub fn template_links(&mut self, includes: &[(u32, String)]) {
+        self.out
+            .extend(includes.iter().map(|(line, target)| RawLink {
+                line: *line,
+                form: LinkForm::Link,
+                target: target.clone(),
+            }));
+    }
+
     pub fn finish(mut self) -> Vec<RawLink> {
         self.flush_prose();
+        self.out.sort_by_key(|l| l.line);
         self.out.truncate(MAX_LINKS);
         self.out
     }

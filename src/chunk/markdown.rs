@@ -50,13 +50,15 @@ pub(crate) enum BlockKind {
     Other,
 }
 
-/// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`);
+/// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`),
+/// GitHub's alert blockquotes (`> [!NOTE]`: the marker is the quote's kind, not text);
 /// no metadata blocks (front matter is blanked out before parsing).
 pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
 }
 
 /// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`; `src` is

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 14;
+pub const CHUNKER_VERSION: u32 = 15;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -159,6 +159,7 @@ mod nav;
 pub mod openapi;
 mod source;
 mod split;
+mod templates;
 
 pub use display::{display_line, is_attribute_block, printable, visible_lines};
 pub use document::{
@@ -175,9 +176,24 @@ pub fn heading_names(heading: &str) -> Vec<&str> {
 }
 
 /// True for an admonition, tab or container marker line (`!!! note "Title"`, `??? tip`,
-/// `=== "Tab"`, `:::tip`, `:::`): not prose, so never a passage's match line.
+/// `=== "Tab"`, `:::tip`, `:::`) or a GitHub alert marker (`> [!NOTE]`): not prose, so
+/// never a passage's match line.
 pub fn is_marker_line(line: &str) -> bool {
-    split::is_marker(line)
+    split::is_marker(line) || is_alert_marker(line)
+}
+
+/// `> [!NOTE]`, `> [!WARNING]` (any nesting of `>`), alone on its line.
+fn is_alert_marker(line: &str) -> bool {
+    let t = line.trim_start();
+    if !t.starts_with('>') {
+        return false;
+    }
+    let rest = t
+        .trim_start_matches(['>', ' '])
+        .trim_end();
+    rest.strip_prefix("[!")
+        .and_then(|r| r.strip_suffix(']'))
+        .is_some_and(|kind| !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()))
 }
 pub use links::{doc_links, LinkForm, RawLink, MAX_LINKS};
 

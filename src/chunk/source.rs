@@ -1,10 +1,12 @@
 //! Source preparation: strips a BOM, builds the line table, finds front matter and
 //! builds the copy handed to the Markdown parser. The copy has the same byte length and
 //! line structure as the source: front matter and MDX `import`/`export` lines are
-//! replaced by spaces, and every lone `\r` becomes `\n`.
+//! replaced by spaces, and every lone `\r` becomes `\n`; in Markdown, comments and
+//! template tags (`templates`) are blanked too and code shortcodes become fences.
 
 use super::frontmatter::{self, FrontMatter};
 use super::lines::{is_blank, LineTable};
+use super::templates;
 use super::{SourceDoc, SourceKind};
 
 /// A document ready to be cut into chunks.
@@ -17,6 +19,8 @@ pub(crate) struct Prepared<'a> {
     /// Per line: blank in the parse copy (front matter and MDX ESM lines are blank).
     pub blank: Vec<bool>,
     pub fm: FrontMatter,
+    /// What include and reference template tags point at: (1-based line, target).
+    pub includes: Vec<(u32, String)>,
 }
 
 impl<'a> Prepared<'a> {
@@ -33,20 +37,27 @@ impl<'a> Prepared<'a> {
             mark_mdx_esm(src, &table, fm.lines, &mut blanked);
         }
         let mut parse = parse_copy(src, &table, &blanked);
+        let markdown = matches!(doc.kind, SourceKind::Markdown | SourceKind::Mdx);
+        if markdown {
+            fence_code_shortcodes(&mut parse, &table);
+        }
         // Blank lines are those of the copy with comments: a comment line belongs to
         // its section's lines (and its chunk), it is only not parsed, so never indexed.
         let blank = (0..table.len())
             .map(|i| is_blank(table.content(&parse, i)))
             .collect();
-        if matches!(doc.kind, SourceKind::Markdown | SourceKind::Mdx) {
-            blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx);
-        }
+        let includes = if markdown {
+            blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx)
+        } else {
+            Vec::new()
+        };
         Prepared {
             src,
             parse,
             table,
             blank,
             fm,
+            includes,
         }
     }
 }
@@ -74,11 +85,50 @@ fn push_terminator(out: &mut String, term: &str) {
     out.push_str(if term == "\r" { "\n" } else { term });
 }
 
-/// Replaces HTML comments (`<!-- … -->`, over several lines too) and, in MDX, MDX
-/// comments (`{/* … */}`) with spaces in the parse copy (line ends kept), outside fenced
-/// code (at any indent: a `<!--` in a code sample inside an admonition must not hide
-/// the rest of the document) and inline code spans: comments are never indexed.
-fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
+/// Rewrites the code shortcodes of the parse copy as fences
+/// ([`templates::code_shortcodes_as_fences`]), lines inside real fences untouched.
+fn fence_code_shortcodes(parse: &mut String, table: &LineTable) {
+    if !parse.contains("highlight") && !parse.contains("code") {
+        return;
+    }
+    let mut lines: Vec<String> = (0..table.len())
+        .map(|i| table.content(parse, i).to_string())
+        .collect();
+    let mut fence: Option<NestedFence> = None;
+    let in_fence: Vec<bool> = lines
+        .iter()
+        .map(|l| match fence {
+            Some(f) => {
+                if f.at(l) != FenceLine::Inside {
+                    fence = None;
+                }
+                true
+            }
+            None => {
+                fence = NestedFence::open(l);
+                fence.is_some()
+            }
+        })
+        .collect();
+    let before = lines.clone();
+    templates::code_shortcodes_as_fences(&mut lines, &in_fence);
+    for (i, (new, old)) in lines.iter().zip(&before).enumerate() {
+        if new != old {
+            if let Some(r) = table.get(i) {
+                parse.replace_range(r.start..r.start + old.len(), new);
+            }
+        }
+    }
+}
+
+/// Replaces HTML comments (`<!-- … -->`, over several lines too), template tags
+/// (`{{< … >}}`, `{{% … %}}`, `{% … %}`: [`templates`]) and, in MDX, MDX comments
+/// (`{/* … */}`) with spaces in the parse copy (line ends kept), outside fenced code (at
+/// any indent: a `<!--` in a code sample inside an admonition must not hide the rest of
+/// the document) and inline code spans: comments and template markup are never indexed.
+/// Returns what include and reference tags point at, with their 1-based lines.
+fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32, String)> {
+    let mut includes = Vec::new();
     let mut bytes = std::mem::take(parse).into_bytes();
     let mut fence: Option<NestedFence> = None;
     let mut open: Option<&'static [u8]> = None;
@@ -130,12 +180,26 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) {
                     k += 3;
                     open = Some(b"*/}");
                 }
+                b'{' => match templates::tag_at(&bytes, k) {
+                    Some((close, end)) => {
+                        let tag = String::from_utf8_lossy(&bytes[k..end]);
+                        if let Some(target) = templates::pointed_target(&tag) {
+                            includes.push((i as u32 + 1, target));
+                        }
+                        let opener = end.min(line.end).min(k + 2);
+                        bytes[k..opener].fill(b' ');
+                        k = opener;
+                        open = Some(close);
+                    }
+                    None => k += 1,
+                },
                 _ => k += 1,
             }
         }
     }
     // Only ASCII bytes were replaced, by spaces, each of a whole character: still UTF-8.
     *parse = String::from_utf8(bytes).unwrap_or_default();
+    includes
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {

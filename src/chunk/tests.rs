@@ -576,3 +576,59 @@ fn a_page_of_front_matter_only_is_one_chunk_of_its_description() {
     let c = md("---\ntitle: T\ndescription: D\n---\n# T\n\nBody.\n");
     assert_eq!(spans(&c), vec![("doc.md#t", 5, 7)]);
 }
+
+#[test]
+fn template_tags_are_markup_not_text_and_code_shortcodes_are_code() {
+    let text = "# Role\n\n{{< new-in 0.153.0 />}}\n\nReturns the role.\n\n## Example\n\n\
+                {{< code-toggle file=hugo >}}\n# yaml comment\nweight = 1\n{{< /code-toggle >}}\n\n\
+                Prose after the block.\n\n> [!NOTE]\n> The sprocket turns.\n\n## Options\n\n\
+                {{% include \"/_common/options.md\" %}}\n\n{% highlight ruby %}\n# ruby comment\n{% endhighlight %}\n\n\
+                Done {{< ref \"guide/intro.md\" >}} here, at 50{% of it.\n";
+    let c = md(text);
+    // the `#` lines inside code shortcodes are code, not headings
+    assert_eq!(
+        paths(&c),
+        vec![
+            vec!["Role"],
+            vec!["Role", "Example"],
+            vec!["Role", "Options"]
+        ]
+    );
+    let all: String = c.iter().map(|c| format!("{}\n", c.body)).collect();
+    for noise in [
+        "new-in",
+        "code-toggle",
+        "include",
+        "NOTE",
+        "{{",
+        "highlight",
+        "ref",
+    ] {
+        assert!(!all.contains(noise), "{noise} in {all}");
+    }
+    // a stray `{%` that closes nowhere near stays text
+    assert!(all.contains("50{% of it."), "{all}");
+    assert!(all.contains("The sprocket turns."), "{all}");
+    assert!(
+        c[1].body.contains("yaml comment"),
+        "code stays code: {}",
+        c[1].body
+    );
+    // what includes and references point at are links of the page
+    let targets: Vec<(u32, String)> = links::doc_links(&doc(text, SourceKind::Markdown))
+        .into_iter()
+        .map(|l| (l.line, l.target))
+        .collect();
+    assert_eq!(
+        targets,
+        vec![
+            (21, "/_common/options.md".to_string()),
+            (27, "guide/intro.md".to_string())
+        ]
+    );
+    // never a snippet: the shown lines drop the tags, and the alert marker is no match line
+    let shown = visible_lines("{{< new-in 0.1 />}}\nSee {{% include \"x.md\" %}} this.\n");
+    assert_eq!(shown, vec![None, Some("See  this.".to_string())]);
+    assert!(is_marker_line("> [!NOTE]") && is_marker_line(">> [!WARNING] "));
+    assert!(!is_marker_line("> [!NOTE] inline text") && !is_marker_line("> [link]"));
+}

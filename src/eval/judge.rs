@@ -36,8 +36,9 @@ impl Target {
     }
 }
 
-/// True when `c` begins with the heading line of `heading`, an ancestor in its heading
-/// path: a heading-only section merged into its first child is found in that chunk.
+/// True when `c` holds the heading line of `heading`, an ancestor in its heading path: a
+/// heading-only section (or one whose only content is markup, such as an include
+/// shortcode) merged into its first child is found in that chunk.
 fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
     let n = c.heading_path.len();
     if n < 2
@@ -47,9 +48,10 @@ fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
     {
         return false;
     }
-    let first = c.text.lines().next().unwrap_or("").trim_start();
-    let text = first.trim_start_matches('#').trim();
-    first.starts_with('#') && same_heading(&crate::chunk::display_line(text), heading)
+    c.text.lines().map(str::trim_start).any(|line| {
+        let text = line.trim_start_matches('#').trim();
+        line.starts_with('#') && same_heading(&crate::chunk::display_line(text), heading)
+    })
 }
 
 /// A chunk's heading `a` and a label's heading `b` compare equal when they match with
@@ -179,6 +181,23 @@ mod tests {
         let c3 = chunk("a.md", &["Top", "Sub"], 9); // second part of the same section
         let c4 = chunk("b.md", &["Top", "Sub"], 1); // same heading, other file
         assert_eq!(gains(&[&c1, &c2, &c3, &c4], &j), [0, 2, 0]);
+    }
+
+    #[test]
+    fn a_section_merged_into_its_child_is_found_by_its_heading_line_anywhere_in_the_chunk() {
+        let j = vec![Judgment {
+            target: Target::Section {
+                path: "a.md".into(),
+                heading: "Package managers".into(),
+            },
+            grade: 1,
+        }];
+        let mut c = chunk("a.md", &["Package managers", "MacPorts"], 9);
+        c.text =
+            "{{% include \"x.md\" %}}\n\n## Package managers\n\n### MacPorts\n\nRun it.".into();
+        assert_eq!(gains(&[&c], &j), [1]);
+        c.text = "### MacPorts\n\nRun it.".into();
+        assert_eq!(gains(&[&c], &j), [0]);
     }
 
     #[test]

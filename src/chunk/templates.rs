@@ -1,0 +1,203 @@
+//! Template markup of static site generators, which the generator replaces and a reader
+//! never sees: Hugo shortcodes (`{{< name args >}}`, `{{% name args %}}`, their closers
+//! `{{< /name >}}`) and Liquid/Jinja tags (`{% include x.md %}`, Jekyll, mkdocs-macros).
+//!
+//! The chunker blanks them from the parse copy like comments (never indexed, never a
+//! snippet), keeps what an include or reference tag points at as a link, and reads the
+//! body of a code shortcode (`{{< highlight go >}} … {{< /highlight >}}`, Jekyll's
+//! `{% highlight ruby %} … {% endhighlight %}`) as a fenced code block: Hugo passes it to
+//! the shortcode raw, so a `# comment` inside is no heading.
+
+/// Opening and closing delimiters of a template tag, longest opener first.
+pub(crate) const TAGS: [(&[u8], &[u8]); 3] = [(b"{{<", b">}}"), (b"{{%", b"%}}"), (b"{%", b"%}")];
+
+/// A tag not closed within this many bytes of its opener is text, not a tag (a stray
+/// `{%` in prose must not hide the rest of a document).
+pub(crate) const MAX_TAG_BYTES: usize = 4096;
+
+/// Tags whose first argument names another document (Hugo `include`/`readfile` in
+/// documentation sites, `ref`/`relref`; Jekyll `include`, `include_relative`, `link`).
+const POINTING: [&str; 6] = [
+    "include",
+    "include_relative",
+    "readfile",
+    "ref",
+    "relref",
+    "link",
+];
+
+/// Code shortcodes: their body is code, not Markdown.
+const CODE: [&str; 5] = [
+    "highlight",
+    "code",
+    "code-toggle",
+    "codeblock",
+    "code-block",
+];
+
+/// The tag opening at `bytes[k]` if it closes within [`MAX_TAG_BYTES`]: its closing
+/// delimiter and the offset just past it.
+pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
+    let (open, close) = TAGS.iter().find(|(o, _)| bytes[k..].starts_with(o))?;
+    let from = k + open.len();
+    let window = &bytes[from..bytes.len().min(k + MAX_TAG_BYTES)];
+    let at = window.windows(close.len()).position(|w| w == *close)?;
+    Some((close, from + at + close.len()))
+}
+
+/// The name and first argument of a tag's text (`{{% include "/_common/x.md" %}}` →
+/// (`include`, `/_common/x.md`)); the `/*`…`*/` of an escaped Hugo shortcode and a
+/// leading `-` (Jinja's white-space control) are skipped.
+fn name_and_argument(tag: &str) -> Option<(&str, &str)> {
+    let inner = tag
+        .trim_start_matches(['{', '<', '%', '-'])
+        .trim_end_matches(['}', '>', '%', '-'])
+        .trim();
+    let mut parts = inner.split_whitespace();
+    let name = parts.next()?;
+    let arg = parts
+        .next()
+        .unwrap_or("")
+        .trim_matches(['"', '\'', '`'])
+        .trim();
+    Some((name, arg))
+}
+
+/// What an include or reference tag points at, if `tag` is one (`{% include_relative
+/// usage.md %}` → `usage.md`).
+pub(crate) fn pointed_target(tag: &str) -> Option<String> {
+    let (name, arg) = name_and_argument(tag)?;
+    let name = name.trim_start_matches('/');
+    (POINTING.contains(&name) && !arg.is_empty() && !arg.contains("{{")).then(|| arg.to_string())
+}
+
+/// The code shortcode a whole line opens (`{{< highlight go "linenos=true" >}}`): its
+/// name, for finding the closer.
+fn code_opener(line: &str) -> Option<String> {
+    let t = line.trim();
+    let closed = TAGS
+        .iter()
+        .any(|(o, c)| t.as_bytes().starts_with(o) && t.as_bytes().ends_with(c));
+    if !closed || t.contains("/*") {
+        return None;
+    }
+    let (name, _) = name_and_argument(t)?;
+    CODE.contains(&name).then(|| name.to_string())
+}
+
+/// Whether `line` is only the closer of code shortcode `name` (`{{< /highlight >}}`,
+/// `{% endhighlight %}`).
+fn closes_code(line: &str, name: &str) -> bool {
+    let t = line.trim();
+    let Some((closer, _)) = name_and_argument(t) else {
+        return false;
+    };
+    let delimited = TAGS
+        .iter()
+        .any(|(o, c)| t.as_bytes().starts_with(o) && t.as_bytes().ends_with(c));
+    delimited
+        && (closer.strip_prefix('/') == Some(name) || closer.strip_prefix("end") == Some(name))
+}
+
+/// Rewrites, in `lines` (the parse copy's line contents, changed in place), each code
+/// shortcode whose opener and closer are whole lines into a backtick fence of the same
+/// byte length: the opener and closer lines become `` ``` `` padded with spaces (a run
+/// longer than any inside, when the line is long enough; else the pair is left alone).
+/// `in_fence[i]` marks lines already inside a fenced block, never rewritten.
+pub(crate) fn code_shortcodes_as_fences(lines: &mut [String], in_fence: &[bool]) {
+    let mut i = 0;
+    while i < lines.len() {
+        let name = (!in_fence[i]).then(|| code_opener(&lines[i])).flatten();
+        let Some(name) = name else {
+            i += 1;
+            continue;
+        };
+        let Some(end) = (i + 1..lines.len()).find(|&j| closes_code(&lines[j], &name)) else {
+            i += 1;
+            continue;
+        };
+        let longest = lines[i + 1..end]
+            .iter()
+            .map(|l| longest_backtick_run(l))
+            .max()
+            .unwrap_or(0);
+        let run = (longest + 1).max(3);
+        let fits = |l: &str| l.trim_start().len() >= run;
+        if fits(&lines[i]) && fits(&lines[end]) {
+            lines[i] = fence_line(&lines[i], run);
+            lines[end] = fence_line(&lines[end], run);
+        }
+        i = end + 1;
+    }
+}
+
+fn longest_backtick_run(line: &str) -> usize {
+    line.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// `line` with its content after the indent replaced by `run` backticks and spaces, at
+/// the same byte length.
+fn fence_line(line: &str, run: usize) -> String {
+    let indent = line.len() - line.trim_start().len();
+    let mut out = line[..indent].to_string();
+    out.push_str(&"`".repeat(run));
+    out.push_str(&" ".repeat(line.len() - indent - run));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_close_within_the_window_only() {
+        let b = b"a {{< new-in 0.153.0 />}} b";
+        assert_eq!(tag_at(b, 2), Some((&b">}}"[..], 25)));
+        assert_eq!(tag_at(b"{% include x.md %}", 0).map(|t| t.1), Some(18));
+        assert_eq!(tag_at(b"50{% of it", 2), None);
+        let far = format!("{{% {} %}}", "x".repeat(MAX_TAG_BYTES));
+        assert_eq!(tag_at(far.as_bytes(), 0), None);
+    }
+
+    #[test]
+    fn include_and_reference_tags_point_at_documents() {
+        let cases = [
+            ("{{% include \"/_common/x.md\" %}}", Some("/_common/x.md")),
+            ("{% include_relative usage.md %}", Some("usage.md")),
+            ("{{< ref \"guide/intro.md\" >}}", Some("guide/intro.md")),
+            ("{%- include 'part.md' -%}", Some("part.md")),
+            ("{{< new-in 0.153.0 />}}", None),
+            ("{% include {{ page.x }} %}", None),
+        ];
+        for (tag, want) in cases {
+            assert_eq!(pointed_target(tag).as_deref(), want, "{tag}");
+        }
+    }
+
+    #[test]
+    fn code_shortcodes_become_fences_of_the_same_length() {
+        let mut lines: Vec<String> = [
+            "{{< highlight go \"linenos=true\" >}}",
+            "# not a heading",
+            "{{< /highlight >}}",
+            "{% highlight ruby %}",
+            "x = 1",
+            "{% endhighlight %}",
+            "{{< tab >}}",
+            "# a heading",
+            "{{< /tab >}}",
+            "{{< code-toggle >}}",
+            "no closer",
+        ]
+        .map(String::from)
+        .to_vec();
+        let before: Vec<usize> = lines.iter().map(String::len).collect();
+        code_shortcodes_as_fences(&mut lines, &[false; 11]);
+        assert!(lines[0].starts_with("```") && lines[2].starts_with("```"));
+        assert!(lines[3].starts_with("```") && lines[5].starts_with("```"));
+        assert_eq!(lines[6], "{{< tab >}}");
+        assert_eq!(lines[9], "{{< code-toggle >}}");
+        let after: Vec<usize> = lines.iter().map(String::len).collect();
+        assert_eq!(before, after);
+    }
+}
