@@ -884,3 +884,48 @@ fn a_cjk_question_is_not_told_its_bigrams_are_missing() {
     assert!(v.get("missing_words").is_none(), "{v}");
     assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
 }
+
+/// Asking for many results under a small budget must not trade the best results' text
+/// for a longer list of bare results (Hugo docs: `limit: 100` gave 37 results, no text).
+#[test]
+fn a_long_result_list_keeps_the_text_of_the_best_results() {
+    let names: Vec<String> = (0..120).map(|i| format!("p{i}.md")).collect();
+    let files: Vec<(&str, String)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let text = format!(
+                "# Topic {i}\n\nThe widget sprocket of page {i}. {}\n",
+                "More words about the widget and how it turns. ".repeat(12)
+            );
+            (n.as_str(), text)
+        })
+        .collect();
+    let (_t, idx) = indexed(&files);
+    let budget = Budget { tokens: 2_000 };
+    let mut mcp = McpClient::start(&idx, &["--max-response-tokens", "2000"]);
+    let (r, n) = mcp.call(
+        "search_docs",
+        json!({"query": "widget sprocket", "limit": 100}),
+    );
+    assert!(n <= budget.bytes(), "{n} bytes");
+    let results = r["structuredContent"]["results"].as_array().unwrap();
+    assert!(results.len() >= 3, "{}", results.len());
+    let with_text = results.iter().filter(|r| r["content"].is_string()).count();
+    assert!(
+        results[0]["content"].is_string() && with_text >= 2,
+        "{with_text} of {} results with text: {r}",
+        results.len()
+    );
+    let (status, v, n) = http(
+        &idx,
+        HttpConfig {
+            budget,
+            ..HttpConfig::default()
+        },
+        post(&json!({"query": "widget sprocket", "limit": 100, "include_content": true})),
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert!(n <= budget.bytes(), "{n} bytes");
+    assert!(v["results"][0]["content"].is_string(), "{v}");
+}

@@ -1,7 +1,8 @@
 //! What a reader sees of a passage's lines: HTML comments (`<!-- … -->`, over several
 //! lines too), MDX comments (`{/* … */}`) and reference-style link definitions
 //! (`[id]: https://…`) are hidden, and so are template tags closed on their line
-//! (`{{< x >}}`, `{{% x %}}`, `{% x %}`); links show their text (`[text](url)`,
+//! (`{{< x >}}`, `{{% x %}}`, `{% x %}`); character references (`&nbsp;`, `&lt;`) show
+//! their characters; links show their text (`[text](url)`,
 //! `[text][id]`, `[text]`); heading attributes (`{#id}`, `{ .class }`) are dropped.
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
@@ -58,7 +59,7 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
             }
         }
         let shown = strip_template_tags(&strip_comments(line, &mut in_html, &mut in_mdx));
-        let shown = render_links(&strip_heading_attributes(&shown));
+        let shown = decode_entities(&render_links(&strip_heading_attributes(&shown)));
         out.push(if shown.trim().is_empty() {
             None
         } else {
@@ -88,9 +89,77 @@ pub fn display_line(line: &str) -> String {
     if is_link_definition(line) {
         return String::new();
     }
-    render_links(&strip_heading_attributes(&strip_template_tags(
-        &strip_comments(line, &mut a, &mut b),
+    decode_entities(&render_links(&strip_heading_attributes(
+        &strip_template_tags(&strip_comments(line, &mut a, &mut b)),
     )))
+}
+
+/// HTML character references as the reader sees them, outside inline code (where
+/// CommonMark keeps them literal): `&nbsp;` a space, `&lt;` `<`, `&amp;` `&`, `&quot;`,
+/// `&apos;`, `&#39;`, `&#x2014;`; an unknown name stays as written.
+fn decode_entities(line: &str) -> String {
+    if !line.contains('&') {
+        return line.to_string();
+    }
+    line.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                part.to_string()
+            } else {
+                decode_references(part)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+fn decode_references(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let end = rest[1..].find(';').map(|e| e + 1).filter(|&e| e <= 10);
+        let decoded = end.and_then(|e| entity(&rest[1..e]));
+        match (decoded, end) {
+            (Some(c), Some(e)) => {
+                out.push(c);
+                rest = &rest[e + 1..];
+            }
+            _ => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The character an entity name (between `&` and `;`) stands for.
+fn entity(name: &str) -> Option<char> {
+    let named = match name {
+        "nbsp" | "ensp" | "emsp" | "thinsp" => Some(' '),
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "amp" => Some('&'),
+        "quot" => Some('"'),
+        "apos" => Some('\''),
+        "mdash" => Some('—'),
+        "ndash" => Some('–'),
+        "hellip" => Some('…'),
+        "copy" => Some('©'),
+        _ => None,
+    };
+    named.or_else(|| {
+        let num = name.strip_prefix('#')?;
+        let code = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => num.parse().ok()?,
+        };
+        char::from_u32(code).filter(|c| !c.is_control())
+    })
 }
 
 /// Removes the template tags of a line that close on it (`{{< new-in 0.1 />}}`,
@@ -308,6 +377,21 @@ mod tests {
         assert_eq!(v[4], None);
         assert!(v[5].as_deref().is_some_and(|l| l.contains("kept")));
         assert_eq!(v[8].as_deref(), Some("in code"));
+    }
+
+    #[test]
+    fn character_references_are_shown_as_their_characters() {
+        assert_eq!(
+            display_line("an&nbsp;`index.md`&nbsp;file &lt;T&gt; &amp;&#39;&#x2014; &bogus; a & b"),
+            "an `index.md` file <T> &'— &bogus; a & b"
+        );
+        assert_eq!(
+            display_line("write `&nbsp;` for &nbsp;"),
+            "write `&nbsp;` for  "
+        );
+        let shown = visible_lines("a&lt;b\n```\n&lt;kept&gt;\n```\n");
+        assert_eq!(shown[0].as_deref(), Some("a<b"));
+        assert_eq!(shown[2].as_deref(), Some("&lt;kept&gt;"));
     }
 
     #[test]

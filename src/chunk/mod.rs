@@ -188,9 +188,7 @@ fn is_alert_marker(line: &str) -> bool {
     if !t.starts_with('>') {
         return false;
     }
-    let rest = t
-        .trim_start_matches(['>', ' '])
-        .trim_end();
+    let rest = t.trim_start_matches(['>', ' ']).trim_end();
     rest.strip_prefix("[!")
         .and_then(|r| r.strip_suffix(']'))
         .is_some_and(|kind| !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()))

@@ -14,6 +14,9 @@ use crate::chunk::visible_lines;
 /// Longest snippet, in characters.
 pub const SNIPPET_CHARS: usize = 200;
 
+/// How far, in characters, a snippet's cut end moves to fall between two words.
+const WORD_SNAP: usize = 24;
+
 /// Query terms with their weights (IDF), as the lexical run scored them.
 pub type TermWeights = [(String, f32)];
 
@@ -61,12 +64,21 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     let mut in_fence = false;
     let lines = visible_lines(text);
     let front = front_matter_lines(&lines, start_line);
+    let mut in_text_key = false;
     for (i, line) in lines.iter().enumerate() {
         let Some(line) = line else { continue };
         if i < front {
-            // a page of front matter only: its keys are its text; the fences are not
+            // a page of front matter only: its description (or summary) is its text, the
+            // title is shown with the result already, the other keys are settings
             let t = line.trim();
             if i == 0 || i + 1 == front {
+                continue;
+            }
+            let continues = line.starts_with([' ', '\t']) || t.is_empty();
+            if !continues {
+                in_text_key = is_text_key(t);
+            }
+            if !in_text_key {
                 continue;
             }
             let s = line_score(line, weights);
@@ -140,6 +152,18 @@ fn front_matter_lines(lines: &[Option<String>], start_line: u32) -> usize {
         .map_or(0, |close| close + 2)
 }
 
+/// A front matter line setting the page's text: `description:`, `summary:` (YAML) or
+/// `description =` (TOML), any case.
+fn is_text_key(line: &str) -> bool {
+    let key = line
+        .split([':', '='])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches(['"', '\'']);
+    key.eq_ignore_ascii_case("description") || key.eq_ignore_ascii_case("summary")
+}
+
 /// A Markdown heading line: ATX (up to 3 spaces, 1 to 6 `#`, then a space or the end:
 /// not `#hashtag` or `#!/bin/sh`), a setext heading's text (the next line is only `=` or
 /// only `-`), or a setext underline.
@@ -191,8 +215,24 @@ pub fn snippet_at(text: &str, offset: usize, weights: &TermWeights) -> String {
     }
     let end = (start + SNIPPET_CHARS).min(chars.len());
     let (lead, tail) = (start > 0, end < chars.len());
-    let body_start = if lead { start + 1 } else { start };
-    let body_end = if tail { end - 1 } else { end };
+    let mut body_start = if lead { start + 1 } else { start };
+    let mut body_end = if tail { end - 1 } else { end };
+    // a cut end falls between words when a space is near: never half a word
+    if lead && !chars[body_start - 1].is_whitespace() {
+        let limit = (body_start + WORD_SNAP).min(at).min(body_end);
+        if let Some(sp) = (body_start..limit).find(|&i| chars[i].is_whitespace()) {
+            body_start = sp + 1;
+        }
+    }
+    if tail && !chars[body_end].is_whitespace() {
+        let limit = body_end
+            .saturating_sub(WORD_SNAP)
+            .max(at + 1)
+            .max(body_start);
+        if let Some(sp) = (limit..body_end).rev().find(|&i| chars[i].is_whitespace()) {
+            body_end = sp;
+        }
+    }
     let mut out = String::new();
     if lead {
         out.push('…');
@@ -241,8 +281,17 @@ mod tests {
             "---\ntitle: Release channels\ndescription: Pick the beta or nightly channel.\n---";
         let w = [("nightly".to_string(), 2.0)];
         assert_eq!(best_line(text, 1, &w, true).line, 3);
-        // no term matched: its first key, not the fence
-        assert_eq!(best_line(text, 1, &[], true).line, 2);
+        // no term matched, or only the title (shown with every result): its description
+        assert_eq!(best_line(text, 1, &[], true).line, 3);
+        let title = [("release".to_string(), 2.0)];
+        assert_eq!(best_line(text, 1, &title, true).line, 3);
+        // settings are no text; a folded description's lines are (TOML too)
+        let text = "+++
+title = \"Modules\"
+weight = 10
+description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/themes/\"]\n+++";
+        let themes = [("themes".to_string(), 2.0)];
+        assert_eq!(best_line(text, 1, &themes, true).line, 6);
         // a passage further down starting with a thematic break is not front matter
         let text = "---\n\nnightly builds\n";
         assert_eq!(best_line(text, 9, &w, true).line, 11);
@@ -347,7 +396,13 @@ mod tests {
         let s = snippet_at(&line, 0, &w(&[("needle", 1.0)]));
         assert!(s.contains("needle-word"), "{s}");
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
-        assert_eq!(s.chars().count(), SNIPPET_CHARS);
+        assert!(s.chars().count() <= SNIPPET_CHARS, "{s}");
+        // both cuts fall between words
+        assert!(s.starts_with("…lead ") && s.ends_with(" tail…"), "{s}");
+        // a window inside one long word still cuts it
+        let word = format!("{}needle{}", "x".repeat(300), "y".repeat(300));
+        let s = snippet_at(&word, 0, &w(&[("x", 1.0)]));
+        assert_eq!(s.chars().count(), SNIPPET_CHARS, "{s}");
         let short = snippet_at("Use `--jobs N`   to limit.", 0, &w(&[("jobs", 1.0)]));
         assert_eq!(short, "Use `--jobs N` to limit.");
     }

@@ -104,15 +104,26 @@ fn sized_fit<T>(start: usize, limit: usize, render: impl Fn(usize) -> (T, usize)
 }
 
 /// A response of up to `results` results under `limit` bytes: `render(keep, allowance)`
-/// renders the first `keep` results with `allowance` bytes of passage text. Passage text
-/// is cut first ([`largest_that_fits`]); when the results alone (ids, paths, evidence)
-/// exceed the limit, the last ones are left out until it fits (the caller says how many).
+/// renders the first `keep` results with `allowance` bytes of passage text. The last
+/// results are left out (the caller says how many) until the passage text has room for
+/// what it wants or for half the limit, whichever is less: a long result list never
+/// crowds out the text of the best results. Then the text is cut to fit
+/// ([`largest_that_fits`]), and results are left out while the results alone (ids,
+/// paths, evidence) still exceed the limit.
 pub fn fit_response<T>(
     results: usize,
     limit: usize,
     render: impl Fn(usize, usize) -> (T, usize),
 ) -> T {
     let mut keep = results;
+    while keep > 1 {
+        let bare = render(keep, 0).1;
+        let wanted = render(keep, limit).1.saturating_sub(bare);
+        if limit.saturating_sub(bare) >= wanted.min(limit / 2) {
+            break;
+        }
+        keep = (keep * limit / bare.max(1)).clamp(1, keep - 1);
+    }
     loop {
         let (out, size) = sized_fit(limit, limit, |a| render(keep, a));
         if size <= limit || keep == 0 {
@@ -134,8 +145,28 @@ mod tests {
     fn results_are_left_out_when_their_fields_alone_exceed_the_limit() {
         // 40 results of 100 bytes each and no passage text: 4,000 bytes > 1,000
         let render = |keep: usize, allowance: usize| (keep, keep * 100 + allowance.min(10));
-        assert_eq!(fit_response(40, 1_000, render), 10);
+        // 10 results would fill the limit with no text: 9 keep their text
+        assert_eq!(fit_response(40, 1_000, render), 9);
         assert_eq!(fit_response(5, 1_000, render), 5);
+    }
+
+    #[test]
+    fn a_long_result_list_never_crowds_out_the_text_of_the_best_results() {
+        // 100 results of 100 bytes of fields, each with 2,000 bytes of text, in 10,000 bytes
+        let render = |keep: usize, allowance: usize| {
+            let text = allowance.min(keep * 2_000);
+            ((keep, text), keep * 100 + text)
+        };
+        let (keep, text) = fit_response(100, 10_000, render);
+        assert!(keep * 100 <= 5_000, "{keep} results");
+        assert!(text >= 4_000, "{text} bytes of text for {keep} results");
+        assert!(keep * 100 + text <= 10_000);
+        // when the text is short, every result stays
+        let short = |keep: usize, allowance: usize| {
+            let text = allowance.min(keep * 10);
+            ((keep, text), keep * 60 + text)
+        };
+        assert_eq!(fit_response(100, 10_000, short).0, 100);
     }
 
     #[test]

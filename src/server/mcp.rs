@@ -372,13 +372,14 @@ fn document_text(d: &crate::retriever::Document) -> String {
         } else {
             ""
         };
+        let heading = if c.heading_path.is_empty() {
+            "(before the first heading)".to_string()
+        } else {
+            c.heading_path.join(" › ")
+        };
         text.push_str(&format!(
             "\n\n## {} · {}:{}-{}{cut}\n{}",
-            c.heading_path.join(" › "),
-            d.path,
-            c.start_line,
-            c.end_line,
-            c.text
+            heading, d.path, c.start_line, c.end_line, c.text
         ));
     }
     text
