@@ -185,6 +185,14 @@ impl Lookup {
         self.by_path.get(&(root, path.to_string())).copied()
     }
 
+    /// The document at `path`, else the one whose path differs only in case: a site's
+    /// URLs are often lower-cased paths (Hugo serves `IncludeCached.md` at
+    /// `/…/includecached/`).
+    fn get_any_case(&self, root: usize, path: &str) -> Option<u32> {
+        self.get(root, path)
+            .or_else(|| self.by_lower.get(&(root, path.to_lowercase())).copied())
+    }
+
     /// The document a link's path names, trying what documentation sites do: the path
     /// itself, `.md`/`.mdx` for an extension-less or `.html` link, a folder's index page
     /// (`index.md(x)`, `README.md`, `_index.md`, any case; only these for a link ending
@@ -229,6 +237,9 @@ impl Lookup {
             if let Some(d) = exact.iter().find_map(|c| self.get(root, c)) {
                 return Some(d);
             }
+            if let Some(d) = exact.iter().find_map(|c| self.get_any_case(root, c)) {
+                return Some(d);
+            }
         }
         // a folder's index page; `…/index.html` is its folder's index page too
         let dir = match stem.rsplit_once('/') {
@@ -248,7 +259,7 @@ impl Lookup {
             let stem = joined.trim_end_matches('/');
             [format!("{stem}.md"), format!("{stem}.mdx")]
                 .iter()
-                .find_map(|c| self.get(root, c))
+                .find_map(|c| self.get_any_case(root, c))
         };
         index_page
             .or_else(|| if folder_only { page() } else { None })
@@ -346,5 +357,33 @@ mod tests {
             l.mention(0, "x/y.md", "./guide/install.md"),
             Some((2, Match::Exact))
         );
+    }
+
+    #[test]
+    fn a_lower_cased_site_url_finds_its_page() {
+        let docs = [
+            "functions/partials/IncludeCached.md",
+            "functions/partials/includecached-old.md",
+            "Guide/Setup.md",
+            "guide/setup.md",
+        ];
+        let l = Lookup::new(docs.iter().map(|p| (0, *p)));
+        let from = "troubleshooting/performance.md";
+        assert_eq!(
+            l.link(0, from, "/functions/partials/includecached/"),
+            Some(0)
+        );
+        assert_eq!(
+            l.link(0, from, "/functions/partials/includecached"),
+            Some(0)
+        );
+        assert_eq!(
+            l.link(0, from, "../Functions/Partials/IncludeCached.md"),
+            Some(0)
+        );
+        // the exact case wins over another file differing only in case
+        assert_eq!(l.link(0, from, "/guide/setup/"), Some(3));
+        assert_eq!(l.link(0, from, "/Guide/Setup/"), Some(2));
+        assert_eq!(l.link(0, from, "/functions/partials/missing/"), None);
     }
 }
