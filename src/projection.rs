@@ -10,15 +10,13 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 6;
+pub const PROJECTION_VERSION: u32 = 7;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
-/// only the file stem, so renaming a file without a title re-embeds nothing), heading
-/// path and body.
+/// the file stem for want of a written one, so renaming a file re-embeds nothing; a
+/// written title is kept whatever the file's name), heading path and body.
 pub fn chunk_embedding_input(chunk: &Chunk) -> String {
-    let name = chunk.rel_path.rsplit('/').next().unwrap_or(&chunk.rel_path);
-    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    let title = if chunk.title == stem {
+    let title = if chunk.title_from_stem {
         ""
     } else {
         &chunk.title
@@ -217,6 +215,7 @@ mod tests {
             kind: ChunkKind::Section,
             rel_path: "guide/Install.md".into(),
             title: "Install".into(),
+            title_from_stem: true,
             heading_path: vec!["Install".into(), "From source".into()],
             start_line: 3,
             end_line: 9,
@@ -304,7 +303,21 @@ mod tests {
         let mut c = chunk();
         assert!(chunk_embedding_input(&c).starts_with("Install › From source\n\n"));
         c.title = "Installing".into();
+        c.title_from_stem = false;
         assert!(chunk_embedding_input(&c).starts_with("Installing\nInstall › From source"));
+    }
+
+    #[test]
+    fn a_written_title_is_embedded_whatever_the_file_is_called() {
+        // Hugo's `methods/resource/Fit.md` has `title: Fit`: renamed, the same input
+        let mut c = chunk();
+        c.title = "Fit".into();
+        c.title_from_stem = false;
+        c.rel_path = "methods/Fit.md".into();
+        let before = chunk_embedding_input(&c);
+        c.rel_path = "methods/FitRenamed.md".into();
+        assert_eq!(chunk_embedding_input(&c), before);
+        assert!(before.starts_with("Fit\n"), "{before}");
     }
 
     #[test]

@@ -194,6 +194,8 @@ struct Section {
 struct DocInfo<'a> {
     doc: &'a SourceDoc,
     title: String,
+    /// `title` is the file stem (no title hint, front matter title or H1).
+    title_from_stem: bool,
     aliases: Vec<String>,
 }
 
@@ -209,10 +211,11 @@ fn markdown_chunks(
         .filter_map(|b| b.heading.as_ref())
         .find(|h| h.level == 1 && !h.text.is_empty())
         .map(|h| h.text.clone());
-    let title = pick_title(doc, prep.fm.title.clone().or(first_h1));
+    let (title, title_from_stem) = pick_title(doc, prep.fm.title.clone().or(first_h1));
     let info = DocInfo {
         doc,
         title,
+        title_from_stem,
         aliases: prep.fm.aliases.clone(),
     };
     let layout = Layout::new(
@@ -481,15 +484,20 @@ fn non_blank_span(blank: &[bool], from: usize, to: usize) -> Option<(usize, usiz
     Some((first, last))
 }
 
-/// Title hint, else `fallback` (front matter, then first H1), else the file stem.
-fn pick_title(doc: &SourceDoc, fallback: Option<String>) -> String {
-    doc.title_hint
+/// Title hint, else `fallback` (front matter, then first H1), else the file stem; and
+/// whether it is the file stem for want of a written title.
+fn pick_title(doc: &SourceDoc, fallback: Option<String>) -> (String, bool) {
+    let written = doc
+        .title_hint
         .as_deref()
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .map(str::to_string)
-        .or(fallback)
-        .unwrap_or_else(|| file_stem(&doc.rel_path))
+        .or(fallback);
+    match written {
+        Some(t) => (t, false),
+        None => (file_stem(&doc.rel_path), true),
+    }
 }
 
 /// A text document: one preamble, cut at any blank line under the budget.
@@ -497,9 +505,11 @@ fn text_chunks(doc: &SourceDoc, prep: &Prepared<'_>, cfg: &ChunkerConfig) -> Vec
     let Some((first, last)) = non_blank_span(&prep.blank, 0, prep.table.len()) else {
         return Vec::new();
     };
+    let (title, title_from_stem) = pick_title(doc, None);
     let info = DocInfo {
         doc,
-        title: pick_title(doc, None),
+        title,
+        title_from_stem,
         aliases: Vec::new(),
     };
     let layout = Layout::new(
@@ -563,6 +573,7 @@ fn make_chunk(
         kind,
         rel_path: info.doc.rel_path.clone(),
         title: info.title.clone(),
+        title_from_stem: info.title_from_stem,
         heading_path: heading_path.to_vec(),
         start_line: line_number(first),
         end_line: line_number(last),

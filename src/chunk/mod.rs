@@ -121,6 +121,10 @@ pub struct Chunk {
     pub rel_path: String,
     /// Document title: title hint, else front-matter `title`, else first H1, else file stem.
     pub title: String,
+    /// `title` is the file stem, for want of a written title: it changes with the file's
+    /// name, so it is left out of the embedding input (a rename re-embeds nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub title_from_stem: bool,
     /// All ancestor headings and this section's own heading, outermost first, as plain text.
     /// Empty for a preamble.
     pub heading_path: Vec<String>,

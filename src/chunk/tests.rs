@@ -288,7 +288,13 @@ fn title_fallbacks() {
     d.rel_path = "guide/install.md".into();
     let c = chunk_document(&d, &cfg);
     assert_eq!(c[0].title, "install");
+    assert!(c[0].title_from_stem);
     assert_eq!(c[0].id, "guide/install.md#only-h2");
+    // a written title equal to the stem is still written
+    d.text = "---\ntitle: install\n---\n## Only H2\n".into();
+    let c = chunk_document(&d, &cfg);
+    assert_eq!(c[0].title, "install");
+    assert!(!c[0].title_from_stem);
 }
 
 #[test]

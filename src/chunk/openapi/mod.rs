@@ -180,6 +180,7 @@ fn chunk(spec: &Spec<'_>, rel_path: &str, s: Section, slugs: &mut SlugAllocator)
         id: chunk_id(rel_path, &slugs.unique(slug), 1),
         kind,
         rel_path: rel_path.to_string(),
+        title_from_stem: s.title == file_stem(rel_path),
         title: s.title,
         heading_path: s.heading_path,
         start_line: line(s.first),
