@@ -34,6 +34,9 @@ pub enum Command {
     /// Before working on a document or folder: where to start reading, what to read
     /// before editing, where to edit and which checks apply.
     Handoff(HandoffArgs),
+    /// Print a passage: a search result's whole section by its id, or a file's lines
+    /// (`path`, `path:12`, `path:12-40`), verified against the index, page by page.
+    Read(ReadArgs),
     /// Measure ranking quality on labelled questions (nDCG@10, recall@k, MRR@10).
     Eval(EvalArgs),
     /// Print every indexed chunk as JSON Lines (id, path, lines, heading path, text).
@@ -372,6 +375,33 @@ pub struct GraphArgs {
     #[arg(long, conflicts_with = "path")]
     pub broken: bool,
     /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
+    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// A result's id (`guide/install.md#install/from-source`: its whole section), or a
+    /// path relative to its root, with an optional line or range (`guide/install.md:12`,
+    /// `guide/install.md:12-40`).
+    #[arg(value_name = "ID_OR_PATH")]
+    pub target: String,
+    /// First line to read (1-based): the next page of a long passage.
+    #[arg(long, value_name = "LINE")]
+    pub start_line: Option<u32>,
+    /// Last line to read (1-based, inclusive).
+    #[arg(long, value_name = "LINE")]
+    pub end_line: Option<u32>,
+    /// Root number, when several roots hold the same path (`status` lists them).
+    #[arg(long, value_name = "N")]
+    pub root: Option<usize>,
+    /// Most bytes of text on one page (a page ends on a line end).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::retriever::MAX_PASSAGE_BYTES)]
+    pub max_bytes: usize,
+    /// Print JSON (the passage of `GET /v1/passage`).
     #[arg(long)]
     pub json: bool,
 }

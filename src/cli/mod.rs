@@ -15,6 +15,7 @@ mod job;
 mod mcp;
 mod output;
 mod pack;
+mod passage;
 mod pg;
 mod refresh;
 mod search;
@@ -57,6 +58,7 @@ pub fn run() -> i32 {
         }),
         Command::Graph(a) => read(a, |a| &mut a.index, graph::run),
         Command::Handoff(a) => read(a, |a| &mut a.index, handoff::run),
+        Command::Read(a) => read(a, |a| &mut a.index, passage::run),
         Command::Eval(a) => read(a, |a| &mut a.index, eval::run),
         Command::Chunks(a) => read(a, |a| &mut a.index, chunks::run),
         Command::Verify(a) => read(a, |a| &mut a.index, verify::run),

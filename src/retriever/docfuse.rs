@@ -395,6 +395,18 @@ impl DocfuseRetriever {
         passage::read(&self.inner(), request, super::MAX_PASSAGE_BYTES)
     }
 
+    /// [`DocfuseRetriever::read_passage_page`] on the calling thread.
+    ///
+    /// # Errors
+    /// As [`DocfuseRetriever::read_passage`].
+    pub fn read_passage_page_blocking(
+        &self,
+        request: &PassageRequest,
+        max_bytes: usize,
+    ) -> Result<Passage, RetrieveError> {
+        passage::read(&self.inner(), request, max_bytes)
+    }
+
     /// One page of a document's chunks, in file order, their texts totalling at most
     /// `max_bytes` (at least one chunk per page). See [`DocumentRequest`].
     ///

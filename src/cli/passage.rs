@@ -1,0 +1,108 @@
+//! `docfuse read`: a passage (a result's whole section by id, or a file's lines), the
+//! text `GET /v1/passage` and MCP `read_passage` serve, for tools that only have a shell.
+
+use super::args::ReadArgs;
+use super::output::{print_json, print_line};
+use crate::retriever::{DocfuseRetriever, Passage, PassageRequest};
+
+pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
+    let retriever = DocfuseRetriever::open(&a.index)?;
+    let mut req = request(&a.target)?;
+    req.root = a.root;
+    if a.start_line.is_some() {
+        req.start_line = a.start_line;
+    }
+    if a.end_line.is_some() {
+        req.end_line = a.end_line;
+    }
+    let p = retriever.read_passage_page_blocking(&req, a.max_bytes.max(1))?;
+    if a.json {
+        print_json(&p)?;
+        return Ok(super::EXIT_OK);
+    }
+    if let Some(why) = &p.stale_reason {
+        eprintln!("warning: {why}: this is the text as indexed (run `docfuse refresh`)");
+    }
+    print_line(&header(&p))?;
+    print_line(&p.text)?;
+    if let Some(next) = p.next_start_line {
+        let target = p.id.as_deref().unwrap_or(&p.path);
+        print_line(&format!(
+            "[lines {next}-{} follow: docfuse read '{target}' --start-line {next} --end-line {}]",
+            p.range_end_line, p.range_end_line
+        ))?;
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// `path:start-end · heading path`.
+fn header(p: &Passage) -> String {
+    let mut h = format!("{}:{}-{}", p.path, p.start_line, p.end_line);
+    if !p.heading_path.is_empty() {
+        h.push_str(" · ");
+        h.push_str(&p.heading_path.join(" › "));
+    }
+    h
+}
+
+/// What `target` asks for: a chunk id (it holds `#`), else a path with an optional
+/// `:LINE` or `:START-END` suffix.
+fn request(target: &str) -> anyhow::Result<PassageRequest> {
+    if target.contains('#') {
+        return Ok(PassageRequest {
+            id: Some(target.to_string()),
+            ..PassageRequest::default()
+        });
+    }
+    let (path, lines) = match target.rsplit_once(':') {
+        Some((path, range)) if !path.is_empty() && is_range(range) => (path, Some(range)),
+        _ => (target, None),
+    };
+    let mut req = PassageRequest {
+        path: Some(path.to_string()),
+        ..PassageRequest::default()
+    };
+    if let Some(range) = lines {
+        let (a, b) = range.split_once('-').unwrap_or((range, range));
+        req.start_line = Some(line_number(a)?);
+        req.end_line = Some(line_number(b)?);
+    }
+    Ok(req)
+}
+
+fn is_range(s: &str) -> bool {
+    let mut parts = s.splitn(2, '-');
+    parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn line_number(s: &str) -> anyhow::Result<u32> {
+    s.parse()
+        .map_err(|_| anyhow::anyhow!("`{s}` is not a line number (1 to {})", u32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_ids_or_paths_with_lines() {
+        let r = request("guide/install.md#install/from-source").unwrap();
+        assert_eq!(
+            r.id.as_deref(),
+            Some("guide/install.md#install/from-source")
+        );
+        let r = request("guide/install.md:12-40").unwrap();
+        assert_eq!(
+            (r.path.as_deref(), r.start_line, r.end_line),
+            (Some("guide/install.md"), Some(12), Some(40))
+        );
+        let r = request("guide/install.md:7").unwrap();
+        assert_eq!((r.start_line, r.end_line), (Some(7), Some(7)));
+        let r = request("notes:todo.md").unwrap();
+        assert_eq!(
+            (r.path.as_deref(), r.start_line),
+            (Some("notes:todo.md"), None)
+        );
+        assert!(request("a.md:99999999999").is_err());
+    }
+}
