@@ -18,7 +18,17 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
     let mut in_mdx = false;
     let mut raw: Option<&'static str> = None;
     let mut fence: Option<NestedFence> = None;
+    // a template tag running over lines is hidden to this byte of `text`
+    let mut tag_until = 0;
+    let mut at = 0;
     for line in text.lines() {
+        let line_start = at;
+        at += line.len();
+        at += if text[at..].starts_with("\r\n") {
+            2
+        } else {
+            usize::from(text[at..].starts_with('\n'))
+        };
         if let Some(close) = raw {
             if line.to_ascii_lowercase().contains(close) {
                 raw = None;
@@ -58,7 +68,8 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
                 continue;
             }
         }
-        let shown = strip_template_tags(&strip_comments(line, &mut in_html, &mut in_mdx));
+        let untagged = strip_template_tags(text, line_start, line.len(), &mut tag_until);
+        let shown = strip_comments(&untagged, &mut in_html, &mut in_mdx);
         let shown = decode_entities(&render_links(&strip_heading_attributes(&shown)));
         out.push(if shown.trim().is_empty() {
             None
@@ -89,9 +100,10 @@ pub fn display_line(line: &str) -> String {
     if is_link_definition(line) {
         return String::new();
     }
-    decode_entities(&render_links(&strip_heading_attributes(
-        &strip_template_tags(&strip_comments(line, &mut a, &mut b)),
-    )))
+    let untagged = strip_template_tags(line, 0, line.len(), &mut 0);
+    decode_entities(&render_links(&strip_heading_attributes(&strip_comments(
+        &untagged, &mut a, &mut b,
+    ))))
 }
 
 /// HTML character references as the reader sees them, outside inline code (where
@@ -162,28 +174,35 @@ fn entity(name: &str) -> Option<char> {
     })
 }
 
-/// Removes the template tags of a line that close on it (`{{< new-in 0.1 />}}`,
-/// `{{% include "x.md" %}}`, `{% raw %}`): markup of the site generator, never shown.
-fn strip_template_tags(line: &str) -> String {
-    let bytes = line.as_bytes();
+/// The line of `text` at `start..start + len` without its template tags
+/// (`{{< new-in 0.1 />}}`, `{{% include "x.md" %}}`, `{% raw %}`: markup of the site
+/// generator, never shown), as the chunker finds them ([`super::templates::tag_at`]) and
+/// outside inline code. A tag running past the line hides `text` up to `*until`, which
+/// the next lines honour.
+fn strip_template_tags(text: &str, start: usize, len: usize, until: &mut usize) -> String {
+    let bytes = text.as_bytes();
+    let end = start + len;
     let mut out = String::new();
-    let mut from = 0;
-    let mut k = 0;
-    while k < bytes.len() {
-        let closed = (bytes[k] == b'{')
-            .then(|| super::templates::tag_at(bytes, k))
-            .flatten()
-            .filter(|&(_, end)| end <= bytes.len());
-        match closed {
-            Some((_, end)) => {
-                out.push_str(&line[from..k]);
-                from = end;
-                k = end;
+    let mut from = start.max((*until).min(end));
+    let mut k = from;
+    let mut in_code = false;
+    while k < end {
+        match bytes[k] {
+            b'`' => in_code = !in_code,
+            b'{' if !in_code => {
+                if let Some((_, close)) = super::templates::tag_at(bytes, k) {
+                    out.push_str(&text[from..k]);
+                    from = close.min(end);
+                    *until = close;
+                    k = from;
+                    continue;
+                }
             }
-            None => k += 1,
+            _ => {}
         }
+        k += 1;
     }
-    out.push_str(&line[from..]);
+    out.push_str(&text[from..end]);
     out
 }
 
@@ -377,6 +396,28 @@ mod tests {
         assert_eq!(v[4], None);
         assert!(v[5].as_deref().is_some_and(|l| l.contains("kept")));
         assert_eq!(v[8].as_deref(), Some("in code"));
+    }
+
+    #[test]
+    fn template_tags_are_hidden_over_lines_and_kept_in_code() {
+        let shown = visible_lines(
+            "Use the `{% include x %}` tag.\n{{< figure\n  src=\"x.png\"\n>}} After.\nPlain {{% note %}} end.\n",
+        );
+        assert_eq!(
+            shown,
+            vec![
+                Some("Use the `{% include x %}` tag.".to_string()),
+                None,
+                None,
+                Some(" After.".to_string()),
+                Some("Plain  end.".to_string()),
+            ]
+        );
+        // a stray opener hides nothing
+        assert_eq!(
+            visible_lines("50{% of it\nx %}\n")[0].as_deref(),
+            Some("50{% of it")
+        );
     }
 
     #[test]

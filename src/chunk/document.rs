@@ -209,7 +209,7 @@ fn markdown_chunks(
     let first_h1 = blocks
         .iter()
         .filter_map(|b| b.heading.as_ref())
-        .find(|h| h.level == 1 && !h.text.is_empty())
+        .find(|h| h.level == 1 && !h.text.is_empty() && !h.stand_in)
         .map(|h| h.text.clone());
     let (title, title_from_stem) = pick_title(doc, prep.fm.title.clone().or(first_h1));
     let info = DocInfo {

@@ -19,6 +19,9 @@ pub(crate) struct Heading {
     pub level: u8,
     pub text: String,
     pub anchor: Option<String>,
+    /// `text` stands in for a heading with no text of its own (`## <Badge />`): it names
+    /// the section, never the document.
+    pub stand_in: bool,
 }
 
 /// One top-level block of the document.
@@ -72,6 +75,7 @@ pub(crate) fn parse_blocks(
 ) -> Vec<Block> {
     let mut walker = Walker {
         src,
+        parse,
         table,
         blank,
         depth: 0,
@@ -100,6 +104,7 @@ struct Open {
 
 struct Walker<'t> {
     src: &'t str,
+    parse: &'t str,
     table: &'t LineTable,
     blank: &'t [bool],
     depth: usize,
@@ -142,6 +147,7 @@ impl Walker<'_> {
                             level: level as u8,
                             text: String::new(),
                             anchor: anchor.map(str::to_string).filter(|i| !i.is_empty()),
+                            stand_in: false,
                         });
                         self.in_heading = true;
                     }
@@ -202,15 +208,19 @@ impl Walker<'_> {
                 // comment says what the section is about.
                 text = collapse_ws(&comment_text(self.table.content(self.src, first)));
             }
+            let mut stand_in = false;
             if text.is_empty() {
-                // Only markup (`## <Badge text="beta" />`, `## [](#x)`): what the author
-                // wrote stands for it, never an empty heading path entry.
-                text = collapse_ws(&raw_heading_text(self.table.content(self.src, first)));
+                // Only markup (`## <Badge text="beta" />`): the components it shows stand
+                // for it in the heading path, never an empty entry (template tags, blanked
+                // in the parse copy, and plain HTML such as `<img>` give nothing)
+                text = stand_in_text(self.table.content(self.parse, first));
+                stand_in = !text.is_empty();
             }
             Heading {
                 level: h.level,
                 text,
                 anchor: h.anchor,
+                stand_in,
             }
         });
         let mut fields = open.fields.finish();
@@ -295,6 +305,27 @@ pub fn heading_text(source: &str) -> String {
     collapse_ws(&text)
 }
 
+/// What stands for a heading of only markup: its text outside tags, else the names of the
+/// components it shows (`## <Badge text="beta" />` → `Badge`; capitalised tag names, as
+/// JSX writes components), else nothing (`# <img src="logo.svg">`).
+fn stand_in_text(line: &str) -> String {
+    let raw = raw_heading_text(line);
+    let text = collapse_ws(&super::fields::strip_tags(&raw));
+    if !text.is_empty() {
+        return text;
+    }
+    let names: Vec<&str> = raw
+        .split('<')
+        .skip(1)
+        .filter_map(|t| {
+            let name = t.split(|c: char| !c.is_alphanumeric() && c != '.').next()?;
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                .then_some(name)
+        })
+        .collect();
+    names.join(" ")
+}
+
 /// The source of an ATX heading line without its `#` marks, closing `#`s and `{…}`
 /// attributes (`## <Foo /> {#foo}` → `<Foo />`); a setext heading's line as it is.
 fn raw_heading_text(line: &str) -> String {
@@ -359,21 +390,22 @@ mod tests {
 
     #[test]
     fn a_heading_of_only_markup_keeps_its_source_as_text() {
-        let text = "## <Badge text=\"beta\" />\n\n## <Foo /> ##\n\n## [](#x) {#anchor}\n\n## `<Bar />` comp\n\n##\n";
+        let text = "## <Badge text=\"beta\" />\n\n## <Foo /> ##\n\n## [](#x) {#anchor}\n\n## `<Bar />` comp\n\n##\n\n# <img src=\"logo.svg\" width=\"200\">\n\n## <span>Real</span> <Tag />\n";
         let got: Vec<_> = blocks(text)
             .iter()
-            .filter_map(|b| b.heading.as_ref().map(|h| h.text.clone()))
+            .filter_map(|b| b.heading.as_ref().map(|h| (h.text.clone(), h.stand_in)))
             .collect();
-        assert_eq!(
-            got,
-            vec![
-                "<Badge text=\"beta\" />",
-                "<Foo />",
-                "[](#x)",
-                "<Bar /> comp",
-                ""
-            ]
-        );
+        let want = [
+            ("Badge", true),
+            ("Foo", true),
+            ("[](#x)", true),
+            ("<Bar /> comp", false),
+            ("", false),
+            ("", false),
+            ("Real", false),
+        ];
+        let want: Vec<(String, bool)> = want.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! `{% highlight ruby %} … {% endhighlight %}`) as a fenced code block: Hugo passes it to
 //! the shortcode raw, so a `# comment` inside is no heading.
 
+use super::source::NestedFence;
+
 /// Opening and closing delimiters of a template tag, longest opener first.
 pub(crate) const TAGS: [(&[u8], &[u8]); 3] = [(b"{{<", b">}}"), (b"{{%", b"%}}"), (b"{%", b"%}")];
 
@@ -36,18 +38,35 @@ const CODE: [&str; 5] = [
 ];
 
 /// The tag opening at `bytes[k]` if it closes within [`MAX_TAG_BYTES`]: its closing
-/// delimiter and the offset just past it.
+/// delimiter and the offset just past it. A Liquid/Jinja tag (`{% … %}`) closes on its
+/// own line; a shortcode may run over several lines but never past a blank line or a
+/// fence line (a stray opener must not hide a code block or the text after it).
 pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
     let (open, close) = TAGS.iter().find(|(o, _)| bytes[k..].starts_with(o))?;
     let from = k + open.len();
-    let window = &bytes[from..bytes.len().min(k + MAX_TAG_BYTES)];
+    let one_line = open.len() == 2;
+    let mut end = bytes.len().min(k + MAX_TAG_BYTES);
+    let mut i = from;
+    while i < end {
+        if bytes[i] == b'\n' {
+            let next = &bytes[i + 1..end];
+            let line_end = next.iter().position(|&b| b == b'\n').unwrap_or(next.len());
+            let line = std::str::from_utf8(&next[..line_end]).unwrap_or("");
+            if one_line || line.trim().is_empty() || NestedFence::open(line).is_some() {
+                end = i;
+                break;
+            }
+        }
+        i += 1;
+    }
+    let window = &bytes[from..end];
     let at = window.windows(close.len()).position(|w| w == *close)?;
     Some((close, from + at + close.len()))
 }
 
 /// The name and first argument of a tag's text (`{{% include "/_common/x.md" %}}` →
-/// (`include`, `/_common/x.md`)); the `/*`…`*/` of an escaped Hugo shortcode and a
-/// leading `-` (Jinja's white-space control) are skipped.
+/// (`include`, `/_common/x.md`)), a leading `-` (Jinja's white-space control) skipped.
+/// An escaped Hugo shortcode (`{{</* x */>}}`) names `/*`, which is no tag name.
 fn name_and_argument(tag: &str) -> Option<(&str, &str)> {
     let inner = tag
         .trim_start_matches(['{', '<', '%', '-'])
@@ -112,7 +131,10 @@ pub(crate) fn code_shortcodes_as_fences(lines: &mut [String], in_fence: &[bool])
             i += 1;
             continue;
         };
-        let Some(end) = (i + 1..lines.len()).find(|&j| closes_code(&lines[j], &name)) else {
+        let closer = (i + 1..lines.len())
+            .take_while(|&j| !in_fence[j])
+            .find(|&j| closes_code(&lines[j], &name));
+        let Some(end) = closer else {
             i += 1;
             continue;
         };
@@ -155,6 +177,11 @@ mod tests {
         assert_eq!(tag_at(b, 2), Some((&b">}}"[..], 25)));
         assert_eq!(tag_at(b"{% include x.md %}", 0).map(|t| t.1), Some(18));
         assert_eq!(tag_at(b"50{% of it", 2), None);
+        // `{%` closes on its line; a shortcode never crosses a blank or a fence line
+        assert_eq!(tag_at(b"50{% of it\nx %}", 2), None);
+        assert_eq!(tag_at(b"{{< a\n  b >}}", 0).map(|t| t.1), Some(13));
+        assert_eq!(tag_at(b"{{< a\n\nb >}}", 0), None);
+        assert_eq!(tag_at(b"{{< a\n```\nb >}}", 0), None);
         let far = format!("{{% {} %}}", "x".repeat(MAX_TAG_BYTES));
         assert_eq!(tag_at(far.as_bytes(), 0), None);
     }
@@ -193,6 +220,13 @@ mod tests {
         .to_vec();
         let before: Vec<usize> = lines.iter().map(String::len).collect();
         code_shortcodes_as_fences(&mut lines, &[false; 11]);
+        // a closer inside a real fence closes nothing
+        let mut fenced: Vec<String> = ["{{< highlight >}}", "```", "{{< /highlight >}}", "```"]
+            .map(String::from)
+            .to_vec();
+        code_shortcodes_as_fences(&mut fenced, &[false, true, true, true]);
+        assert_eq!(fenced[0], "{{< highlight >}}");
+        assert_eq!(fenced[2], "{{< /highlight >}}");
         assert!(lines[0].starts_with("```") && lines[2].starts_with("```"));
         assert!(lines[3].starts_with("```") && lines[5].starts_with("```"));
         assert_eq!(lines[6], "{{< tab >}}");

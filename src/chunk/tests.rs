@@ -637,4 +637,20 @@ fn template_tags_are_markup_not_text_and_code_shortcodes_are_code() {
     assert_eq!(shown, vec![None, Some("See  this.".to_string())]);
     assert!(is_marker_line("> [!NOTE]") && is_marker_line(">> [!WARNING] "));
     assert!(!is_marker_line("> [!NOTE] inline text") && !is_marker_line("> [link]"));
+    // a stray opener whose only closer is inside a later code block hides nothing
+    let c = md("Use 50{% if you like.\n\n```jinja\n{% if user %}\n# Hello\n{% endif %}\n```\n\n## Next\nText.\n");
+    assert_eq!(paths(&c), vec![vec![], vec!["Next"]]);
+    assert!(c[0].body.contains("50{% if you like."), "{}", c[0].body);
+    assert!(
+        c[0].body.contains("{% if user %}"),
+        "code stays code: {}",
+        c[0].body
+    );
+    let c = md("{{< figure src=\"a.png\"\n\n# Real heading\n\nText >}} here.\n");
+    assert_eq!(paths(&c)[1], vec!["Real heading"]);
+    // a heading of only a shortcode or an image is no title and no heading text
+    let c =
+        md("# <img src=\"logo.svg\" width=\"200\">\n\nIntro.\n\n## {{< new-in 0.1 >}}\n\nNew.\n");
+    assert_eq!(c[0].title, "doc");
+    assert!(c.iter().all(|c| !c.body.contains("new-in")), "{c:#?}");
 }

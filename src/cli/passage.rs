@@ -3,7 +3,7 @@
 
 use super::args::ReadArgs;
 use super::output::{print_json, print_line};
-use crate::retriever::{DocfuseRetriever, Passage, PassageRequest};
+use crate::retriever::{DocfuseRetriever, Passage, PassageRequest, RetrieveError};
 
 pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     let retriever = DocfuseRetriever::open(&a.index)?;
@@ -15,7 +15,21 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     if a.end_line.is_some() {
         req.end_line = a.end_line;
     }
-    let p = retriever.read_passage_page_blocking(&req, a.max_bytes.max(1))?;
+    let max = a.max_bytes.max(1);
+    let p = match retriever.read_passage_page_blocking(&req, max) {
+        // `F#.md` is a path that holds `#`, not an id
+        Err(RetrieveError::NotFound(_)) if req.id.is_some() => {
+            let path = PassageRequest {
+                path: Some(a.target.clone()),
+                ..req.clone()
+            };
+            let as_path = PassageRequest { id: None, ..path };
+            retriever
+                .read_passage_page_blocking(&as_path, max)
+                .or_else(|_| retriever.read_passage_page_blocking(&req, max))?
+        }
+        other => other?,
+    };
     if a.json {
         print_json(&p)?;
         return Ok(super::EXIT_OK);
@@ -26,13 +40,39 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     print_line(&header(&p))?;
     print_line(&p.text)?;
     if let Some(next) = p.next_start_line {
-        let target = p.id.as_deref().unwrap_or(&p.path);
         print_line(&format!(
-            "[lines {next}-{} follow: docfuse read '{target}' --start-line {next} --end-line {}]",
-            p.range_end_line, p.range_end_line
+            "[lines {next}-{} follow: {}]",
+            p.range_end_line,
+            next_page_command(&a, &p, next)
         ))?;
     }
     Ok(super::EXIT_OK)
+}
+
+/// The command that reads the page after `p`, with the options this one was given.
+fn next_page_command(a: &ReadArgs, p: &Passage, next: u32) -> String {
+    let mut cmd = String::from("docfuse read");
+    if a.index != std::path::Path::new(crate::engine::DEFAULT_INDEX_DIR) {
+        cmd.push_str(&format!(" --index {}", quoted(&a.index.to_string_lossy())));
+    }
+    if let Some(r) = a.root {
+        cmd.push_str(&format!(" --root {r}"));
+    }
+    if a.max_bytes != crate::retriever::MAX_PASSAGE_BYTES {
+        cmd.push_str(&format!(" --max-bytes {}", a.max_bytes));
+    }
+    let target = p.id.as_deref().unwrap_or(&p.path);
+    cmd.push_str(&format!(
+        " {} --start-line {next} --end-line {}",
+        quoted(target),
+        p.range_end_line
+    ));
+    cmd
+}
+
+/// `s` as one POSIX shell word: in single quotes, each `'` written `'\''`.
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// `path:start-end · heading path`.
@@ -104,5 +144,11 @@ mod tests {
             (Some("notes:todo.md"), None)
         );
         assert!(request("a.md:99999999999").is_err());
+    }
+
+    #[test]
+    fn a_word_with_a_quote_stays_one_shell_word() {
+        assert_eq!(quoted("it's.md#a"), "'it'\\''s.md#a'");
+        assert_eq!(quoted("plain.md"), "'plain.md'");
     }
 }

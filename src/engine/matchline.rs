@@ -65,6 +65,9 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     let lines = visible_lines(text);
     let front = front_matter_lines(&lines, start_line);
     let mut in_text_key = false;
+    // inside a TOML multi-line string (`"""`/`'''`) opened on a text key's line
+    let mut open_quote: Option<&str> = None;
+    let mut first_key = None;
     for (i, line) in lines.iter().enumerate() {
         let Some(line) = line else { continue };
         if i < front {
@@ -74,9 +77,19 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
             if i == 0 || i + 1 == front {
                 continue;
             }
-            let continues = line.starts_with([' ', '\t']) || t.is_empty();
-            if !continues {
+            if first_key.is_none() && !t.is_empty() {
+                first_key = Some(i);
+            }
+            let continues = open_quote.is_some() || line.starts_with([' ', '\t']) || t.is_empty();
+            if let Some(q) = open_quote {
+                if t.contains(q) {
+                    open_quote = None;
+                }
+            } else if !continues {
                 in_text_key = is_text_key(t);
+                open_quote = ["\"\"\"", "'''"]
+                    .into_iter()
+                    .find(|q| in_text_key && t.matches(q).count() == 1);
             }
             if !in_text_key {
                 continue;
@@ -126,7 +139,9 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         }
     }
     if best.score == 0.0 {
-        let i = first_prose.unwrap_or(0);
+        // a page of front matter without a description: its first key (the title), never
+        // the fence
+        let i = first_prose.or(first_key).unwrap_or(0);
         best.line = start_line.saturating_add(i as u32);
         best.offset = i;
     }
@@ -292,6 +307,13 @@ weight = 10
 description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/themes/\"]\n+++";
         let themes = [("themes".to_string(), 2.0)];
         assert_eq!(best_line(text, 1, &themes, true).line, 6);
+        // a multi-line TOML string's lines belong to its key, indented or not
+        let text = "+++\ntitle = \"Modules\"\ndescription = \"\"\"\nUse modules\nto manage themes.\n\"\"\"\naliases = [\"/themes/\"]\n+++";
+        assert_eq!(best_line(text, 1, &themes, true).line, 5);
+        // no description: the title line, never the fence
+        let text = "+++\ntitle = \"Networking\"\nweight = 3\n+++";
+        assert_eq!(best_line(text, 1, &[], true).line, 2);
+        assert_eq!(best_line(text, 1, &themes, true).line, 2);
         // a passage further down starting with a thematic break is not front matter
         let text = "---\n\nnightly builds\n";
         assert_eq!(best_line(text, 9, &w, true).line, 11);

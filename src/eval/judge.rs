@@ -28,7 +28,7 @@ impl Target {
                         .heading_path
                         .last()
                         .is_some_and(|h| same_heading(h, heading))
-                        || starts_with_heading(c, heading)
+                        || holds_heading_line(c, heading)
                         || (c.heading_path.is_empty() && same_heading(&c.title, heading)))
             }
             Target::Doc { id } => &c.path == id,
@@ -39,7 +39,7 @@ impl Target {
 /// True when `c` holds the heading line of `heading`, an ancestor in its heading path: a
 /// heading-only section (or one whose only content is markup, such as an include
 /// shortcode) merged into its first child is found in that chunk.
-fn starts_with_heading(c: &StoredChunk, heading: &str) -> bool {
+fn holds_heading_line(c: &StoredChunk, heading: &str) -> bool {
     let n = c.heading_path.len();
     if n < 2
         || !c.heading_path[..n - 1]

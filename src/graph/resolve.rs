@@ -237,7 +237,13 @@ impl Lookup {
             if let Some(d) = exact.iter().find_map(|c| self.get(root, c)) {
                 return Some(d);
             }
-            if let Some(d) = exact.iter().find_map(|c| self.get_any_case(root, c)) {
+            // a site URL (no document extension) may differ in case; a file path may not
+            let url = !is_doc_path(&joined);
+            if let Some(d) = exact
+                .iter()
+                .filter(|_| url)
+                .find_map(|c| self.get_any_case(root, c))
+            {
                 return Some(d);
             }
         }
@@ -377,8 +383,13 @@ mod tests {
             l.link(0, from, "/functions/partials/includecached"),
             Some(0)
         );
+        // a file path written in the wrong case is broken on a case-sensitive host
         assert_eq!(
             l.link(0, from, "../Functions/Partials/IncludeCached.md"),
+            None
+        );
+        assert_eq!(
+            l.link(0, from, "../functions/partials/includecached.html"),
             Some(0)
         );
         // the exact case wins over another file differing only in case

@@ -122,7 +122,8 @@ pub fn fit_response<T>(
         if limit.saturating_sub(bare) >= wanted.min(limit / 2) {
             break;
         }
-        keep = (keep * limit / bare.max(1)).clamp(1, keep - 1);
+        let room = limit.saturating_sub(wanted.min(limit / 2));
+        keep = (keep * room / bare.max(1)).clamp(1, keep - 1);
     }
     loop {
         let (out, size) = sized_fit(limit, limit, |a| render(keep, a));

@@ -224,13 +224,12 @@ fn is_zero(n: &usize) -> bool {
 
 /// A snippet for a document of another retriever: its first shown line.
 fn first_line(content: &str) -> String {
-    let lines = crate::chunk::visible_lines(content);
-    let line = lines
-        .into_iter()
-        .flatten()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
-    crate::engine::snippet_at(&line, 0, &[])
+    // the offset of the first shown line; `snippet_at` shows it (one pass of markup
+    // removal: `&amp;lt;` stays `&lt;`)
+    let offset = crate::chunk::visible_lines(content)
+        .iter()
+        .position(|l| l.as_deref().is_some_and(|l| !l.trim().is_empty()));
+    offset.map_or_else(String::new, |i| crate::engine::snippet_at(content, i, &[]))
 }
 
 /// `x` rounded to 3 decimals (the JSON scores).

@@ -20,8 +20,9 @@ fn bad(message: String) -> RetrieveError {
     RetrieveError::InvalidRequest(message)
 }
 
-/// Checks a search: the query (not empty or blank, at most [`MAX_QUERY_BYTES`]), the
-/// limit (1..=[`MAX_LIMIT`]), the floor ([0, 1]) and the filters (compiled).
+/// Checks a search: the query (not empty or blank, at most [`MAX_QUERY_BYTES`], with at
+/// least one word the analyser finds: not only punctuation or symbols), the limit
+/// (1..=[`MAX_LIMIT`]), the floor ([0, 1]) and the filters (compiled).
 ///
 /// # Errors
 /// [`RetrieveError::InvalidRequest`] naming the parameter, what it must be and what it was.

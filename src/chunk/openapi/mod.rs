@@ -136,6 +136,7 @@ fn spec_of<'a>(root: &'a Node, src: &'a str, table: &'a LineTable, rel_path: &st
         src,
         table,
         title: title_of(root).map_or_else(|| file_stem(rel_path), str::to_string),
+        title_from_stem: title_of(root).is_none(),
         spent: std::cell::Cell::new(0),
     }
 }
@@ -180,7 +181,7 @@ fn chunk(spec: &Spec<'_>, rel_path: &str, s: Section, slugs: &mut SlugAllocator)
         id: chunk_id(rel_path, &slugs.unique(slug), 1),
         kind,
         rel_path: rel_path.to_string(),
-        title_from_stem: s.title == file_stem(rel_path),
+        title_from_stem: spec.title_from_stem,
         title: s.title,
         heading_path: s.heading_path,
         start_line: line(s.first),

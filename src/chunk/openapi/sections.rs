@@ -31,6 +31,8 @@ pub(super) struct Spec<'a> {
     pub src: &'a str,
     pub table: &'a LineTable,
     pub title: String,
+    /// `title` is the file stem: the spec has no `info.title`.
+    pub title_from_stem: bool,
     /// Bytes of section text (bodies and summaries) built so far.
     pub spent: std::cell::Cell<usize>,
 }
