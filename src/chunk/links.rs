@@ -6,7 +6,7 @@ use pulldown_cmark::{CodeBlockKind, Event, LinkType, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 
 use super::lines::LineTable;
-use super::markdown::options;
+use super::markdown::{options, options_for};
 use super::source::Prepared;
 use super::{SourceDoc, SourceKind};
 
@@ -112,7 +112,8 @@ pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
     links.template_links(&prepared.includes);
-    for (event, range) in Parser::new_ext(&prepared.parse, options()).into_offset_iter() {
+    let opts = options_for(&prepared.parse);
+    for (event, range) in Parser::new_ext(&prepared.parse, opts).into_offset_iter() {
         links.event(&event, &range);
     }
     links.finish()
@@ -145,6 +146,9 @@ pub(crate) struct LinkCollector<'a> {
     emphasis_depth: u32,
     /// How deep inside link text the parse is.
     link_depth: u32,
+    /// A definition-list term being read (its start offset and text): its slug is an
+    /// anchor of the page (Hugo's `autoDefinitionTermID`: `#publishdir`).
+    term: Option<(usize, String)>,
     /// The document's reference definitions (`[x]: target` lines), read on the first
     /// indented block that needs them.
     definitions: Option<String>,
@@ -162,6 +166,7 @@ impl<'a> LinkCollector<'a> {
             emphasis: None,
             emphasis_depth: 0,
             link_depth: 0,
+            term: None,
             definitions: None,
             out: Vec::new(),
         }
@@ -182,6 +187,23 @@ impl<'a> LinkCollector<'a> {
         match event {
             Event::Start(Tag::Link { .. }) => self.link_depth += 1,
             Event::End(TagEnd::Link) => self.link_depth = self.link_depth.saturating_sub(1),
+            Event::Start(Tag::DefinitionListTitle) => {
+                self.term = Some((range.start, String::new()))
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, so_far)) = self.term.as_mut() {
+                    so_far.push_str(t);
+                }
+            }
+            Event::End(TagEnd::DefinitionListTitle) => {
+                if let Some((at, term)) = self.term.take() {
+                    let slug = super::ids::slugify(&term);
+                    if !term.trim().is_empty() {
+                        let line = self.table.line_of(at) as u32 + 1;
+                        push(&mut self.out, line, LinkForm::Anchor, &slug);
+                    }
+                }
+            }
             _ => {}
         }
         if let (Event::Text(text), None) = (event, &self.indented) {

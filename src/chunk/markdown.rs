@@ -54,14 +54,27 @@ pub(crate) enum BlockKind {
 }
 
 /// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`),
-/// GitHub's alert blockquotes (`> [!NOTE]`: the marker is the quote's kind, not text);
-/// no metadata blocks (front matter is blanked out before parsing).
+/// GitHub's alert blockquotes (`> [!NOTE]`: the marker is the quote's kind, not text); no
+/// metadata blocks (front matter is blanked out before parsing).
 pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_HEADING_ATTRIBUTES
         | Options::ENABLE_GFM
+}
+
+/// [`options`] for a document's parse copy, with definition lists (`term` then
+/// `: definition`, as Hugo, PHP Markdown Extra and pymdownx write settings references)
+/// unless the document writes `:::` containers (VitePress, Docusaurus), whose marker lines
+/// the definition syntax would take for definitions.
+pub(crate) fn options_for(parse: &str) -> Options {
+    let containers = parse.lines().any(|l| l.trim_start().starts_with("::"));
+    if containers {
+        options()
+    } else {
+        options() | Options::ENABLE_DEFINITION_LIST
+    }
 }
 
 /// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`; `src` is
@@ -84,7 +97,7 @@ pub(crate) fn parse_blocks(
         open: None,
         blocks: Vec::new(),
     };
-    for (event, range) in Parser::new_ext(parse, options()).into_offset_iter() {
+    for (event, range) in Parser::new_ext(parse, options_for(parse)).into_offset_iter() {
         if let Some(l) = links.as_deref_mut() {
             l.event(&event, &range);
         }
@@ -97,6 +110,10 @@ pub(crate) fn parse_blocks(
 struct Open {
     range: Range<usize>,
     heading: Option<Heading>,
+    /// The text of the definition-list term being read, and the names terms gave so far
+    /// (`baseURL`, `--force`): symbols of the block, as a heading's names are.
+    term: Option<String>,
+    names: Vec<String>,
     fields: FieldsBuilder,
     kind: BlockKind,
     items: Vec<usize>,
@@ -121,6 +138,8 @@ impl Walker<'_> {
             self.open = Some(Open {
                 range: range.clone(),
                 heading: None,
+                term: None,
+                names: Vec::new(),
                 fields: FieldsBuilder::default(),
                 kind: BlockKind::Other,
                 items: Vec::new(),
@@ -165,10 +184,16 @@ impl Walker<'_> {
                             header_end: head + 1,
                         };
                     }
-                    Tag::List(_) if self.depth == 1 => open.kind = BlockKind::List,
-                    Tag::Item if self.depth == 2 && open.kind == BlockKind::List => {
+                    Tag::List(_) | Tag::DefinitionList if self.depth == 1 => {
+                        open.kind = BlockKind::List
+                    }
+                    // a definition list's items start at their terms
+                    Tag::Item | Tag::DefinitionListTitle
+                        if self.depth == 2 && open.kind == BlockKind::List =>
+                    {
                         open.items.push(self.table.line_of(range.start));
                     }
+                    Tag::DefinitionListTitle => open.term = Some(String::new()),
                     Tag::Paragraph => open.fields.paragraph_start(),
                     _ => {}
                 }
@@ -176,6 +201,14 @@ impl Walker<'_> {
             Event::End(end) => {
                 match end {
                     TagEnd::Heading(_) if self.depth == 1 => self.in_heading = false,
+                    TagEnd::DefinitionListTitle => {
+                        let term = open.term.take().unwrap_or_default();
+                        for name in heading_symbols(&collapse_ws(&term)) {
+                            if !open.names.iter().any(|n| n == name) {
+                                open.names.push(name.to_string());
+                            }
+                        }
+                    }
                     TagEnd::CodeBlock => self.in_code = false,
                     TagEnd::Paragraph => open.fields.paragraph_end(),
                     _ => {}
@@ -225,7 +258,8 @@ impl Walker<'_> {
         });
         let mut fields = open.fields.finish();
         let named = heading.as_ref().map(|h| heading_symbols(&h.text));
-        for (i, sym) in named.iter().flatten().enumerate() {
+        let terms = open.names.iter().map(String::as_str);
+        for (i, sym) in named.into_iter().flatten().chain(terms).enumerate() {
             if !fields.symbols.iter().any(|x| x == sym) {
                 fields
                     .symbols
@@ -246,6 +280,9 @@ impl Walker<'_> {
 
 /// Feeds a non-tag event to the open block.
 fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool) {
+    if let (Some(term), Event::Text(t) | Event::Code(t)) = (open.term.as_mut(), &event) {
+        term.push_str(t);
+    }
     let heading = open.heading.as_mut().filter(|_| in_heading);
     let f = &mut open.fields;
     match (event, heading) {

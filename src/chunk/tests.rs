@@ -654,3 +654,55 @@ fn template_tags_are_markup_not_text_and_code_shortcodes_are_code() {
     assert_eq!(c[0].title, "doc");
     assert!(c.iter().all(|c| !c.body.contains("new-in")), "{c:#?}");
 }
+
+#[test]
+fn definition_list_terms_name_their_chunk_and_a_long_list_is_cut_between_terms() {
+    let mut text = String::from("# Settings\n\n");
+    for i in 0..60 {
+        let term = if i == 7 {
+            "baseURL".to_string()
+        } else {
+            format!("setting{i}")
+        };
+        text.push_str(&format!(
+            "{term}\n: (`string`) What setting number {i} does to the site, in a sentence of ordinary words.\n\n"
+        ));
+    }
+    let c = md(&text);
+    // cut between terms, never inside a term's definition
+    assert!(c.len() > 1, "{} chunks", c.len());
+    for p in &c {
+        let first = p.text.lines().next().unwrap_or("");
+        assert!(
+            !first.starts_with(':'),
+            "a piece starts inside an item: {first}"
+        );
+    }
+    let with = c.iter().find(|p| p.text.contains("baseURL\n")).unwrap();
+    assert!(
+        with.symbols.iter().any(|s| s == "baseURL"),
+        "{:?}",
+        with.symbols
+    );
+    // a term's slug is an anchor of the page (Hugo's autoDefinitionTermID)
+    let anchors: Vec<String> = links::doc_links(&doc(&text, SourceKind::Markdown))
+        .into_iter()
+        .filter(|l| l.form == LinkForm::Anchor)
+        .map(|l| l.target)
+        .collect();
+    assert!(anchors.iter().any(|a| a == "baseurl"), "{anchors:?}");
+    // a term of words is no name
+    let c = md("# G\n\nShort answer\n: Yes.\n");
+    assert!(
+        !c[0].symbols.iter().any(|s| s == "Short answer"),
+        "{:?}",
+        c[0].symbols
+    );
+    // a page with `:::` containers keeps them: no definition list swallows a marker
+    let c = md("# G\n\nSome prose.\n\n::: tip NOTE\nUse it.\n:::\n\nbaseURL\n: the URL.\n");
+    assert!(
+        c[0].body.contains("NOTE") && !c[0].body.contains("::"),
+        "{}",
+        c[0].body
+    );
+}
