@@ -20,6 +20,9 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
     let mut fence: Option<NestedFence> = None;
     // a template tag running over lines is hidden to this byte of `text`
     let mut tag_until = 0;
+    // inside a code shortcode (`{% highlight ruby %}` … `{% endhighlight %}`): code, shown
+    // as it is between two fence lines, as the reader sees a code block
+    let mut code_tag: Option<String> = None;
     let mut at = 0;
     for line in text.lines() {
         let line_start = at;
@@ -42,6 +45,22 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
                     raw = Some(close);
                 }
                 out.push(None);
+                continue;
+            }
+        }
+        if let Some(name) = &code_tag {
+            if super::templates::closes_code(line, name) {
+                code_tag = None;
+                out.push(Some("```".to_string()));
+            } else {
+                out.push(Some(line.to_string()));
+            }
+            continue;
+        }
+        if fence.is_none() && !in_html && !in_mdx {
+            if let Some(name) = super::templates::code_opener(line) {
+                code_tag = Some(name);
+                out.push(Some("```".to_string()));
                 continue;
             }
         }
@@ -415,9 +434,19 @@ mod tests {
         );
         // a stray opener hides nothing
         assert_eq!(
-            visible_lines("50{% of it\nx %}\n")[0].as_deref(),
+            visible_lines("50{% of it\n\nx %}\n")[0].as_deref(),
             Some("50{% of it")
         );
+        // a code shortcode's body is code, shown as it is between fence lines
+        let shown = visible_lines("{% highlight ruby %}\n# a comment\n{% post_url 2018-x %}\n{% endhighlight %}\nAfter.\n");
+        let want = [
+            "```",
+            "# a comment",
+            "{% post_url 2018-x %}",
+            "```",
+            "After.",
+        ];
+        assert_eq!(shown, want.map(|w| Some(w.to_string())).to_vec());
     }
 
     #[test]

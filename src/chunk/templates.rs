@@ -10,8 +10,14 @@
 
 use super::source::NestedFence;
 
-/// Opening and closing delimiters of a template tag, longest opener first.
-pub(crate) const TAGS: [(&[u8], &[u8]); 3] = [(b"{{<", b">}}"), (b"{{%", b"%}}"), (b"{%", b"%}")];
+/// Opening and closing delimiters of a template tag, longest opener first: Hugo
+/// shortcodes, Liquid/Jinja output (`{{ site.baseurl }}`) and tags.
+pub(crate) const TAGS: [(&[u8], &[u8]); 4] = [
+    (b"{{<", b">}}"),
+    (b"{{%", b"%}}"),
+    (b"{{", b"}}"),
+    (b"{%", b"%}"),
+];
 
 /// A tag not closed within this many bytes of its opener is text, not a tag (a stray
 /// `{%` in prose must not hide the rest of a document).
@@ -38,13 +44,12 @@ const CODE: [&str; 5] = [
 ];
 
 /// The tag opening at `bytes[k]` if it closes within [`MAX_TAG_BYTES`]: its closing
-/// delimiter and the offset just past it. A Liquid/Jinja tag (`{% … %}`) closes on its
-/// own line; a shortcode may run over several lines but never past a blank line or a
-/// fence line (a stray opener must not hide a code block or the text after it).
+/// delimiter and the offset just past it. A tag may run over several lines but never
+/// past a blank line or a fence line (a stray opener must not hide a code block or the
+/// text after it).
 pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
     let (open, close) = TAGS.iter().find(|(o, _)| bytes[k..].starts_with(o))?;
     let from = k + open.len();
-    let one_line = open.len() == 2;
     let mut end = bytes.len().min(k + MAX_TAG_BYTES);
     let mut i = from;
     while i < end {
@@ -52,7 +57,7 @@ pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
             let next = &bytes[i + 1..end];
             let line_end = next.iter().position(|&b| b == b'\n').unwrap_or(next.len());
             let line = std::str::from_utf8(&next[..line_end]).unwrap_or("");
-            if one_line || line.trim().is_empty() || NestedFence::open(line).is_some() {
+            if line.trim().is_empty() || NestedFence::open(line).is_some() {
                 end = i;
                 break;
             }
@@ -92,7 +97,7 @@ pub(crate) fn pointed_target(tag: &str) -> Option<String> {
 
 /// The code shortcode a whole line opens (`{{< highlight go "linenos=true" >}}`): its
 /// name, for finding the closer.
-fn code_opener(line: &str) -> Option<String> {
+pub(crate) fn code_opener(line: &str) -> Option<String> {
     let t = line.trim();
     let closed = TAGS
         .iter()
@@ -106,7 +111,7 @@ fn code_opener(line: &str) -> Option<String> {
 
 /// Whether `line` is only the closer of code shortcode `name` (`{{< /highlight >}}`,
 /// `{% endhighlight %}`).
-fn closes_code(line: &str, name: &str) -> bool {
+pub(crate) fn closes_code(line: &str, name: &str) -> bool {
     let t = line.trim();
     let Some((closer, _)) = name_and_argument(t) else {
         return false;
@@ -177,8 +182,16 @@ mod tests {
         assert_eq!(tag_at(b, 2), Some((&b">}}"[..], 25)));
         assert_eq!(tag_at(b"{% include x.md %}", 0).map(|t| t.1), Some(18));
         assert_eq!(tag_at(b"50{% of it", 2), None);
-        // `{%` closes on its line; a shortcode never crosses a blank or a fence line
-        assert_eq!(tag_at(b"50{% of it\nx %}", 2), None);
+        // a tag never crosses a blank or a fence line
+        assert_eq!(
+            tag_at(b"({% link\n  _posts/x.md %})", 1).map(|t| t.1),
+            Some(25)
+        );
+        assert_eq!(tag_at(b"50{% of it\n\nx %}", 2), None);
+        assert_eq!(
+            tag_at(b"[a]({{ '/docs/' | relative_url }})", 4).map(|t| t.1),
+            Some(33)
+        );
         assert_eq!(tag_at(b"{{< a\n  b >}}", 0).map(|t| t.1), Some(13));
         assert_eq!(tag_at(b"{{< a\n\nb >}}", 0), None);
         assert_eq!(tag_at(b"{{< a\n```\nb >}}", 0), None);

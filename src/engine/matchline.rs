@@ -351,6 +351,15 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
     }
 
     #[test]
+    fn a_line_inside_a_code_shortcode_is_cited_where_it_is() {
+        let text = "## Upgrading\n\nA few things changed.\n\n{% highlight liquid %}\n# a comment line\n{% post_url 2018-03-20-hello-world %}\n{% endhighlight %}\n";
+        let m = best_line(text, 1, &w(&[("hello", 2.0), ("world", 2.0)]), true);
+        assert_eq!(m.line, 7);
+        let m = best_line(text, 1, &w(&[("comment", 2.0)]), true);
+        assert_eq!(m.line, 6);
+    }
+
+    #[test]
     fn a_body_line_is_the_match_even_when_the_heading_matches_more() {
         let text = "# Diagrams\n\nDiagrams help.\n\nRendered with Mermaid.js here.\n";
         let weights = w(&[("mermaid", 2.0), ("diagrams", 1.5)]);
