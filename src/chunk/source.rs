@@ -186,6 +186,13 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32,
                         if let Some(target) = templates::pointed_target(&tag) {
                             includes.push((i as u32 + 1, target));
                         }
+                        if end <= line.end && templates::prefixes_a_url(&bytes, k, end) {
+                            // `({{ site.repository }}/issues/9)`: the URL is the site
+                            // generator's to make; a placeholder scheme keeps it external
+                            templates::fill_placeholder_scheme(&mut bytes[k..end]);
+                            k = end;
+                            continue;
+                        }
                         let opener = end.min(line.end).min(k + 2);
                         bytes[k..opener].fill(b' ');
                         k = opener;

@@ -69,6 +69,27 @@ pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
     Some((close, from + at + close.len()))
 }
 
+/// Whether the tag at `bytes[k..end]` begins a URL and more of the URL follows it
+/// (`({{ site.repository }}/issues/9)`, `href="{{ site.baseurl }}/docs/"`): blanked, the
+/// rest would read as a path of this site.
+pub(crate) fn prefixes_a_url(bytes: &[u8], k: usize, end: usize) -> bool {
+    let after_open = k > 0 && matches!(bytes[k - 1], b'(' | b'"' | b'\'' | b'=' | b'<');
+    let more = bytes
+        .get(end)
+        .is_some_and(|b| !matches!(b, b')' | b'"' | b'\'' | b'>' | b' ' | b'\t' | b'\n' | b'\r'));
+    after_open && more
+}
+
+/// Overwrites a tag (4 bytes or more: `{%%}` is the shortest) with `tpl:` and underscores,
+/// same length, ASCII: a URL starting with it has a scheme, so it is an external link,
+/// never a broken path of the site.
+pub(crate) fn fill_placeholder_scheme(tag: &mut [u8]) {
+    tag.fill(b'_');
+    if tag.len() >= 4 {
+        tag[..4].copy_from_slice(b"tpl:");
+    }
+}
+
 /// The name and first argument of a tag's text (`{{% include "/_common/x.md" %}}` →
 /// (`include`, `/_common/x.md`)), a leading `-` (Jinja's white-space control) skipped.
 /// An escaped Hugo shortcode (`{{</* x */>}}`) names `/*`, which is no tag name.

@@ -706,3 +706,33 @@ fn definition_list_terms_name_their_chunk_and_a_long_list_is_cut_between_terms()
         c[0].body
     );
 }
+
+#[test]
+fn a_url_a_template_tag_starts_is_external_not_a_broken_path() {
+    let text = "# History\n\n- Fix globbing ([#9762]({{ site.repository }}/issues/9762)).\n- See [the docs]({{ '/docs/history/' | relative_url }}) and [local](other.md).\n";
+    let links: Vec<String> = links::doc_links(&doc(text, SourceKind::Markdown))
+        .into_iter()
+        .filter(|l| l.form == LinkForm::Link)
+        .map(|l| l.target)
+        .collect();
+    assert!(links.iter().all(|t| !t.starts_with("/issues")), "{links:?}");
+    // a URL with a scheme: the graph counts it external, not a broken path
+    assert!(
+        links
+            .iter()
+            .any(|t| t.starts_with("tpl:") && t.ends_with("/issues/9762")),
+        "{links:?}"
+    );
+    assert!(links.iter().any(|t| t == "other.md"), "{links:?}");
+    let c = md(text);
+    assert!(
+        !c[0].body.contains("repository") && !c[0].body.contains("relative_url"),
+        "{}",
+        c[0].body
+    );
+    assert!(
+        c[0].body.contains("#9762") && c[0].body.contains("the docs"),
+        "{}",
+        c[0].body
+    );
+}
