@@ -289,7 +289,7 @@ fn strip_comments(line: &str, in_html: &mut bool, in_mdx: &mut bool) -> String {
 }
 
 /// Drops a trailing `{#id …}` / `{ .class }` attribute block of a heading line.
-fn strip_heading_attributes(line: &str) -> String {
+pub(crate) fn strip_heading_attributes(line: &str) -> String {
     if !line.trim_start().starts_with('#') {
         return line.to_string();
     }

@@ -366,16 +366,12 @@ fn stand_in_text(line: &str) -> String {
 /// The source of an ATX heading line without its `#` marks, closing `#`s and `{…}`
 /// attributes (`## <Foo /> {#foo}` → `<Foo />`); a setext heading's line as it is.
 fn raw_heading_text(line: &str) -> String {
+    let line = super::display::strip_heading_attributes(line);
     let t = line.trim();
     let Some(rest) = t.strip_prefix('#') else {
         return t.to_string();
     };
     let mut t = rest.trim_start_matches('#').trim();
-    if t.ends_with('}') {
-        if let Some(open) = t.rfind('{') {
-            t = t[..open].trim_end();
-        }
-    }
     let closed = t.trim_end_matches('#');
     if closed.len() < t.len() && (closed.is_empty() || closed.ends_with(' ')) {
         t = closed.trim_end();

@@ -17,16 +17,16 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     }
     let max = a.max_bytes.max(1);
     let p = match retriever.read_passage_page_blocking(&req, max) {
-        // `F#.md` is a path that holds `#`, not an id
-        Err(RetrieveError::NotFound(_)) if req.id.is_some() => {
-            let path = PassageRequest {
+        // `F#.md` is a path that holds `#`, not an id; the id's error stands otherwise
+        Err(e @ RetrieveError::NotFound(_)) if req.id.is_some() => {
+            let as_path = PassageRequest {
+                id: None,
                 path: Some(a.target.clone()),
-                ..req.clone()
+                ..req
             };
-            let as_path = PassageRequest { id: None, ..path };
             retriever
                 .read_passage_page_blocking(&as_path, max)
-                .or_else(|_| retriever.read_passage_page_blocking(&req, max))?
+                .map_err(|_| e)?
         }
         other => other?,
     };
