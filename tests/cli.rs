@@ -229,6 +229,22 @@ fn read_prints_a_results_section_or_a_files_lines_page_by_page() {
         }
     }
     assert_eq!(got, lines);
+    // a line longer than the page is cut, and the reader is told so
+    let long = lines.iter().position(|l| l.len() > 40).unwrap() + 1;
+    let o = docfuse(
+        d.path(),
+        &[
+            "read",
+            &format!("{path}:{long}-{long}"),
+            "--max-bytes",
+            "20",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("[line {long} is cut: raise --max-bytes")),
+        "{out}"
+    );
     // what is not indexed is an error that says so
     let o = docfuse(d.path(), &["read", "nope.md"]);
     assert_eq!(o.status.code(), Some(2));

@@ -845,6 +845,13 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
     .unwrap();
     assert_eq!(v["missing_words"], json!(["france"]), "{v}");
     assert_eq!(v["results"][0]["path"], "cache.md", "{v}");
+    // a compound with one part in no passage is named as written, not by its part
+    let v: Value = serde_json::from_str(&stdout(&docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "cache_qzxv build"],
+    )))
+    .unwrap();
+    assert_eq!(v["missing_words"], json!(["cache_qzxv"]), "{v}");
     assert_eq!(v["results"][0]["lexical_match"], true, "{v}");
     // every word found: nothing said, field left out
     let o = docfuse(

@@ -39,6 +39,19 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     }
     print_line(&header(&p))?;
     print_line(&p.text)?;
+    if p.truncated && p.start_line == p.end_line && p.text.ends_with('…') {
+        // a line longer than the budget is cut (only a page's first line can be): say so,
+        // and how to read more of it
+        let hint = if a.max_bytes < crate::retriever::MAX_PASSAGE_BYTES {
+            format!(
+                "raise --max-bytes (up to {}) to read more of it",
+                crate::retriever::MAX_PASSAGE_BYTES
+            )
+        } else {
+            "it is longer than the largest page; open the file to read all of it".into()
+        };
+        print_line(&format!("[line {} is cut: {hint}]", p.end_line))?;
+    }
     if let Some(next) = p.next_start_line {
         print_line(&format!(
             "[lines {next}-{} follow: {}]",

@@ -59,6 +59,17 @@ struct QTerm {
     content: bool,
 }
 
+/// The query term that `qterms[q]` is a part of (`intro_ver` for `ver`), if any.
+fn compound_of(qterms: &[QTerm], q: usize) -> Option<usize> {
+    let part = qterms[q].text.as_str();
+    qterms.iter().position(|t| {
+        t.text != part
+            && t.text
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|p| p == part)
+    })
+}
+
 /// The full outcome of one lexical query: every matching chunk scored and ranked (no
 /// floor, no limit). Front ends cut it; fusion reads all of it.
 pub struct LexicalRun {
@@ -125,14 +136,18 @@ impl LexicalRun {
             // a CJK run is searched as overlapping bigrams (`京の`, `の天`): a bigram that
             // spans two words is no word of the question
             let bigram = term.text.chars().any(crate::analysis::is_cjk);
-            if term.content
-                && !found(q)
-                && !named
-                && !bigram
-                && !part_found(&term.text)
-                && !out.contains(&term.text)
-            {
-                out.push(term.text.clone());
+            if !term.content || found(q) || named || bigram || part_found(&term.text) {
+                continue;
+            }
+            // a part of a compound (`ver` of `intro_ver`) is reported as the compound the
+            // reader wrote, unless the compound itself is found
+            let word = match compound_of(&self.qterms, q) {
+                Some(c) if found(c) => continue,
+                Some(c) => &self.qterms[c].text,
+                None => &term.text,
+            };
+            if !out.contains(word) {
+                out.push(word.clone());
             }
         }
         out
