@@ -1,25 +1,39 @@
 //! What a reader sees of a passage's lines: HTML comments (`<!-- … -->`, over several
 //! lines too), MDX comments (`{/* … */}`) and reference-style link definitions
-//! (`[id]: https://…`) are hidden, and so are template tags closed on their line
-//! (`{{< x >}}`, `{{% x %}}`, `{% x %}`); character references (`&nbsp;`, `&lt;`) show
-//! their characters; links show their text (`[text](url)`,
+//! (`[id]: https://…`) are hidden, and so are kramdown attribute lists (`{: .note}`)
+//! and template tags closed on their line (`{{< x >}}`, `{{% x %}}`, `{% x %}`); character references (`&nbsp;`, `&lt;`) show
+//! their characters; inline HTML tags are hidden, their text kept
+//! ([`super::inline_html`]); links show their text (`[text](url)`,
 //! `[text][id]`, `[text]`); heading attributes (`{#id}`, `{ .class }`) are dropped.
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
 
+use super::inline_html::strip_inline_tags;
 use super::source::{FenceLine, NestedFence};
 
 /// Each line of `text` as shown, or `None` when nothing of it is shown (inside a
 /// comment, a link definition, a `<script>` or `<style>` element that starts a line, or
 /// blank after hiding).
 pub fn visible_lines(text: &str) -> Vec<Option<String>> {
+    visible_lines_of(text, true)
+}
+
+/// [`visible_lines`] of a Markdown document (`markdown`), else of a plain-text one,
+/// whose lines are all shown as written (`cp <input> <output>` is no HTML).
+pub fn visible_lines_of(text: &str, markdown: bool) -> Vec<Option<String>> {
+    if !markdown {
+        return text
+            .lines()
+            .map(|l| (!l.trim().is_empty()).then(|| l.to_string()))
+            .collect();
+    }
     let mut out = Vec::new();
     let mut in_html = false;
     let mut in_mdx = false;
     let mut raw: Option<&'static str> = None;
     let mut fence: Option<NestedFence> = None;
-    // a template tag running over lines is hidden to this byte of `text`
-    let mut tag_until = 0;
+    // what template tags leave open at a line end (a tag over lines, a raw span)
+    let mut tags = TagState::default();
     // inside a code shortcode (`{% highlight ruby %}` … `{% endhighlight %}`): code, shown
     // as it is between two fence lines, as the reader sees a code block
     let mut code_tag: Option<String> = None;
@@ -82,15 +96,17 @@ pub fn visible_lines(text: &str) -> Vec<Option<String>> {
                 out.push(Some(line.to_string()));
                 continue;
             }
-            if is_link_definition(line) {
+            if is_link_definition(line) || super::kramdown::is_attribute_line(line) {
                 out.push(None);
                 continue;
             }
         }
-        let untagged = strip_template_tags(text, line_start, line.len(), &mut tag_until);
+        let untagged = strip_template_tags(text, line_start, line.len(), &mut tags);
         let shown = strip_comments(&untagged, &mut in_html, &mut in_mdx);
+        let shown = strip_inline_tags(&super::kramdown::strip_spans(&shown));
         let shown = decode_entities(&render_links(&strip_heading_attributes(&shown)));
-        out.push(if shown.trim().is_empty() {
+        // a line of only blockquote markers (`> ` after hiding `{: .note}`) shows nothing
+        out.push(if shown.trim().trim_start_matches(['>', ' ']).is_empty() {
             None
         } else {
             Some(shown)
@@ -116,13 +132,13 @@ fn raw_element_open(line: &str) -> Option<&'static str> {
 /// open it is shown as is): for a snippet of a single line.
 pub fn display_line(line: &str) -> String {
     let (mut a, mut b) = (false, false);
-    if is_link_definition(line) {
+    if is_link_definition(line) || super::kramdown::is_attribute_line(line) {
         return String::new();
     }
-    let untagged = strip_template_tags(line, 0, line.len(), &mut 0);
-    decode_entities(&render_links(&strip_heading_attributes(&strip_comments(
-        &untagged, &mut a, &mut b,
-    ))))
+    let untagged = strip_template_tags(line, 0, line.len(), &mut TagState::default());
+    let shown = strip_comments(&untagged, &mut a, &mut b);
+    let shown = strip_inline_tags(&super::kramdown::strip_spans(&shown));
+    decode_entities(&render_links(&strip_heading_attributes(&shown)))
 }
 
 /// HTML character references as the reader sees them, outside inline code (where
@@ -181,6 +197,25 @@ fn entity(name: &str) -> Option<char> {
         "ndash" => Some('–'),
         "hellip" => Some('…'),
         "copy" => Some('©'),
+        "vert" | "verbar" => Some('|'),
+        "times" => Some('×'),
+        "rarr" => Some('→'),
+        "larr" => Some('←'),
+        "le" => Some('≤'),
+        "ge" => Some('≥'),
+        "ne" => Some('≠'),
+        "minus" => Some('−'),
+        "middot" => Some('·'),
+        "bull" => Some('•'),
+        "deg" => Some('°'),
+        "reg" => Some('®'),
+        "trade" => Some('™'),
+        "lsquo" => Some('‘'),
+        "rsquo" => Some('’'),
+        "ldquo" => Some('“'),
+        "rdquo" => Some('”'),
+        "laquo" => Some('«'),
+        "raquo" => Some('»'),
         _ => None,
     };
     named.or_else(|| {
@@ -197,22 +232,36 @@ fn entity(name: &str) -> Option<char> {
 /// (`{{< new-in 0.1 />}}`, `{{% include "x.md" %}}`, `{% raw %}`: markup of the site
 /// generator, never shown), as the chunker finds them ([`super::templates::tag_at`]) and
 /// outside inline code. A tag running past the line hides `text` up to `*until`, which
-/// the next lines honour.
-fn strip_template_tags(text: &str, start: usize, len: usize, until: &mut usize) -> String {
+/// the next lines honour; the text between `{% raw %}` and `{% endraw %}` is literal,
+/// shown as written.
+fn strip_template_tags(text: &str, start: usize, len: usize, state: &mut TagState) -> String {
     let bytes = text.as_bytes();
     let end = start + len;
     let mut out = String::new();
-    let mut from = start.max((*until).min(end));
+    let mut from = start.max(state.until.min(end));
     let mut k = from;
     let mut in_code = false;
     while k < end {
+        if state.raw {
+            match super::templates::endraw_on_line(bytes, k, end) {
+                Some((at, close)) => {
+                    out.push_str(&text[from..at]);
+                    (from, k, state.raw) = (close, close, false);
+                    continue;
+                }
+                None => break,
+            }
+        }
         match bytes[k] {
             b'`' => in_code = !in_code,
             b'{' if !in_code => {
                 if let Some((_, close)) = super::templates::tag_at(bytes, k) {
                     out.push_str(&text[from..k]);
+                    if close <= end {
+                        state.raw = super::templates::raw_tag(&bytes[k..close]) == Some(true);
+                    }
                     from = close.min(end);
-                    *until = close;
+                    state.until = close;
                     k = from;
                     continue;
                 }
@@ -223,6 +272,14 @@ fn strip_template_tags(text: &str, start: usize, len: usize, until: &mut usize) 
     }
     out.push_str(&text[from..end]);
     out
+}
+
+/// What template tags leave open at the end of a line: a tag running on to byte `until`
+/// of the text, or a `{% raw %}` span.
+#[derive(Default)]
+struct TagState {
+    until: usize,
+    raw: bool,
 }
 
 /// `[label]: destination` at the start of a line (up to three spaces of indent).
@@ -458,6 +515,11 @@ mod tests {
         assert_eq!(
             display_line("write `&nbsp;` for &nbsp;"),
             "write `&nbsp;` for  "
+        );
+        // tags go first, so an escaped `&lt;T&gt;` is shown, not taken for a tag
+        assert_eq!(
+            display_line("| <code>pat &vert; pat</code> | &lt;T&gt; &rarr; x |"),
+            "| pat | pat | <T> → x |"
         );
         let shown = visible_lines("a&lt;b\n```\n&lt;kept&gt;\n```\n");
         assert_eq!(shown[0].as_deref(), Some("a<b"));

@@ -147,7 +147,8 @@ fn heading_anchors(chunks: &[Chunk]) -> Vec<(String, String)> {
 }
 
 /// The routes of a page besides its path: its `slug` (absolute from the root, or
-/// relative to its folder) and its `id` (in place of its file name).
+/// relative to its folder), its `id` (in place of its file name) and its permalinks
+/// (Jekyll, Hugo: absolute from the site root).
 fn routes(rel_path: &str, fm: &super::frontmatter::FrontMatter) -> Vec<String> {
     let folder = rel_path.rsplit_once('/').map_or("", |(f, _)| f);
     let under = |name: &str| match folder {
@@ -164,6 +165,16 @@ fn routes(rel_path: &str, fm: &super::frontmatter::FrontMatter) -> Vec<String> {
     }
     if let Some(id) = fm.doc_id.as_deref().filter(|i| !i.contains('/')) {
         out.push(under(id));
+    }
+    // `permalink: /docs/history/`; one with placeholders (`/:categories/:title/`) is a
+    // pattern of the site generator, and one not from the root (`pretty`) a style: no
+    // route
+    for link in fm
+        .permalinks
+        .iter()
+        .filter(|l| l.starts_with('/') && !l.contains(':'))
+    {
+        out.push(link.trim_matches('/').to_string());
     }
     out.retain(|r| !r.is_empty());
     out
@@ -410,9 +421,12 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     let heads: Vec<(usize, u8, &str, Option<&String>)> = blocks
         .iter()
         .filter_map(|b| {
-            b.heading
-                .as_ref()
-                .map(|h| (b.first_line, h.level, h.text.as_str(), h.anchor.as_ref()))
+            b.heading.as_ref().map(|h| {
+                // `## Title` then `{: #id}` (kramdown): the id is the heading's anchor
+                let anchor = h.anchor.as_ref();
+                let anchor = anchor.or_else(|| prep.attribute_id_after(b.last_line));
+                (b.first_line, h.level, h.text.as_str(), anchor)
+            })
         })
         .collect();
     let mut out = Vec::new();

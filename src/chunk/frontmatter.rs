@@ -26,6 +26,10 @@ pub(crate) struct FrontMatter {
     /// Docusaurus `slug` (the page's route) and `id` (its name in the route).
     pub slug: Option<String>,
     pub doc_id: Option<String>,
+    /// Site routes the page is served at, absolute from the site root: Jekyll
+    /// `permalink` and `redirect_from` (jekyll-redirect-from), Hugo `url` and the
+    /// `aliases` written as paths (`/old/page/`).
+    pub permalinks: Vec<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -67,6 +71,7 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
         audience: f.audience,
         slug: f.slug,
         doc_id: f.doc_id,
+        permalinks: f.permalinks,
     }
 }
 
@@ -92,6 +97,7 @@ struct Fields {
     doc_id: Option<String>,
     checks: Vec<String>,
     audience: Option<String>,
+    permalinks: Vec<String>,
 }
 
 /// Parses with the third-party parser, treating a parser panic as malformed content.
@@ -113,6 +119,7 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
         aliases: clean_list(f.aliases),
         checks: clean_list(f.checks),
         audience: trimmed(f.audience).map(|a| a.to_lowercase()),
+        permalinks: clean_list(f.permalinks),
     }
 }
 
@@ -157,7 +164,18 @@ fn yaml_fields(content: &str) -> Fields {
         names,
         checks: list("checks"),
         audience: get("audience").and_then(yaml_scalar),
+        permalinks: site_routes(list),
     }
+}
+
+/// The site routes front matter gives (see [`FrontMatter::permalinks`]), `list` reading
+/// a key as a list of strings.
+fn site_routes(list: impl Fn(&str) -> Vec<String>) -> Vec<String> {
+    let mut out = list("permalink");
+    out.extend(list("url"));
+    out.extend(list("redirect_from"));
+    out.extend(list("aliases").into_iter().filter(|a| a.starts_with('/')));
+    out
 }
 
 fn yaml_scalar(v: &Yaml) -> Option<String> {
@@ -196,6 +214,7 @@ fn toml_fields(content: &str) -> Fields {
         names,
         checks: list("checks"),
         audience: table.get("audience").and_then(toml_scalar),
+        permalinks: site_routes(list),
     }
 }
 

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 21;
+pub const CHUNKER_VERSION: u32 = 23;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -156,6 +156,8 @@ mod document;
 mod fields;
 mod frontmatter;
 mod ids;
+mod inline_html;
+mod kramdown;
 mod lines;
 mod links;
 mod markdown;
@@ -165,7 +167,7 @@ mod source;
 mod split;
 mod templates;
 
-pub use display::{display_line, is_attribute_block, printable, visible_lines};
+pub use display::{display_line, is_attribute_block, printable, visible_lines, visible_lines_of};
 pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };

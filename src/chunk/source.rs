@@ -6,7 +6,7 @@
 
 use super::frontmatter::{self, FrontMatter};
 use super::lines::{is_blank, LineTable};
-use super::templates;
+use super::{kramdown, templates};
 use super::{SourceDoc, SourceKind};
 
 /// A document ready to be cut into chunks.
@@ -21,6 +21,18 @@ pub(crate) struct Prepared<'a> {
     pub fm: FrontMatter,
     /// What include and reference template tags point at: (1-based line, target).
     pub includes: Vec<(u32, String)>,
+    /// Ids set by kramdown attribute lines (`{: #id}`): (0-based line, id).
+    pub attribute_ids: Vec<(usize, String)>,
+}
+
+impl Prepared<'_> {
+    /// The id a kramdown attribute line right after 0-based line `line` sets, if any.
+    pub fn attribute_id_after(&self, line: usize) -> Option<&String> {
+        self.attribute_ids
+            .iter()
+            .find(|(l, _)| *l == line + 1)
+            .map(|(_, id)| id)
+    }
 }
 
 impl<'a> Prepared<'a> {
@@ -46,10 +58,10 @@ impl<'a> Prepared<'a> {
         let blank = (0..table.len())
             .map(|i| is_blank(table.content(&parse, i)))
             .collect();
-        let includes = if markdown {
+        let marks = if markdown {
             blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx)
         } else {
-            Vec::new()
+            Marks::default()
         };
         Prepared {
             src,
@@ -57,7 +69,8 @@ impl<'a> Prepared<'a> {
             table,
             blank,
             fm,
-            includes,
+            includes: marks.includes,
+            attribute_ids: marks.attribute_ids,
         }
     }
 }
@@ -126,12 +139,20 @@ fn fence_code_shortcodes(parse: &mut String, table: &LineTable) {
 /// (`{/* … */}`) with spaces in the parse copy (line ends kept), outside fenced code (at
 /// any indent: a `<!--` in a code sample inside an admonition must not hide the rest of
 /// the document) and inline code spans: comments and template markup are never indexed.
-/// Returns what include and reference tags point at, with their 1-based lines.
-fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32, String)> {
-    let mut includes = Vec::new();
+/// The text between Liquid's `{% raw %}` and `{% endraw %}` is literal and kept; a
+/// kramdown attribute list (`{: .note}`, [`kramdown`]) is blanked, and so are the tag
+/// lines of a `markdown="1"` element, in Markdown only.
+/// Returns what include and reference tags point at, with their 1-based lines, and the
+/// ids kramdown attribute lines set, with their 0-based lines.
+fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
+    let mut marks = Marks::default();
     let mut bytes = std::mem::take(parse).into_bytes();
     let mut fence: Option<NestedFence> = None;
     let mut open: Option<&'static [u8]> = None;
+    // inside `{% raw %}` … `{% endraw %}`: literal text, kept
+    let mut raw = false;
+    // open kramdown `markdown="1"` elements, by name
+    let mut md_blocks: Vec<String> = Vec::new();
     for i in 0..table.len() {
         let Some(line) = table.get(i) else { break };
         let text = std::str::from_utf8(&bytes[line.start..line.end]).unwrap_or("");
@@ -150,9 +171,24 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32,
                 fence = Some(f);
                 continue;
             }
+            if !mdx && !raw && kramdown_markup(text, &mut marks, &mut md_blocks, i) {
+                bytes[line.start..line.end].fill(b' ');
+                continue;
+            }
         }
         let mut k = line.start;
         while k < line.end {
+            if raw {
+                match templates::endraw_on_line(&bytes, k, line.end) {
+                    Some((at, end)) => {
+                        bytes[at..end].fill(b' ');
+                        raw = false;
+                        k = end;
+                    }
+                    None => k = line.end,
+                }
+                continue;
+            }
             if let Some(close) = open {
                 match find(&bytes[k..line.end], close) {
                     Some(at) => {
@@ -175,6 +211,21 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32,
                     k += 4;
                     open = Some(b"-->");
                 }
+                b'{' if !mdx && bytes[k..line.end].starts_with(b"{:") => {
+                    // a bounded window: a line of many `{:` stays linear
+                    let window = &bytes[k..line.end.min(k + 260)];
+                    let tail = match std::str::from_utf8(window) {
+                        Ok(t) => t,
+                        Err(e) => std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or(""),
+                    };
+                    match kramdown::span_len(tail) {
+                        Some(n) => {
+                            bytes[k..k + n].fill(b' ');
+                            k += n;
+                        }
+                        None => k += 1,
+                    }
+                }
                 b'{' if mdx && bytes[k..line.end].starts_with(b"{/*") => {
                     bytes[k..k + 3].fill(b' ');
                     k += 3;
@@ -182,15 +233,37 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32,
                 }
                 b'{' => match templates::tag_at(&bytes, k) {
                     Some((close, end)) => {
+                        if end <= line.end && templates::raw_tag(&bytes[k..end]).is_some() {
+                            raw = templates::raw_tag(&bytes[k..end]) == Some(true);
+                            bytes[k..end].fill(b' ');
+                            k = end;
+                            continue;
+                        }
                         let tag = String::from_utf8_lossy(&bytes[k..end]);
                         if let Some(target) = templates::pointed_target(&tag) {
-                            includes.push((i as u32 + 1, target));
+                            marks.includes.push((i as u32 + 1, target));
                         }
-                        if end <= line.end && templates::prefixes_a_url(&bytes, k, end) {
+                        let own = (end <= line.end)
+                            .then(|| templates::site_root_path(&tag))
+                            .flatten()
+                            .filter(|p| p.len() <= end - k);
+                        if let Some(path) = own {
+                            // `{{ site.baseurl }}/docs/x/`: a path of this site, the tag's
+                            // own path (if any) written at its end
+                            bytes[k..end].fill(b' ');
+                            bytes[end - path.len()..end].copy_from_slice(path.as_bytes());
+                            k = end;
+                            continue;
+                        }
+                        if templates::prefixes_a_url(&bytes, k, end) {
                             // `({{ site.repository }}/issues/9)`: the URL is the site
                             // generator's to make; a placeholder scheme keeps it external
-                            templates::fill_placeholder_scheme(&mut bytes[k..end]);
-                            k = end;
+                            // (a tag running on to the next line: its first line's part)
+                            templates::fill_placeholder_scheme(&mut bytes[k..end.min(line.end)]);
+                            if end > line.end {
+                                open = Some(close);
+                            }
+                            k = end.min(line.end);
                             continue;
                         }
                         let opener = end.min(line.end).min(k + 2);
@@ -206,7 +279,37 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Vec<(u32,
     }
     // Only ASCII bytes were replaced, by spaces, each of a whole character: still UTF-8.
     *parse = String::from_utf8(bytes).unwrap_or_default();
-    includes
+    marks
+}
+
+/// Whether line `i` (`text`) is kramdown markup of its own: an attribute line (its id
+/// kept in `marks`) or the opening or closing tag line of a `markdown="1"` element.
+fn kramdown_markup(text: &str, marks: &mut Marks, md_blocks: &mut Vec<String>, i: usize) -> bool {
+    if kramdown::is_attribute_line(text) {
+        if let Some(id) = kramdown::attribute_id(text) {
+            marks.attribute_ids.push((i, id));
+        }
+        return true;
+    }
+    if let Some(name) = kramdown::markdown_block_open(text) {
+        md_blocks.push(name);
+        return true;
+    }
+    if md_blocks
+        .last()
+        .is_some_and(|n| kramdown::closes_block(text, n))
+    {
+        md_blocks.pop();
+        return true;
+    }
+    false
+}
+
+/// What blanking the parse copy found: include targets and kramdown attribute ids.
+#[derive(Default)]
+struct Marks {
+    includes: Vec<(u32, String)>,
+    attribute_ids: Vec<(usize, String)>,
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {

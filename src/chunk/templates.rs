@@ -69,15 +69,49 @@ pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
     Some((close, from + at + close.len()))
 }
 
-/// Whether the tag at `bytes[k..end]` begins a URL and more of the URL follows it
-/// (`({{ site.repository }}/issues/9)`, `href="{{ site.baseurl }}/docs/"`): blanked, the
-/// rest would read as a path of this site.
+/// Whether the tag at `bytes[k..end]` takes the place of a URL: it begins one and more
+/// of the URL follows it (`({{ site.repository }}/issues/9)`), or it is the destination
+/// of a link definition (`[2]: {{ site.repository }}/issues`, `[F]: {% link a.md %}`).
+/// Blanked, the rest would read as a path of this site, or a definition would take the
+/// next line for its destination.
 pub(crate) fn prefixes_a_url(bytes: &[u8], k: usize, end: usize) -> bool {
+    let before = &bytes[..k];
+    let spaces = before
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    // `[2]: {{ site.repository }}/issues`: the destination of a link definition
+    let definition = spaces > 0 && before[..k - spaces].ends_with(b"]:");
     let after_open = k > 0 && matches!(bytes[k - 1], b'(' | b'"' | b'\'' | b'=' | b'<');
     let more = bytes
         .get(end)
         .is_some_and(|b| !matches!(b, b')' | b'"' | b'\'' | b'>' | b' ' | b'\t' | b'\n' | b'\r'));
-    after_open && more
+    definition || (after_open && more)
+}
+
+/// The site path a Liquid output tag writes, when it writes one of this site's own URLs:
+/// `{{ site.baseurl }}` and `{{ site.url }}` the site's root (`""`), `{{ '/docs/x/' |
+/// relative_url }}` (also `absolute_url`, `prepend: site.baseurl`) its path. The link
+/// it starts is then a path of the site, resolved like any other.
+pub(crate) fn site_root_path(tag: &str) -> Option<String> {
+    let inner = tag
+        .strip_prefix("{{")?
+        .strip_suffix("}}")?
+        .trim_matches(['-', ' ', '\t']);
+    if matches!(inner, "site.baseurl" | "site.url") {
+        return Some(String::new());
+    }
+    let (value, filter) = inner.split_once('|')?;
+    let filter = filter.trim();
+    let own = matches!(filter, "relative_url" | "absolute_url")
+        || filter.strip_prefix("prepend:").map(str::trim) == Some("site.baseurl");
+    let value = value.trim();
+    let path = value
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))?;
+    (own && !path.contains(['{', '}', '"', '\''])).then(|| path.to_string())
 }
 
 /// Overwrites a tag (4 bytes or more: `{%%}` is the shortest) with `tpl:` and underscores,
@@ -108,12 +142,54 @@ fn name_and_argument(tag: &str) -> Option<(&str, &str)> {
     Some((name, arg))
 }
 
+/// Whether `tag` (a whole tag's bytes) is Liquid's `{% raw %}` (`Some(true)`) or
+/// `{% endraw %}` (`Some(false)`): the text between them is literal, shown as written.
+pub(crate) fn raw_tag(tag: &[u8]) -> Option<bool> {
+    if !tag.starts_with(b"{%") || tag.starts_with(b"{%%") {
+        return None;
+    }
+    let (name, _) = name_and_argument(std::str::from_utf8(tag).ok()?)?;
+    match name {
+        "raw" => Some(true),
+        "endraw" => Some(false),
+        _ => None,
+    }
+}
+
+/// Where the `{% endraw %}` tag after `bytes[k]` on the line ending at `line_end` starts
+/// and ends, if it is on this line.
+pub(crate) fn endraw_on_line(bytes: &[u8], k: usize, line_end: usize) -> Option<(usize, usize)> {
+    (k..line_end)
+        .filter(|&j| bytes[j..line_end].starts_with(b"{%"))
+        .find_map(|j| {
+            let (_, end) = tag_at(bytes, j)?;
+            (end <= line_end && raw_tag(&bytes[j..end]) == Some(false)).then_some((j, end))
+        })
+}
+
 /// What an include or reference tag points at, if `tag` is one (`{% include_relative
 /// usage.md %}` → `usage.md`).
+/// An include of a file that is no document (Jekyll's `{% include badge.html %}`, a
+/// layout partial in `_includes/`) is markup of the site, not a link.
 pub(crate) fn pointed_target(tag: &str) -> Option<String> {
     let (name, arg) = name_and_argument(tag)?;
     let name = name.trim_start_matches('/');
-    (POINTING.contains(&name) && !arg.is_empty() && !arg.contains("{{")).then(|| arg.to_string())
+    let partial = name != "ref" && name != "relref" && name != "link" && !is_document_file(arg);
+    if !POINTING.contains(&name) || arg.is_empty() || arg.contains("{{") || partial {
+        return None;
+    }
+    // Jekyll's `{% link path %}` names a file from the site's root
+    Some(match name {
+        "link" if !arg.starts_with('/') => format!("/{arg}"),
+        _ => arg.to_string(),
+    })
+}
+
+/// Whether an included file is a document docfuse indexes (by its extension).
+fn is_document_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| super::SourceKind::of_extension(ext).is_some())
 }
 
 /// The code shortcode a whole line opens (`{{< highlight go "linenos=true" >}}`): its
@@ -229,6 +305,16 @@ mod tests {
             ("{%- include 'part.md' -%}", Some("part.md")),
             ("{{< new-in 0.153.0 />}}", None),
             ("{% include {{ page.x }} %}", None),
+            (
+                "{%- include docs_version_badge.html version=\"4.3.0\" -%}",
+                None,
+            ),
+            ("{% include footer %}", None),
+            ("{{< relref \"install\" >}}", Some("install")),
+            (
+                "{% link _posts/2016-07-26-x.markdown %}",
+                Some("/_posts/2016-07-26-x.markdown"),
+            ),
         ];
         for (tag, want) in cases {
             assert_eq!(pointed_target(tag).as_deref(), want, "{tag}");

@@ -466,14 +466,45 @@ fn pathological_inputs_stay_fast_and_sound() {
         "[".repeat(20_000),
         "*a".repeat(20_000),
         "`".repeat(20_000),
+        "{:".repeat(50_000),
+        "{: .x ".repeat(10_000),
+        format!("{}}}", "{: a=\"".repeat(10_000)),
         format!("---\n{}\n---\n", "[".repeat(20_000)),
         format!("+++\n{}\n+++\n", "a = [".repeat(20_000)),
     ] {
         for kind in [SourceKind::Markdown, SourceKind::Mdx, SourceKind::Text] {
             let chunks = chunk_document(&doc(&text, kind), &ChunkerConfig { max_tokens: 8 });
             assert!(chunks.len() <= 3, "{kind:?}");
+            // what is shown of them is read in linear time too, and never panics
+            assert_eq!(display::visible_lines(&text).len(), text.lines().count());
         }
     }
+}
+
+#[test]
+fn jekyll_and_hugo_permalinks_are_routes_of_the_page() {
+    let doc = SourceDoc {
+        rel_path: "_docs/history.md".into(),
+        text: "---\ntitle: History\npermalink: \"/docs/history/\"\nredirect_from:\n  - /docs/changelog/\n  - /history.html\n---\n# H\n\nText.\n".into(),
+        kind: SourceKind::Markdown,
+        title_hint: None,
+    };
+    let c = crate::chunk::chunk_document_with_links(&doc, &ChunkerConfig::default());
+    assert_eq!(c.routes, ["docs/history", "docs/changelog", "history.html"]);
+    let hugo = SourceDoc {
+        text: "+++\nurl = \"/about/us/\"\naliases = [\"/old-about/\", \"us\"]\n+++\n# About\n"
+            .into(),
+        ..doc.clone()
+    };
+    let c = crate::chunk::chunk_document_with_links(&hugo, &ChunkerConfig::default());
+    assert_eq!(c.routes, ["about/us", "old-about"]);
+    let pattern = SourceDoc {
+        text: "---\npermalink: /:categories/:year/:title/\nurl: https://example.com/x\n---\n# P\n"
+            .into(),
+        ..doc
+    };
+    let c = crate::chunk::chunk_document_with_links(&pattern, &ChunkerConfig::default());
+    assert!(c.routes.is_empty(), "{:?}", c.routes);
 }
 
 #[test]
@@ -735,4 +766,87 @@ fn a_url_a_template_tag_starts_is_external_not_a_broken_path() {
         "{}",
         c[0].body
     );
+}
+
+#[test]
+fn inline_html_is_hidden_in_what_is_shown_but_not_in_code() {
+    let text = "<dl>\n\n<dt class=\"option-term\" id=\"o\"><a href=\"#o\"><code>--offline</code></a></dt>\n<dd class=\"option-desc\"><p>Never touch the network.</p>\n</dd>\n\n```html\n<dt class=\"x\">kept</dt>\n```\n\nProse with `<br>` in code.\n";
+    let shown: Vec<Option<String>> = display::visible_lines(text);
+    assert_eq!(shown[0], None);
+    assert_eq!(shown[2].as_deref(), Some("--offline"));
+    assert_eq!(shown[3].as_deref(), Some("Never touch the network."));
+    assert_eq!(shown[4], None);
+    assert_eq!(shown[7].as_deref(), Some("<dt class=\"x\">kept</dt>"));
+    assert_eq!(shown[10].as_deref(), Some("Prose with `<br>` in code."));
+    assert_eq!(display::display_line("<td><b>-j</b> N</td>"), "-j N");
+}
+
+#[test]
+fn liquid_raw_spans_are_literal_text_indexed_and_shown() {
+    let text = "# Filters\n\nUse {% raw %}{{ site.movies | where_exp: \"item\", \"x\" }}{% endraw %} in pages.\n\n{% raw %}\nOutput {{ page.quux_title }} as {% if quux_flag %}text{% endif %}.\n{% endraw %}\n\nAfter {{ site.hidden_value }} here.\n";
+    let c = chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default());
+    let body: String = c
+        .iter()
+        .map(|c| c.body.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for kept in ["where_exp", "quux_title", "quux_flag"] {
+        assert!(body.contains(kept), "{kept} missing from {body}");
+    }
+    assert!(
+        !body.contains("hidden_value") && !body.contains("raw"),
+        "{body}"
+    );
+    let shown = display::visible_lines(text);
+    assert_eq!(
+        shown[2].as_deref(),
+        Some("Use {{ site.movies | where_exp: \"item\", \"x\" }} in pages.")
+    );
+    assert_eq!(shown[4], None);
+    assert_eq!(
+        shown[5].as_deref(),
+        Some("Output {{ page.quux_title }} as {% if quux_flag %}text{% endif %}.")
+    );
+    assert_eq!(shown[6], None);
+    assert_eq!(shown[8].as_deref(), Some("After  here."));
+}
+
+#[test]
+fn kramdown_attribute_lines_are_hidden_and_name_the_heading_anchor() {
+    let text = "# Changes\n\n## 4.4.1 / 2025-01-29\n{: #v4-4-1}\n\n{: .note .info}\nWhen defining a collection, set attrzz.\n\n## Plain\n\nText.\n";
+    let c = chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default());
+    let body: String = c.iter().map(|c| c.body.as_str()).collect();
+    assert!(
+        body.contains("attrzz") && !body.contains("note") && !body.contains("v4"),
+        "{body}"
+    );
+    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        ids.iter().any(|i| i.ends_with("#changes/v4-4-1")),
+        "{ids:?}"
+    );
+    let shown = display::visible_lines(text);
+    assert_eq!((shown[3].as_deref(), shown[5].as_deref()), (None, None));
+    assert_eq!(display::display_line("{: #v4-4-1}"), "");
+}
+
+#[test]
+fn a_kramdown_markdown_block_keeps_its_fence_and_attribute_spans_are_hidden() {
+    // CommonMark alone reads the fence after `<div markdown="1">` as HTML up to the blank
+    // line, and the `## Heading` inside the code sample as a section
+    let text = "# Code\n\n<div class=\"code-example\" markdown=\"1\">\n```markdown\nLorem.\n\n## Heading in a sample\n```\n</div>\n\n## Syntax highlighted code blocks\n\nUse backticks.\n[Go](x){: .btnzz }\n\n> {: .newzz }\n> New text.\n";
+    let c = chunk_document(&doc(text, SourceKind::Markdown), &ChunkerConfig::default());
+    let paths: Vec<String> = c.iter().map(|c| c.heading_path.join(" › ")).collect();
+    assert_eq!(
+        paths,
+        ["Code", "Code › Syntax highlighted code blocks"],
+        "{paths:?}"
+    );
+    let body: String = c.iter().map(|c| c.body.as_str()).collect();
+    assert!(!body.contains("btnzz") && !body.contains("newzz"), "{body}");
+    assert!(body.contains("New text"), "{body}");
+    let shown = display::visible_lines(text);
+    assert_eq!(shown[2], None);
+    assert_eq!(shown[13].as_deref(), Some("Go"));
+    assert_eq!(shown[15], None, "a blockquote line of only its marker");
 }

@@ -82,7 +82,7 @@ impl Hit {
             !text_doc,
         );
         self.match_line = m.line;
-        self.snippet = super::matchline::snippet_at(&self.chunk.text, m.offset, weights);
+        self.snippet = super::matchline::snippet_at(&self.chunk.text, m.offset, weights, !text_doc);
     }
 }
 

@@ -9,7 +9,7 @@
 //! is that line with markup removed, cut to a window around the first matched term.
 
 use crate::analysis::{fold, for_each_term};
-use crate::chunk::visible_lines;
+use crate::chunk::visible_lines_of;
 
 /// Longest snippet, in characters.
 pub const SNIPPET_CHARS: usize = 200;
@@ -62,7 +62,7 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     };
     let mut first_prose = None;
     let mut in_fence = false;
-    let lines = visible_lines(text);
+    let lines = visible_lines_of(text, markdown);
     let front = front_matter_lines(&lines, start_line);
     let mut in_text_key = false;
     // inside a TOML multi-line string (`"""`/`'''`) opened on a text key's line
@@ -207,12 +207,12 @@ fn is_prose(trimmed: &str) -> bool {
         && !trimmed.starts_with("export ")
 }
 
-/// A one-line snippet of line `offset` of `text`: markup dropped (see
-/// [`crate::chunk::visible_lines`]), white space collapsed, and, when longer than
+/// A one-line snippet of line `offset` of `text`: markup dropped when it is Markdown
+/// (`markdown`; see [`crate::chunk::visible_lines`]), white space collapsed, and, when longer than
 /// [`SNIPPET_CHARS`] characters, a window around the first matched query term with `…`
 /// at the cut ends.
-pub fn snippet_at(text: &str, offset: usize, weights: &TermWeights) -> String {
-    let shown = visible_lines(text)
+pub fn snippet_at(text: &str, offset: usize, weights: &TermWeights, markdown: bool) -> String {
+    let shown = visible_lines_of(text, markdown)
         .into_iter()
         .nth(offset)
         .flatten()
@@ -329,7 +329,7 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         let m = best_line(text, 1, &w(&[("jobs", 1.0)]), true);
         assert_eq!(m.line, 4);
         assert_eq!(
-            snippet_at(text, m.offset, &w(&[("jobs", 1.0)])),
+            snippet_at(text, m.offset, &w(&[("jobs", 1.0)]), true),
             "The jobs line."
         );
     }
@@ -366,7 +366,7 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         let m = best_line(text, 1, &weights, true);
         assert_eq!(m.line, 5, "the line with the rarer term, not the heading");
         assert_eq!(
-            snippet_at(text, m.offset, &weights),
+            snippet_at(text, m.offset, &weights, true),
             "Rendered with Mermaid.js here."
         );
         // only the heading matches: the first line of prose
@@ -395,6 +395,16 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         // in a plain-text document a `#` line is text
         let m = best_line("# Mermaid notes\n\nplain\n", 1, &weights, false);
         assert_eq!(m.line, 1);
+        // and its `<…>` words are no HTML: they match and are shown
+        let text = "Intro line.\nUsage: cp <input> <output>\n";
+        let out = w(&[("output", 1.0)]);
+        let m = best_line(text, 1, &out, false);
+        assert_eq!(m.line, 2);
+        assert_eq!(
+            snippet_at(text, m.offset, &out, false),
+            "Usage: cp <input> <output>"
+        );
+        assert_eq!(snippet_at(text, m.offset, &out, true), "Usage: cp");
     }
 
     #[test]
@@ -404,7 +414,7 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         let m = best_line(text, 10, &weights, true);
         assert_eq!(m.line, 17, "the tip's own line");
         assert_eq!(
-            snippet_at(text, m.offset, &weights),
+            snippet_at(text, m.offset, &weights, true),
             "A tip about the group."
         );
         // nothing matched: the first line of prose is not a marker
@@ -424,7 +434,7 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
             "lead ".repeat(200),
             "tail ".repeat(200)
         );
-        let s = snippet_at(&line, 0, &w(&[("needle", 1.0)]));
+        let s = snippet_at(&line, 0, &w(&[("needle", 1.0)]), true);
         assert!(s.contains("needle-word"), "{s}");
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         assert!(s.chars().count() <= SNIPPET_CHARS, "{s}");
@@ -432,9 +442,9 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         assert!(s.starts_with("…lead ") && s.ends_with(" tail…"), "{s}");
         // a window inside one long word still cuts it
         let word = format!("{}needle{}", "x".repeat(300), "y".repeat(300));
-        let s = snippet_at(&word, 0, &w(&[("x", 1.0)]));
+        let s = snippet_at(&word, 0, &w(&[("x", 1.0)]), true);
         assert_eq!(s.chars().count(), SNIPPET_CHARS, "{s}");
-        let short = snippet_at("Use `--jobs N`   to limit.", 0, &w(&[("jobs", 1.0)]));
+        let short = snippet_at("Use `--jobs N`   to limit.", 0, &w(&[("jobs", 1.0)]), true);
         assert_eq!(short, "Use `--jobs N` to limit.");
     }
 }

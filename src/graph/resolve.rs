@@ -215,6 +215,22 @@ impl Lookup {
                 self.link_at(root, from, &format!("/{rest}"))
             })
             .or_else(|| {
+                // pretty URLs (Jekyll, Hugo): `guide/a.md` is served at `/guide/a/`, so
+                // `../b/` written in it names `guide/b`
+                let page_dir = from.rsplit_once('.').map_or(from, |(stem, _)| stem);
+                // an index page's URL is its folder's: the usual join was right
+                let name = page_dir.rsplit('/').next().unwrap_or(page_dir);
+                let index = ["index", "readme", "_index"].contains(&name.to_lowercase().as_str());
+                let relative =
+                    path.starts_with("../") && is_doc_path(from) && !is_doc_path(path) && !index;
+                relative.then(|| self.link_at(root, &format!("{page_dir}/_"), path))?
+            })
+            .or_else(|| {
+                // Jekyll: a collection's pages live in `_name/` and are served at `/name/…`
+                let rest = path.strip_prefix('/').filter(|r| !r.starts_with('_'))?;
+                self.link_at(root, from, &format!("/_{rest}"))
+            })
+            .or_else(|| {
                 // Docusaurus: a bare file name (`catalogs.md`, not `./` or `../`) not found
                 // beside the page is looked up from the docs root
                 // (`resolveMarkdownLinkPathname`)

@@ -34,6 +34,15 @@ fn graph_edited(files: &[(&str, &str, &[&str])], edit: impl FnOnce(&mut [DocLink
     Graph::build(&docs)
 }
 
+/// The documents document `from` links to, in relation order.
+fn links_from(g: &Graph, from: u32) -> Vec<u32> {
+    g.relations
+        .iter()
+        .filter(|r| r.from == from && r.kind == RelationKind::LinksTo)
+        .map(|r| r.to)
+        .collect()
+}
+
 fn has(g: &Graph, from: u32, to: u32, kind: RelationKind) -> Option<&Relation> {
     g.relations
         .iter()
@@ -357,12 +366,7 @@ fn site_routes_resolve_and_dotted_page_links_are_not_assets() {
         ("guide/install.md", "# I\n\n<dl><dt id=\"opt-jobs\">--jobs</dt></dl>\n", &["i"]),
         ("guide/02-usage.md", "# U\n", &["u"]),
     ]);
-    let to: Vec<u32> = g
-        .relations
-        .iter()
-        .filter(|r| r.from == 0 && r.kind == RelationKind::LinksTo)
-        .map(|r| r.to)
-        .collect();
+    let to = links_from(&g, 0);
     // a route ending in `/` names a page; `@site/` is the root; `/docs/...` is served
     // from the docs folder indexed as the root; a dotted name that is a page resolves; a
     // numbered page is served without its number; an HTML id is a valid anchor
@@ -400,4 +404,57 @@ fn docusaurus_slug_and_id_routes_resolve() {
     );
     let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
     assert_eq!(broken, vec!["/docs/nowhere"]);
+}
+
+#[test]
+fn jekyll_permalinks_and_collection_folders_resolve() {
+    let g = graph(&[
+        (
+            "news.md",
+            "# News\n\n[h](/docs/history/#v1-0-0) [t](/tutorials/navigation/) [x](/docs/history/#v9)\n\n[r]({{ site.repository\n}}/issues/9) [p]({% link _tutorials/navigation.md %}) [bugs][2]\n\n[2]: {{ site.repository }}/issues\n\n[b]({{ site.baseurl }}/docs/history/#v1-0-0) [c]({{ '/tutorials/navigation/' | relative_url }}) [d]({{ site.baseurl }}/docs/history/#v8) [first][F]\n\n[F]: {% link _tutorials/navigation.md %}\n[S]: {% link _docs/history.md %}\n",
+            &["news"],
+        ),
+        (
+            "_docs/history.md",
+            "---\npermalink: \"/docs/history/\"\n---\n## 1.0.0 / 2013-05-06\n{: #v1-0-0}\n\nText.\n",
+            &["v1-0-0"],
+        ),
+        ("_tutorials/navigation.md", "# Navigation\n\nText.\n", &["navigation"]),
+        ("_docs/install/other.md", "# Other\n\nSee [ubuntu](../ubuntu/).\n", &["other"]),
+        ("_docs/install/ubuntu.md", "# Ubuntu\n", &["ubuntu"]),
+        ("_docs/install/index.md", "# Install\n\n[u](../ubuntu/)\n", &["install"]),
+    ]);
+    let to = links_from(&g, 0);
+    assert_eq!(
+        to,
+        vec![1, 1, 1, 1, 1, 2, 2, 2, 2],
+        "a permalink, a collection, a link tag, the site's own URLs, definitions"
+    );
+    let pretty = has(&g, 3, 4, RelationKind::LinksTo);
+    assert!(
+        pretty.is_some(),
+        "`../ubuntu/` is relative to the page's own URL"
+    );
+    let from_index: Vec<&str> = g
+        .broken
+        .iter()
+        .filter(|b| b.from == 5)
+        .map(|b| b.target.as_str())
+        .collect();
+    assert_eq!(
+        from_index,
+        vec!["../ubuntu/"],
+        "an index page's URL is its folder: `../ubuntu/` is outside it"
+    );
+    let broken: Vec<&str> = g
+        .broken
+        .iter()
+        .filter(|b| b.from == 0)
+        .map(|b| b.target.as_str())
+        .collect();
+    assert_eq!(
+        broken,
+        vec!["/docs/history/#v9", "/docs/history/#v8"],
+        "only the anchor no section has"
+    );
 }

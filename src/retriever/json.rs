@@ -229,7 +229,9 @@ fn first_line(content: &str) -> String {
     let offset = crate::chunk::visible_lines(content)
         .iter()
         .position(|l| l.as_deref().is_some_and(|l| !l.trim().is_empty()));
-    offset.map_or_else(String::new, |i| crate::engine::snippet_at(content, i, &[]))
+    offset.map_or_else(String::new, |i| {
+        crate::engine::snippet_at(content, i, &[], true)
+    })
 }
 
 /// `x` rounded to 3 decimals (the JSON scores).
