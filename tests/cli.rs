@@ -675,3 +675,28 @@ fn progress_off_a_terminal_is_plain_lines_on_stderr() {
         "progress stays off stdout"
     );
 }
+
+#[test]
+fn a_heading_merged_into_its_child_is_read_by_its_own_id() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    fs::create_dir(&docs).unwrap();
+    fs::write(
+        docs.join("s.md"),
+        "# Search\n\n## Table of contents\n\nText here.\n\n## Other\n\nMore.\n",
+    )
+    .unwrap();
+    let o = docfuse(d.path(), &["index", "--no-embeddings", "docs"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // `# Search` has no prose: its section is merged into its first child's chunk, and
+    // its own id (a page's top anchor) reads that chunk, from the `# Search` line
+    let o = docfuse(d.path(), &["read", "s.md#search"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("s.md:1-5 · Search › Table of contents\n# Search\n"),
+        "{out}"
+    );
+    let o = docfuse(d.path(), &["read", "s.md#searc"]);
+    assert_eq!(o.status.code(), Some(2), "a prefix of an id is no id");
+}

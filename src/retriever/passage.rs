@@ -91,6 +91,27 @@ pub(super) struct ChunkTable {
 }
 
 impl ChunkTable {
+    /// The chunk with id `id` (in root `root` when given). A heading with no prose of its
+    /// own has no chunk: it was merged into its first child section, whose chunk starts
+    /// at its heading line, so its id (`search.md#search`) reads that chunk
+    /// (`search.md#search/table-of-contents`).
+    pub(super) fn lookup(&self, id: &str, root: Option<usize>) -> Option<&ChunkRef> {
+        let in_root = |c: &&ChunkRef| root.is_none_or(|r| r == c.root);
+        let exact = self
+            .by_id
+            .get(id)
+            .and_then(|at| at.iter().map(|&i| &self.refs[i]).find(in_root));
+        exact.or_else(|| {
+            let (path, _) = id.split_once('#')?;
+            let child = format!("{id}/");
+            self.refs
+                .iter()
+                .filter(in_root)
+                .filter(|c| c.path == path && c.id.starts_with(&child))
+                .min_by_key(|c| c.start_line)
+        })
+    }
+
     /// The chunks of file `path` of root `root`, in file order.
     pub(super) fn of_file<'a>(
         &'a self,
@@ -112,13 +133,7 @@ pub(super) fn read(
         (Some(id), path) => {
             let table = chunks(inner)?;
             let c = table
-                .by_id
-                .get(id.as_str())
-                .and_then(|at| {
-                    at.iter()
-                        .map(|&i| &table.refs[i])
-                        .find(|c| req.root.is_none_or(|r| r == c.root))
-                })
+                .lookup(id, req.root)
                 .ok_or_else(|| {
                     RetrieveError::NotFound(format!("no chunk with id `{}`", shorten(id)))
                 })?;
