@@ -29,10 +29,23 @@ pub(crate) fn span_len(s: &str) -> Option<usize> {
     list_len(s, false)
 }
 
+/// [`span_len`] of the bytes of a line from a `{:` (a line of many `{:` stays linear:
+/// only the bytes up to the list's `}` are read).
+pub(crate) fn span_len_at(bytes: &[u8]) -> Option<usize> {
+    let close = bytes_to_close(bytes)?;
+    span_len(std::str::from_utf8(&bytes[..close]).ok()?)
+}
+
+/// The index after the `}` of the list `bytes` starts with, within [`MAX_LIST_BYTES`].
+fn bytes_to_close(bytes: &[u8]) -> Option<usize> {
+    let inner = bytes.strip_prefix(b"{:")?;
+    let window = &inner[..inner.len().min(MAX_LIST_BYTES)];
+    Some(window.iter().position(|&b| b == b'}')? + 3)
+}
+
 fn list_len(s: &str, whole_line: bool) -> Option<usize> {
-    let inner = s.strip_prefix("{:")?;
-    let window = &inner.as_bytes()[..inner.len().min(MAX_LIST_BYTES)];
-    let close = window.iter().position(|&b| b == b'}')?;
+    let close = bytes_to_close(s.as_bytes())? - 3;
+    let inner = &s[2..];
     let body = &inner[..close];
     // inside a line `{:#x}` is Rust's hex format: a span list starts `{: ` or `{:.`
     let spaced = body.starts_with([' ', '\t', '.', ':']);

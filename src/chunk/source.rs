@@ -28,10 +28,12 @@ pub(crate) struct Prepared<'a> {
 impl Prepared<'_> {
     /// The id a kramdown attribute line right after 0-based line `line` sets, if any.
     pub fn attribute_id_after(&self, line: usize) -> Option<&String> {
-        self.attribute_ids
-            .iter()
-            .find(|(l, _)| *l == line + 1)
-            .map(|(_, id)| id)
+        // pushed in line order: a binary search, not a scan per heading
+        let at = self
+            .attribute_ids
+            .binary_search_by_key(&(line + 1), |(l, _)| *l)
+            .ok()?;
+        Some(&self.attribute_ids[at].1)
     }
 }
 
@@ -212,13 +214,7 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
                     open = Some(b"-->");
                 }
                 b'{' if !mdx && bytes[k..line.end].starts_with(b"{:") => {
-                    // a bounded window: a line of many `{:` stays linear
-                    let window = &bytes[k..line.end.min(k + 260)];
-                    let tail = match std::str::from_utf8(window) {
-                        Ok(t) => t,
-                        Err(e) => std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or(""),
-                    };
-                    match kramdown::span_len(tail) {
+                    match kramdown::span_len_at(&bytes[k..line.end]) {
                         Some(n) => {
                             bytes[k..k + n].fill(b' ');
                             k += n;
@@ -233,8 +229,11 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
                 }
                 b'{' => match templates::tag_at(&bytes, k) {
                     Some((close, end)) => {
-                        if end <= line.end && templates::raw_tag(&bytes[k..end]).is_some() {
-                            raw = templates::raw_tag(&bytes[k..end]) == Some(true);
+                        let raw_tag = (end <= line.end)
+                            .then(|| templates::raw_tag(&bytes[k..end]))
+                            .flatten();
+                        if let Some(opens) = raw_tag {
+                            raw = opens;
                             bytes[k..end].fill(b' ');
                             k = end;
                             continue;
