@@ -9,6 +9,7 @@ use super::markdown::{parse_blocks, Block, BlockKind};
 use super::source::Prepared;
 use super::split::{pack, prelude_of, split_long_units, units, Layout};
 use super::{Chunk, ChunkKind, ChunkerConfig, SourceDoc, SourceKind};
+use std::collections::HashMap;
 
 /// Cuts one document into chunks, in source order. Never panics.
 pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
@@ -197,6 +198,9 @@ struct Section {
     anchors: Vec<Option<String>>,
     /// Something besides headings lies in the section's lines.
     has_prose: bool,
+    /// It goes on the last section of the same heading path before it, which a box
+    /// with a heading inside interrupted: more pieces of that section, not a new one.
+    continues: bool,
     first: usize,
     last: usize,
 }
@@ -238,9 +242,18 @@ fn markdown_chunks(
         cfg.max_tokens,
     );
     let mut slugs = SlugAllocator::default();
+    // per heading path (with anchors): the last section's slug and pieces so far
+    let mut pieces: HashMap<PathKey, (String, usize)> = HashMap::new();
     let mut out = Vec::new();
     for section in plan_sections(&blocks, prep) {
-        let slug = slugs.unique(path_slug(&section.heading_path, &section.anchors));
+        let key = (section.heading_path.clone(), section.anchors.clone());
+        let (slug, before) = match pieces.get(&key).filter(|_| section.continues) {
+            Some((slug, n)) => (slug.clone(), *n),
+            None => (
+                slugs.unique(path_slug(&section.heading_path, &section.anchors)),
+                0,
+            ),
+        };
         let section_units = units(section.first, section.last, &prep.blank, &layout);
         let parts = pack(
             &section_units,
@@ -250,8 +263,9 @@ fn markdown_chunks(
             &prep.blank,
         );
         let parts = join_empty_parts(&blocks, &layout, prep, parts);
+        pieces.insert(key, (slug.clone(), before + parts.len()));
         for (k, ((a, b), fields)) in parts.into_iter().enumerate() {
-            let id = chunk_id(&doc.rel_path, &slug, k + 1);
+            let id = chunk_id(&doc.rel_path, &slug, before + k + 1);
             let mut chunk = make_chunk(&info, prep, id, &section.heading_path, (a, b), fields);
             chunk.prelude = prelude_of(&layout, a).map(|(h, e)| prep.table.join(prep.src, h, e));
             out.push(chunk);
@@ -415,10 +429,13 @@ fn table_row_text(line: &str) -> String {
 /// Preamble (if it has a non-blank line) then one section per top-level heading. A
 /// section that is only its heading line and is followed by its first child section is
 /// merged into that child (the child's piece starts at the parent's heading): a heading
-/// with no prose of its own is never a result on its own.
+/// with no prose of its own is never a result on its own. A heading inside a box
+/// ([`super::containers`]) heads the text up to the box's end; text after the box, up to
+/// the next heading, goes on the section the box is in (a continuation, cut into more
+/// pieces of that section).
 fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
     let n = prep.table.len();
-    let heads: Vec<(usize, u8, &str, Option<&String>)> = blocks
+    let heads: Vec<Head<'_>> = blocks
         .iter()
         .filter_map(|b| {
             b.heading.as_ref().map(|h| {
@@ -436,28 +453,100 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
             heading_path: Vec::new(),
             anchors: Vec::new(),
             has_prose: has_text(blocks, first, last),
+            continues: false,
             first,
             last,
         });
     }
-    let mut stack: Vec<(u8, &str, Option<&String>)> = Vec::new();
-    for (i, &(line, level, text, anchor)) in heads.iter().enumerate() {
-        let end = heads.get(i + 1).map_or(n, |h| h.0).max(line + 1);
-        while stack.last().is_some_and(|&(l, _, _)| l >= level) {
-            stack.pop();
-        }
-        stack.push((level, text, anchor));
-        let last = non_blank_span(&prep.blank, line, end).map_or(line, |(_, last)| last.max(line));
-        let has_prose = has_text(blocks, line + 1, last);
+    let starts = section_starts(blocks, prep, &heads);
+    for (i, (line, stack, continues)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(n, |s| s.0).max(line + 1);
+        let last = non_blank_span(&prep.blank, *line, end).map_or(*line, |(_, l)| l.max(*line));
+        let own = if *continues { *line } else { line + 1 };
         out.push(Section {
             heading_path: stack.iter().map(|&(_, t, _)| t.to_string()).collect(),
             anchors: stack.iter().map(|&(_, _, a)| a.cloned()).collect(),
-            has_prose,
-            first: line,
+            has_prose: has_text(blocks, own, last),
+            continues: *continues,
+            first: *line,
             last,
         });
     }
     merge_heading_only(&mut out);
+    out
+}
+
+/// A section's heading path with its headings' explicit anchors.
+type PathKey = (Vec<String>, Vec<Option<String>>);
+
+/// A heading: its 0-based line, level, text and explicit anchor.
+type Head<'a> = (usize, u8, &'a str, Option<&'a String>);
+
+/// The open headings (level, text, anchor), outermost first.
+type Stack<'a> = Vec<(u8, &'a str, Option<&'a String>)>;
+
+/// Where each section after the preamble starts (0-based line), its heading stack, and
+/// whether it continues a section a box interrupted: every heading starts one, and so
+/// does the first block at or after the closer of a box with a heading inside, when text
+/// comes before the next heading.
+fn section_starts<'a>(
+    blocks: &[Block],
+    prep: &Prepared<'_>,
+    heads: &[Head<'a>],
+) -> Vec<(usize, Stack<'a>, bool)> {
+    let skip: Vec<bool> = (0..prep.table.len()).map(|i| i < prep.fm.lines).collect();
+    let boxes = super::containers::spans(prep.src, &prep.table, &skip);
+    // events in line order: 0 opens a box, 1 is a heading, 2 closes a box
+    let mut events: Vec<(usize, u8, usize)> = Vec::new();
+    for (k, &(open, close)) in boxes.iter().enumerate() {
+        events.push((open, 0, k));
+        events.push((close, 2, k));
+    }
+    events.extend(heads.iter().enumerate().map(|(k, h)| (h.0, 1, k)));
+    events.sort_unstable();
+    let mut out = Vec::new();
+    let mut stack: Stack<'a> = Vec::new();
+    // per open box: the heading stack when it opened, and whether a heading is inside
+    let mut open: Vec<(Stack<'a>, bool)> = Vec::new();
+    for (line, what, k) in events {
+        match what {
+            0 => open.push((stack.clone(), false)),
+            1 => {
+                let (_, level, text, anchor) = heads[k];
+                while stack.last().is_some_and(|&(l, _, _)| l >= level) {
+                    stack.pop();
+                }
+                stack.push((level, text, anchor));
+                open.iter_mut().for_each(|o| o.1 = true);
+                out.push((line, stack.clone(), false));
+            }
+            _ => {
+                let Some((before, true)) = open.pop() else {
+                    continue;
+                };
+                stack = before;
+                let next_head = heads.iter().map(|h| h.0).find(|&h| h > line);
+                let end = next_head.unwrap_or(prep.table.len());
+                let start = blocks
+                    .iter()
+                    .map(|b| b.first_line)
+                    .find(|&f| f >= line && f < end);
+                // boxes closing together (a step, then its stepper) go on once; an
+                // opener before the text stays with it
+                let after_last = |s: &usize| out.last().is_none_or(|l: &(usize, _, _)| *s > l.0);
+                let glued = |s: &usize| {
+                    (0..*s)
+                        .rev()
+                        .find(|&i| !prep.blank[i])
+                        .is_some_and(|i| super::containers::opens(prep.table.content(prep.src, i)))
+                };
+                let start = start.filter(|s| after_last(s) && !glued(s));
+                if let Some(start) = start.filter(|s| has_text(blocks, *s, end - 1)) {
+                    out.push((start, stack.clone(), true));
+                }
+            }
+        }
+    }
     out
 }
 

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 23;
+pub const CHUNKER_VERSION: u32 = 24;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -151,6 +151,7 @@ pub struct Chunk {
 
 pub use crate::config::ChunkerConfig;
 
+mod containers;
 mod display;
 mod document;
 mod fields;

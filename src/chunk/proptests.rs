@@ -158,6 +158,10 @@ const CONTAINER_SHAPES: &[&str] = &[
     ":::",
     "## Heading",
     "```",
+    "{% hint style=\"info\" %}",
+    "{% endhint %}",
+    "<Tabs>",
+    "</Tabs>",
 ];
 
 fn containerish() -> impl Strategy<Value = String> {

@@ -117,6 +117,12 @@ pub(crate) fn is_marker(line: &str) -> bool {
     marker(line).is_some()
 }
 
+/// True for an opener marker line (`!!! note`, `=== "Tab"`, `:::tip`): glued to what
+/// follows it.
+pub(crate) fn is_opener(line: &str) -> bool {
+    marker(line) == Some(Marker::Opener)
+}
+
 /// What a marker line says that is text: its title (`!!! note "Pinning"` → `Pinning`,
 /// `::: tip NOTE` → `NOTE`, `=== "Linux"` → `Linux`), without the marker and its kind
 /// (`note`, `tip`, `code-group`); empty for a closer or an untitled opener. `None` when

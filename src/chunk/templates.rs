@@ -185,6 +185,53 @@ pub(crate) fn pointed_target(tag: &str) -> Option<String> {
     })
 }
 
+/// Liquid/Jinja block tags that are control flow or literal text, not a box the page
+/// shows: a heading inside `{% if %}` is a heading of the page.
+const NOT_BOXES: [&str; 16] = [
+    "if",
+    "unless",
+    "case",
+    "for",
+    "tablerow",
+    "capture",
+    "comment",
+    "raw",
+    "block",
+    "macro",
+    "call",
+    "filter",
+    "set",
+    "with",
+    "autoescape",
+    "trans",
+];
+
+/// The block tag a whole line is, if any: its name and whether it closes
+/// (`{% hint style="info" %}` → (`hint`, false), `{% endhint %}` → (`hint`, true),
+/// `{{< tab "Go" >}}` → (`tab`, false), `{{< /tab >}}` → (`tab`, true)). Control-flow
+/// tags ([`NOT_BOXES`]) and inline output (`{{ x }}`) are none.
+pub(crate) fn block_tag(line: &str) -> Option<(&str, bool)> {
+    let t = line.trim();
+    let b = t.as_bytes();
+    let (open, close) = TAGS
+        .iter()
+        .find(|(o, c)| b.starts_with(o) && b.ends_with(c) && b.len() >= o.len() + c.len())?;
+    if *open == b"{{".as_slice() || t[open.len()..t.len() - close.len()].contains(['{', '}']) {
+        return None;
+    }
+    let (name, _) = name_and_argument(t)?;
+    let (name, closes) = match (open, name.strip_prefix('/'), name.strip_prefix("end")) {
+        (o, Some(n), _) if o.starts_with(b"{{") => (n, true),
+        (o, _, Some(n)) if *o == b"{%".as_slice() && !n.is_empty() => (n, true),
+        _ => (name, false),
+    };
+    let word = !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
+    (word && !NOT_BOXES.contains(&name)).then_some((name, closes))
+}
+
 /// Whether an included file is a document docfuse indexes (by its extension).
 fn is_document_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);

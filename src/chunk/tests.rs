@@ -119,6 +119,42 @@ fn heading_only_sections_merge_into_their_first_child() {
 }
 
 #[test]
+fn a_heading_inside_a_box_heads_only_the_box() {
+    // a GitBook hint, a stepper of steps and a `:::note` each hold a heading; the text
+    // after each box goes on the section the box is in (more pieces of it), and the
+    // heading after the stepper is no child of its last step
+    let text = "# Channels\n\nIntro.\n\n{% hint style=\"warning\" %}\n#### Early access\nRolling out.\n{% endhint %}\nAfter the hint.\n\n\
+                ## Setup\n\nInstall.\n\n{% stepper %}\n{% step %}\n### Create\n\nMake a bot.\n{% endstep %}\n{% step %}\n### Invite\n\nInvite it.\n{% endstep %}\n{% endstepper %}\n\nAfter the steps.\n\n\
+                :::note\n## Inside\nnote text\n:::\n\nAfter the note.\n\n#### Later\n\nMore.\n";
+    let c = md(text);
+    assert_eq!(
+        spans(&c),
+        vec![
+            ("doc.md#channels", 1, 5),
+            ("doc.md#channels/early-access", 6, 8),
+            ("doc.md#channels~2", 9, 9),
+            ("doc.md#channels/setup", 11, 16),
+            ("doc.md#channels/setup/create", 17, 21),
+            ("doc.md#channels/setup/invite", 22, 26),
+            ("doc.md#channels/setup~2", 28, 30),
+            ("doc.md#channels/inside", 31, 33),
+            ("doc.md#channels/setup~3", 35, 35),
+            ("doc.md#channels/setup/later", 37, 39),
+        ]
+    );
+    assert_eq!(c[2].heading_path, ["Channels"]);
+    assert_eq!(c[6].heading_path, ["Channels", "Setup"]);
+    assert_eq!(c[9].heading_path, ["Channels", "Setup", "Later"]);
+    assert!(c[2].body.contains("After the hint"));
+    // without a heading inside, a box changes nothing; `{% if %}` is no box
+    let plain = md("# A\n\n{% hint %}\nx\n{% endhint %}\ny\n\n{% if a %}\n## B\n{% endif %}\nz\n");
+    assert_eq!(
+        spans(&plain),
+        vec![("doc.md#a", 1, 8), ("doc.md#a/b", 9, 11)]
+    );
+}
+
+#[test]
 fn attr_list_ids_become_anchors() {
     let c = md("# Changelog\n\n### 9.7.0 { id=\"9.7.0\" }\n\nText.\n\n## Nav { id=nav-path .x }\n\nMore.\n");
     let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
