@@ -16,7 +16,7 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
     let prep = Prepared::new(doc);
     match doc.kind {
         SourceKind::Text => text_chunks(doc, &prep, cfg),
-        SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None),
+        SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None).0,
         SourceKind::Nav => Vec::new(),
         SourceKind::OpenApi => spec_chunks(doc, &prep).0,
     }
@@ -48,9 +48,10 @@ pub struct Chunked {
     /// Routes a site serves it at besides its path, relative to the root without a
     /// leading `/`: Docusaurus front matter `slug` and `id`.
     pub routes: Vec<String>,
-    /// Anchors other site generators give its headings ([`super::ids::other_slugs`]:
+    /// Anchors site generators give its headings ([`super::ids::slug_styles`]:
     /// VitePress `#server-proxy` for `## server.proxy`, whose GitHub slug is
-    /// `serverproxy`), each with the section id it names: `(anchor, section id)`.
+    /// `serverproxy`; GitHub's `#setup-2` for a third heading `Setup` at any level) and
+    /// its `<summary>` lines, each with the section id it names: `(anchor, section id)`.
     pub anchors: Vec<(String, String)>,
 }
 
@@ -69,15 +70,15 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
         };
     }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
-    let (chunks, links) = match doc.kind {
-        SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep)),
-        SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src)),
-        SourceKind::OpenApi => (Vec::new(), Vec::new()),
+    let (chunks, links, anchors) = match doc.kind {
+        SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep), Vec::new()),
+        SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src), Vec::new()),
+        SourceKind::OpenApi => (Vec::new(), Vec::new(), Vec::new()),
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
             links.template_links(&prep.includes);
-            let chunks = markdown_chunks(doc, &prep, cfg, Some(&mut links));
-            (chunks, links.finish())
+            let (chunks, anchors) = markdown_chunks(doc, &prep, cfg, Some(&mut links));
+            (chunks, links.finish(), anchors)
         }
     };
     // the title when it was written (front matter, or an H1 the chunks carry), not
@@ -101,7 +102,6 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             .collect::<Vec<_>>(),
     );
     let routes = routes(&doc.rel_path, &prep.fm);
-    let anchors = heading_anchors(&chunks);
     Chunked {
         chunks,
         links,
@@ -112,39 +112,72 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
     }
 }
 
-/// The other generators' anchors of every heading of `chunks` that has no explicit
-/// `{#id}` (see [`Chunked::anchors`]), numbered as its GitHub slug is (`-1`, `-2` for
-/// repeats: markdown-it-anchor numbers the same way), first occurrence kept. A heading
-/// merged into its first sub-section names that section.
-fn heading_anchors(chunks: &[Chunk]) -> Vec<(String, String)> {
+/// The anchors site generators give a document's headings and `<summary>` lines, each
+/// with the section id it names (see [`Chunked::anchors`]), where the anchor is not that
+/// section's own slug. Each generator's rule ([`super::ids::slug_styles`]) numbers
+/// repeats page-wide, whatever their level (GitHub: `setup`, `setup-1`, `setup-2` for
+/// `## Setup`, `## Setup`, ``### `Setup` ``), first anchor kept; a heading with an explicit
+/// anchor (`{#id}`, kramdown `{: #id}`) has only that one, its section's own. A
+/// `<details>` block's `<summary>Title</summary>` line is an anchor too (GitBook's
+/// expandable blocks). A heading merged into its first sub-section names that section.
+fn heading_anchors(
+    blocks: &[Block],
+    prep: &Prepared<'_>,
+    chunks: &[Chunk],
+) -> Vec<(String, String)> {
+    let section_at = |line: usize| -> Option<&str> {
+        let l = u32::try_from(line + 1).ok()?;
+        let at = chunks
+            .partition_point(|c| c.start_line <= l)
+            .checked_sub(1)?;
+        let c = &chunks[at];
+        (l <= c.end_line).then(|| super::ids::section_id(&c.id))
+    };
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<(String, String)> = Vec::new();
-    for c in chunks {
-        let section = super::ids::section_id(&c.id);
-        let Some((_, path)) = section.split_once('#') else {
+    let mut push = |anchor: String, section: &str| {
+        let own = section.rsplit(['#', '/']).next().unwrap_or(section);
+        if !anchor.is_empty() && anchor != own && seen.insert(anchor.clone()) {
+            out.push((anchor, section.to_string()));
+        }
+    };
+    let mut numbering: [SlugAllocator; 4] = Default::default();
+    for b in blocks {
+        let Some(h) = &b.heading else { continue };
+        let explicit = h.anchor.is_some() || prep.attribute_id_after(b.last_line).is_some();
+        let Some(section) = section_at(b.first_line).filter(|_| !explicit) else {
             continue;
         };
-        for (heading, slug) in c.heading_path.iter().zip(path.split('/')) {
-            let base = super::ids::slugify(heading);
-            let suffix = match slug.strip_prefix(base.as_str()) {
-                Some("") => "",
-                Some(rest)
-                    if rest.len() > 1
-                        && rest.starts_with('-')
-                        && rest[1..].bytes().all(|b| b.is_ascii_digit()) =>
-                {
-                    rest
-                }
-                _ => continue, // an explicit anchor: every generator uses it
+        for (k, base) in super::ids::slug_styles(&h.text).into_iter().enumerate() {
+            if !base.is_empty() {
+                push(numbering[k].unique(base), section);
+            }
+        }
+    }
+    for b in blocks.iter().filter(|b| b.kind != BlockKind::FencedCode) {
+        for line in b.first_line..=b.last_line {
+            let Some(title) = summary_title(prep.table.content(prep.src, line)) else {
+                continue;
             };
-            for alt in super::ids::other_slugs(heading) {
-                let anchor = format!("{alt}{suffix}");
-                if !out.iter().any(|(a, _)| *a == anchor) {
-                    out.push((anchor, section.to_string()));
+            if let Some(section) = section_at(line) {
+                for base in super::ids::slug_styles(&title) {
+                    push(base, section);
                 }
             }
         }
     }
     out
+}
+
+/// The title of a `<summary>Title</summary>` line, as shown.
+fn summary_title(line: &str) -> Option<String> {
+    let t = line.trim();
+    let open = t.get(..9).filter(|o| o.eq_ignore_ascii_case("<summary>"))?;
+    let inner = &t[open.len()..];
+    let close = inner.to_ascii_lowercase().find("</summary>")?;
+    let title = super::display::display_line(&inner[..close]);
+    let title = title.trim();
+    (!title.is_empty()).then(|| title.to_string())
 }
 
 /// The routes of a page besides its path: its `slug` (absolute from the root, or
@@ -219,7 +252,7 @@ fn markdown_chunks(
     prep: &Prepared<'_>,
     cfg: &ChunkerConfig,
     links: Option<&mut LinkCollector<'_>>,
-) -> Vec<Chunk> {
+) -> (Vec<Chunk>, Vec<(String, String)>) {
     let blocks = parse_blocks(prep.src, &prep.parse, &prep.table, &prep.blank, links);
     let first_h1 = blocks
         .iter()
@@ -277,10 +310,11 @@ fn markdown_chunks(
         |c: &Chunk| c.heading_path.is_empty() && c.body.trim().is_empty() && c.symbols.is_empty();
     if out.iter().all(empty) {
         if let Some(c) = front_matter_chunk(&info, prep) {
-            return vec![c];
+            return (vec![c], Vec::new());
         }
     }
-    out
+    let anchors = heading_anchors(&blocks, prep, &out);
+    (out, anchors)
 }
 
 /// The one chunk of a document that has nothing but front matter with a title or a

@@ -37,30 +37,47 @@ pub(crate) fn slugify(heading: &str) -> String {
     out
 }
 
-/// The anchors other site generators give a heading, where they differ from
-/// [`slugify`]'s (GitHub, Docusaurus, mdBook, Hugo's default):
+/// A heading's slug by each site generator's rule, before numbering repeats: GitHub's
+/// ([`slugify`]: GitHub, Docusaurus, mdBook, Hugo's default) first, then
 /// - VitePress and VuePress (`@mdit-vue/shared` `slugify`): NFKD, combining marks and
 ///   control characters dropped, each run of white space and ASCII punctuation
 ///   (`` ~`!@#$%^&*()-_+=[]{}|\;:"'<>,.?/ `` and curly quotes) one `-`, outer `-`
 ///   dropped, `_` before a leading digit, lower-cased: `server.proxy` → `server-proxy`,
 ///   `` `index.html` and Project Root `` → `index-html-and-project-root`;
 /// - markdown-it-anchor's default: lower-cased, each run of white space one `-`,
-///   punctuation kept: `server.proxy` → `server.proxy`.
+///   punctuation kept: `server.proxy` → `server.proxy`;
+/// - GitBook (as its Git Sync writes links): lower-cased; letters, digits, `-`, `_` and
+///   `.` kept; each white-space character `-`; `id-` before a leading digit:
+///   `1. Create a backend (optional)` → `id-1.-create-a-backend-optional`.
 ///
 /// Python-Markdown's (mkdocs) slugs differ from GitHub's only by runs of `-`, which the
-/// graph compares loosely. Empty when every rule agrees.
-pub(crate) fn other_slugs(heading: &str) -> Vec<String> {
-    let github = slugify(heading);
-    let mut out: Vec<String> = Vec::new();
-    for alt in [mdit_vue_slug(heading), markdown_it_anchor_slug(heading)] {
-        if !alt.is_empty() && alt != github && !out.contains(&alt) {
-            out.push(alt);
+/// graph compares loosely.
+pub(crate) fn slug_styles(heading: &str) -> [String; 4] {
+    [
+        slugify(heading),
+        mdit_vue_slug(heading),
+        markdown_it_anchor_slug(heading),
+        gitbook_slug(heading),
+    ]
+}
+
+/// GitBook's heading anchor; see [`slug_styles`].
+fn gitbook_slug(heading: &str) -> String {
+    let mut out = String::with_capacity(heading.len() + 3);
+    for c in heading.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            out.push(c);
+        } else if c.is_whitespace() {
+            out.push('-');
         }
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "id-");
     }
     out
 }
 
-/// `@mdit-vue/shared`'s `slugify` (VitePress, VuePress); see [`other_slugs`].
+/// `@mdit-vue/shared`'s `slugify` (VitePress, VuePress); see [`slug_styles`].
 fn mdit_vue_slug(heading: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     const SPECIAL: &str = "~`!@#$%^&*()-_+=[]{}|\\;:\"'\u{201c}\u{201d}\u{2018}\u{2019}<>,.?/";
@@ -86,7 +103,7 @@ fn mdit_vue_slug(heading: &str) -> String {
     out.to_lowercase()
 }
 
-/// markdown-it-anchor's default slug (before percent-encoding); see [`other_slugs`].
+/// markdown-it-anchor's default slug (before percent-encoding); see [`slug_styles`].
 fn markdown_it_anchor_slug(heading: &str) -> String {
     heading
         .trim()
@@ -166,6 +183,18 @@ pub(crate) fn file_stem(rel_path: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The slugs of the other generators that differ from GitHub's, once each.
+    fn other_slugs(heading: &str) -> Vec<String> {
+        let [github, rest @ ..] = slug_styles(heading);
+        let mut out: Vec<String> = Vec::new();
+        for alt in rest {
+            if !alt.is_empty() && alt != github && !out.contains(&alt) {
+                out.push(alt);
+            }
+        }
+        out
+    }
+
     #[test]
     fn other_generators_slugs() {
         assert_eq!(
@@ -187,6 +216,14 @@ mod tests {
         assert_eq!(mdit_vue_slug("2. Install"), "_2-install");
         assert_eq!(mdit_vue_slug("“Quoted” title"), "quoted-title");
         assert_eq!(mdit_vue_slug("概要と東京"), "概要と東京");
+        assert_eq!(
+            other_slugs("1. Create a backend (optional)"),
+            [
+                "_1-create-a-backend-optional",
+                "1.-create-a-backend-(optional)",
+                "id-1.-create-a-backend-optional"
+            ]
+        );
         // every rule agrees: nothing else to accept
         assert!(other_slugs("Getting Started").is_empty());
         assert!(other_slugs("install").is_empty());

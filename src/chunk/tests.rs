@@ -155,6 +155,41 @@ fn a_heading_inside_a_box_heads_only_the_box() {
 }
 
 #[test]
+fn repeated_headings_are_numbered_page_wide_and_summaries_are_anchors() {
+    // GitHub numbers a slug's repeats over the whole page, whatever the level: the third
+    // `Setup` (an h3 under the second) is `#setup-2`; GitBook writes `#id-1.-install`
+    // for `1. Install`; a `<summary>` line of a `<details>` block is an anchor
+    let text = "# Guide\n\n## Setup\n\nOne.\n\n## Setup\n\nTwo.\n\n### `Setup`\n\nThree.\n\n\
+                ## 1. Install\n\nRun it.\n\n<details>\n<summary>Admin **role**</summary>\n\nAdmins do all.\n\n</details>\n";
+    let c = crate::chunk::chunk_document_with_links(
+        &doc(text, SourceKind::Markdown),
+        &ChunkerConfig::default(),
+    );
+    let ids: Vec<&str> = c.chunks.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "doc.md#guide/setup",
+            "doc.md#guide/setup-1",
+            "doc.md#guide/setup/setup",
+            "doc.md#guide/1-install"
+        ]
+    );
+    let named = |a: &str| {
+        c.anchors
+            .iter()
+            .find(|(x, _)| x == a)
+            .map(|(_, s)| s.as_str())
+    };
+    assert_eq!(named("setup-2"), Some("doc.md#guide/setup/setup"));
+    assert_eq!(named("id-1.-install"), Some("doc.md#guide/1-install"));
+    assert_eq!(named("admin-role"), Some("doc.md#guide/1-install"));
+    // a section's own slug is no alias, and the first `Setup` keeps `#setup`
+    assert_eq!(named("setup-1"), None);
+    assert_eq!(named("setup"), None);
+}
+
+#[test]
 fn attr_list_ids_become_anchors() {
     let c = md("# Changelog\n\n### 9.7.0 { id=\"9.7.0\" }\n\nText.\n\n## Nav { id=nav-path .x }\n\nMore.\n");
     let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
