@@ -29,6 +29,22 @@ fn search_json(dir: &std::path::Path, args: &[&str]) -> (i32, serde_json::Value)
     (o.status.code().unwrap_or(-1), v)
 }
 
+/// A folder `docs` of `files` (name, text) indexed lexically with the `extra` options.
+fn indexed_docs(files: &[(&str, &str)], extra: &[&str]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let docs = d.path().join("docs");
+    fs::create_dir(&docs).unwrap();
+    for (name, text) in files {
+        fs::write(docs.join(name), text).unwrap();
+    }
+    let mut args = vec!["index", "--no-embeddings"];
+    args.extend(extra);
+    args.push("docs");
+    let o = docfuse(d.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    d
+}
+
 #[test]
 fn search_json_has_the_documented_shape_and_finds_the_section() {
     let d = indexed_sample();
@@ -699,4 +715,92 @@ fn a_heading_merged_into_its_child_is_read_by_its_own_id() {
     );
     let o = docfuse(d.path(), &["read", "s.md#searc"]);
     assert_eq!(o.status.code(), Some(2), "a prefix of an id is no id");
+}
+
+#[test]
+fn read_pages_name_what_they_show_and_text_output_stays_one_line_per_field() {
+    // a file name with a newline, a heading of 1,280 characters, a file over the byte
+    // budget (read in part)
+    let long = format!(
+        "# {}\n\nzanzibarword here.\n",
+        "Verylongheading ".repeat(80)
+    );
+    let big: String = (0..400).map(|i| format!("Filler line {i}.\n")).collect();
+    let big = format!("# Big\n\n{big}");
+    let small = "# Medium\n\nintro\n\n## A\n\na text\n\n## B\n\nb text\n";
+    let d = indexed_docs(
+        &[
+            ("small.md", small),
+            ("odd\nname.md", &long),
+            ("big.md", &big),
+        ],
+        &["--max-file-bytes", "2000"],
+    );
+    // the next page of a file read is read by path, not by the id of its first chunk
+    let o = docfuse(d.path(), &["read", "--max-bytes", "20", "small.md"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("--max-bytes 20 'small.md' --start-line 5 --end-line 11]"),
+        "{out}"
+    );
+    // lines asked for outside an id's section are named by the section they start in
+    let o = docfuse(
+        d.path(),
+        &["read", "small.md#medium", "--start-line", "5", "--json"],
+    );
+    let p: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(p["heading_path"], serde_json::json!(["Medium", "A"]));
+    assert_eq!(p["id"], "small.md#medium/a");
+    let o = docfuse(d.path(), &["read", "small.md#medium"]);
+    assert!(
+        stdout(&o).starts_with("small.md:1-3 · Medium\n"),
+        "{}",
+        stdout(&o)
+    );
+    // a result line: the path's newline escaped, the heading cut at 200 characters
+    let o = docfuse(d.path(), &["search", "zanzibarword"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("odd\\u{a}name.md:3  Verylongheading"),
+        "{first}"
+    );
+    assert!(
+        first.chars().count() < 260 && first.contains('…'),
+        "{first}"
+    );
+    // past the part of a file that was read: said so
+    let o = docfuse(d.path(), &["read", "big.md:399"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the file was read in part"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn negative_numbers_are_refused_as_values_and_common_word_queries_say_so() {
+    let d = indexed_docs(
+        &[("a.md", "# How to\n\nHow do I do it? The way is here.\n")],
+        &[],
+    );
+    // `--limit -1`: the value is invalid, not an unknown argument to pass after `--`
+    let o = docfuse(d.path(), &["search", "--limit", "-1", "way"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("invalid value '-1' for '--limit"), "{err}");
+    assert!(!err.contains("-- -1"), "{err}");
+    // a query of only stop words still matches, and the note says what it matched on
+    let (code, v) = search_json(d.path(), &["how do I"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        v["note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("The query has only common words (`how`, `do`, `i`)")),
+        "{v}"
+    );
+    let (_, v) = search_json(d.path(), &["way"]);
+    assert!(v.get("note").is_none(), "{v}");
 }

@@ -83,6 +83,49 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
     head
 }
 
+/// `args` with a negative number given to an option that takes a value joined to it
+/// (`--limit -1` → `--limit=-1`), on any subcommand: clap then says the value is
+/// invalid, instead of calling `-1` an unknown argument and suggesting `-- -1`.
+pub fn negative_values(mut args: Vec<String>) -> Vec<String> {
+    let Some(at) = args
+        .iter()
+        .skip(1)
+        .position(|a| !is_global_flag(a))
+        .map(|i| i + 1)
+    else {
+        return args;
+    };
+    let cmd = super::args::Cli::command();
+    let Some(sub) = cmd.find_subcommand(&args[at]) else {
+        return args;
+    };
+    let takes_value = |a: &str| {
+        sub.get_arguments().any(|o| {
+            o.get_action().takes_values()
+                && (o
+                    .get_long()
+                    .is_some_and(|l| a.strip_prefix("--") == Some(l))
+                    || o.get_short().is_some_and(|s| a == format!("-{s}")))
+        })
+    };
+    let negative = |v: &str| {
+        v.strip_prefix('-')
+            .is_some_and(|n| n.parse::<f64>().is_ok())
+    };
+    let mut i = at + 1;
+    while i + 1 < args.len() {
+        if args[i] == "--" {
+            break;
+        }
+        if takes_value(&args[i]) && negative(&args[i + 1]) {
+            let value = args.remove(i + 1);
+            args[i] = format!("{}={value}", args[i]);
+        }
+        i += 1;
+    }
+    args
+}
+
 /// A flag docfuse accepts before its subcommand.
 fn is_global_flag(a: &str) -> bool {
     a == "--verbose" || (a.len() > 1 && a.starts_with('-') && a[1..].bytes().all(|b| b == b'v'))
@@ -104,6 +147,27 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_negative_number_is_an_options_value() {
+        assert_eq!(
+            negative_values(v(&["docfuse", "search", "--limit", "-1", "q"])),
+            v(&["docfuse", "search", "--limit=-1", "q"])
+        );
+        assert_eq!(
+            negative_values(v(&["docfuse", "read", "a.md", "--start-line", "-3"])),
+            v(&["docfuse", "read", "a.md", "--start-line=-3"])
+        );
+        // a flag takes no value; after `--` everything is the query
+        assert_eq!(
+            negative_values(v(&["docfuse", "search", "--json", "-1"])),
+            v(&["docfuse", "search", "--json", "-1"])
+        );
+        assert_eq!(
+            negative_values(v(&["docfuse", "search", "--", "--limit", "-1"])),
+            v(&["docfuse", "search", "--", "--limit", "-1"])
+        );
     }
 
     #[test]

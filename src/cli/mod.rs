@@ -35,7 +35,7 @@ pub const EXIT_ERROR: i32 = 2;
 
 /// Runs the CLI with the process arguments and returns the exit code.
 pub fn run() -> i32 {
-    let args = dashes::query_dashes(std::env::args().collect());
+    let args = dashes::query_dashes(dashes::negative_values(std::env::args().collect()));
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

@@ -2,7 +2,7 @@
 //! text `GET /v1/passage` and MCP `read_passage` serve, for tools that only have a shell.
 
 use super::args::ReadArgs;
-use super::output::{print_json, print_line};
+use super::output::{name_field, print_json, print_line, printable};
 use crate::retriever::{DocfuseRetriever, Passage, PassageRequest, RetrieveError};
 
 pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
@@ -16,6 +16,8 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
         req.end_line = a.end_line;
     }
     let max = a.max_bytes.max(1);
+    // a page after this one is read as this one was: by the id asked for, or by path
+    let mut req_id = req.id.clone();
     let p = match retriever.read_passage_page_blocking(&req, max) {
         // `F#.md` is a path that holds `#`, not an id; the id's error stands otherwise
         Err(e @ RetrieveError::NotFound(_)) if req.id.is_some() => {
@@ -26,6 +28,7 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
             };
             retriever
                 .read_passage_page_blocking(&as_path, max)
+                .inspect(|_| req_id = None)
                 .map_err(|_| e)?
         }
         other => other?,
@@ -56,14 +59,15 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
         print_line(&format!(
             "[lines {next}-{} follow: {}]",
             p.range_end_line,
-            next_page_command(&a, &p, next)
+            next_page_command(&a, req_id.as_deref().unwrap_or(&p.path), &p, next)
         ))?;
     }
     Ok(super::EXIT_OK)
 }
 
-/// The command that reads the page after `p`, with the options this one was given.
-fn next_page_command(a: &ReadArgs, p: &Passage, next: u32) -> String {
+/// The command that reads the page after `p` of `target` (the id or path asked for),
+/// with the options this one was given.
+fn next_page_command(a: &ReadArgs, target: &str, p: &Passage, next: u32) -> String {
     let mut cmd = String::from("docfuse read");
     if a.index != std::path::Path::new(crate::engine::DEFAULT_INDEX_DIR) {
         cmd.push_str(&format!(" --index {}", quoted(&a.index.to_string_lossy())));
@@ -74,7 +78,6 @@ fn next_page_command(a: &ReadArgs, p: &Passage, next: u32) -> String {
     if a.max_bytes != crate::retriever::MAX_PASSAGE_BYTES {
         cmd.push_str(&format!(" --max-bytes {}", a.max_bytes));
     }
-    let target = p.id.as_deref().unwrap_or(&p.path);
     cmd.push_str(&format!(
         " {} --start-line {next} --end-line {}",
         quoted(target),
@@ -90,10 +93,10 @@ fn quoted(s: &str) -> String {
 
 /// `path:start-end · heading path`.
 fn header(p: &Passage) -> String {
-    let mut h = format!("{}:{}-{}", p.path, p.start_line, p.end_line);
+    let mut h = format!("{}:{}-{}", printable(&p.path), p.start_line, p.end_line);
     if !p.heading_path.is_empty() {
         h.push_str(" · ");
-        h.push_str(&p.heading_path.join(" › "));
+        h.push_str(&name_field(&p.heading_path.join(" › ")));
     }
     h
 }

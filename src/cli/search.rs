@@ -2,7 +2,7 @@
 //! the CLI validates and answers exactly as the HTTP API and the MCP tools do.
 
 use super::args::SearchArgs;
-use super::output::{print_json, print_line, printable};
+use super::output::{name_field, print_json, print_line, printable};
 use crate::engine::HitExplain;
 use crate::retriever::{
     DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
@@ -97,9 +97,12 @@ fn print_text(
         }
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",
-            m.path, m.match_line, heading, d.score
+            printable(&m.path),
+            m.match_line,
+            name_field(&heading),
+            d.score
         ))?;
-        print_line(&format!("    {}", m.snippet))?;
+        print_line(&format!("    {}", printable(&m.snippet)))?;
         if let Some(e) = &m.explain {
             print_explain(e)?;
         }

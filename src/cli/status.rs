@@ -44,7 +44,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         ("read in part", &s.read_in_part),
     ] {
         for p in list.iter().take(20) {
-            print_line(&format!("  {label}: {p}"))?;
+            print_line(&format!("  {label}: {}", super::output::printable(p)))?;
         }
         if list.len() > 20 {
             print_line(&format!("  … and {} more {label}", list.len() - 20))?;

@@ -157,12 +157,22 @@ impl SearchEnvelope {
             .documents
             .iter()
             .all(|d| d.metadata.matched_terms.is_empty());
-        let note = coverage_note(
-            &r.missing_words,
-            r.documents.len(),
-            all_unmatched,
-            r.mode != super::Mode::Lexical,
-        );
+        let terms = crate::analysis::query_terms(query);
+        let only_common =
+            !terms.is_empty() && terms.iter().all(|t| crate::analysis::is_stop_word(t));
+        let note = if only_common && !r.documents.is_empty() {
+            Some(format!(
+                "The query has only common words ({}): the results match those alone; ask with words of the topic.",
+                terms.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+            ))
+        } else {
+            coverage_note(
+                &r.missing_words,
+                r.documents.len(),
+                all_unmatched,
+                r.mode != super::Mode::Lexical,
+            )
+        };
         SearchEnvelope {
             query: query.to_string(),
             mode: r.mode.name(),

@@ -176,10 +176,21 @@ pub(super) fn read(
     } else {
         None
     });
-    let (start, end) = line_range(start, end, total, &path)?;
+    let (start, end) = line_range(start, end, total, &path).map_err(|e| {
+        // past the end of what was indexed of a file read in part: say so
+        match inner.index.entry(root, &path).ok().flatten().and_then(|f| f.note) {
+            Some(note) if start > total => RetrieveError::InvalidRequest(format!(
+                "`start_line` {start} is past the {total} lines of `{}` served: the file was read in part ({note})",
+                shorten(&path)
+            )),
+            _ => e,
+        }
+    })?;
     let (out, last, line_cut) = page(&lines, start, end, max_bytes.min(MAX_PASSAGE_BYTES));
     let truncated = last < end || line_cut;
-    let (id, heading_path) = match chunk {
+    // lines asked for outside the id's section are named by the chunk they start in
+    let in_section = |_: &&ChunkRef| section.is_some_and(|(a, b)| (a..=b).contains(&start));
+    let (id, heading_path) = match chunk.filter(in_section) {
         Some(c) => (Some(c.id.clone()), c.heading_path.clone()),
         None => containing_chunk(inner, root, &path, start),
     };
