@@ -804,3 +804,25 @@ fn negative_numbers_are_refused_as_values_and_common_word_queries_say_so() {
     let (_, v) = search_json(d.path(), &["way"]);
     assert!(v.get("note").is_none(), "{v}");
 }
+
+#[test]
+fn a_section_a_box_interrupts_is_read_run_by_run() {
+    let text = "# Channels\n\nIntro.\n\n{% hint %}\n## Early access\nRolling out.\n{% endhint %}\n\nAfter the hint.\n";
+    let d = indexed_docs(&[("c.md", text)], &[]);
+    // the section before the box, then the part after it: never the box's lines under
+    // the heading path of the section around it
+    let o = docfuse(d.path(), &["read", "c.md#channels"]);
+    assert!(
+        stdout(&o).starts_with("c.md:1-5 · Channels\n# Channels\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = docfuse(d.path(), &["read", "c.md#channels~2"]);
+    assert_eq!(stdout(&o), "c.md:10-10 · Channels\nAfter the hint.\n");
+    let o = docfuse(d.path(), &["read", "c.md#channels/early-access"]);
+    assert!(
+        stdout(&o).starts_with("c.md:6-8 · Channels › Early access\n"),
+        "{}",
+        stdout(&o)
+    );
+}

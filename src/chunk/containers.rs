@@ -61,12 +61,6 @@ pub(crate) fn spans(src: &str, table: &LineTable, skip: &[bool]) -> Vec<(usize, 
     out
 }
 
-/// Whether a whole line opens a box or an admonition, tab or container
-/// ([`super::split::is_opener`]): what follows it belongs with it.
-pub(crate) fn opens(line: &str) -> bool {
-    super::split::is_opener(line) || matches!(mark(line), Some(Mark::Open(_)))
-}
-
 /// The box a whole line opens or closes, if any.
 fn mark(line: &str) -> Option<Mark> {
     let t = line.trim();

@@ -441,6 +441,20 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Longest name (a heading path, a title) a line of text output shows, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// `s` as a name in one line of text output: [`printable`], and cut to
+/// [`MAX_NAME_CHARS`] characters with `…` (a 48 KB heading must not fill a result line;
+/// JSON keeps it whole).
+pub fn name_field(s: &str) -> String {
+    let p = printable(s);
+    match p.char_indices().nth(MAX_NAME_CHARS) {
+        Some((at, _)) => format!("{}…", &p[..at]),
+        None => p.into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -521,8 +521,9 @@ type Stack<'a> = Vec<(u8, &'a str, Option<&'a String>)>;
 
 /// Where each section after the preamble starts (0-based line), its heading stack, and
 /// whether it continues a section a box interrupted: every heading starts one, and so
-/// does the first block at or after the closer of a box with a heading inside, when text
-/// comes before the next heading.
+/// does the first block with text after the closer of a box with a heading inside (before
+/// the next heading), under the heading stack from before the box (the outermost box's,
+/// when several close together).
 fn section_starts<'a>(
     blocks: &[Block],
     prep: &Prepared<'_>,
@@ -559,24 +560,29 @@ fn section_starts<'a>(
                     continue;
                 };
                 stack = before;
-                let next_head = heads.iter().map(|h| h.0).find(|&h| h > line);
-                let end = next_head.unwrap_or(prep.table.len());
+                let end = heads.iter().map(|h| h.0).find(|&h| h > line);
+                let end = end.unwrap_or(prep.table.len());
+                // the text after the box: its first block with text (a closer alone, as
+                // `:::` or `</Tabs>` are, stays with the box)
                 let start = blocks
                     .iter()
-                    .map(|b| b.first_line)
-                    .find(|&f| f >= line && f < end);
-                // boxes closing together (a step, then its stepper) go on once; an
-                // opener before the text stays with it
-                let after_last = |s: &usize| out.last().is_none_or(|l: &(usize, _, _)| *s > l.0);
-                let glued = |s: &usize| {
-                    (0..*s)
+                    .find(|b| b.first_line >= line && b.first_line < end && block_has_text(b))
+                    .map(|b| b.first_line);
+                // an opener right before the text stays glued to it
+                let glued = |s: usize| {
+                    (0..s)
                         .rev()
                         .find(|&i| !prep.blank[i])
-                        .is_some_and(|i| super::containers::opens(prep.table.content(prep.src, i)))
+                        .is_some_and(|i| super::split::is_opener(prep.table.content(prep.src, i)))
                 };
-                let start = start.filter(|s| after_last(s) && !glued(s));
-                if let Some(start) = start.filter(|s| has_text(blocks, *s, end - 1)) {
-                    out.push((start, stack.clone(), true));
+                let Some(start) = start.filter(|&s| !glued(s)) else {
+                    continue;
+                };
+                match out.last_mut() {
+                    // boxes closing together (a tab, then its tabs): the outer one's stack
+                    Some(last) if last.0 == start && last.2 => last.1 = stack.clone(),
+                    Some(last) if last.0 >= start => {}
+                    _ => out.push((start, stack.clone(), true)),
                 }
             }
         }
@@ -587,11 +593,14 @@ fn section_starts<'a>(
 /// True when a block other than a heading starts in lines `first..=last` and has text
 /// to index (not only a comment, a `<script>`/`<style>` element or link definitions).
 fn has_text(blocks: &[Block], first: usize, last: usize) -> bool {
-    blocks.iter().any(|b| {
-        b.heading.is_none()
-            && (first..=last).contains(&b.first_line)
-            && (!b.fields.body.trim().is_empty() || !b.fields.symbols.is_empty())
-    })
+    blocks
+        .iter()
+        .any(|b| (first..=last).contains(&b.first_line) && block_has_text(b))
+}
+
+/// A block other than a heading with text to index.
+fn block_has_text(b: &Block) -> bool {
+    b.heading.is_none() && (!b.fields.body.trim().is_empty() || !b.fields.symbols.is_empty())
 }
 
 /// Merges each heading-only section into its first child section (which follows it),

@@ -465,13 +465,16 @@ pub(crate) fn is_path_shaped(word: &str) -> bool {
 }
 
 /// Link targets in an HTML (or MDX) fragment, with their byte offsets: `href` of `<a …>`,
-/// and `to` (or `href`) of a JSX `<Link …>` (Docusaurus, Next.js).
+/// `to` (or `href`) of a JSX `<Link …>` (Docusaurus, Next.js), and `href` of any other
+/// component (Starlight's `<LinkCard href>`, `<LinkButton href>`).
 fn hrefs(html: &str) -> Vec<(usize, &str)> {
-    tag_values(html, |rest| {
+    tag_values(html, |original, rest| {
         if tag_opens(rest, "a") {
             &["href"]
         } else if tag_opens(rest, "link") {
             &["to", "href"]
+        } else if original.starts_with(|c: char| c.is_ascii_uppercase()) {
+            &["href"]
         } else {
             &[]
         }
@@ -481,7 +484,7 @@ fn hrefs(html: &str) -> Vec<(usize, &str)> {
 /// The `id` attributes of HTML or JSX tags (and `<a name>`), with their offsets: the
 /// anchors a page defines besides its headings (`<dt id="opt-x">`, `<a name="top">`).
 fn html_ids(html: &str) -> Vec<(usize, &str)> {
-    tag_values(html, |rest| {
+    tag_values(html, |_, rest| {
         if tag_opens(rest, "a") {
             &["id", "name"]
         } else if rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -493,8 +496,11 @@ fn html_ids(html: &str) -> Vec<(usize, &str)> {
 }
 
 /// For each tag of `html`, the value of the first attribute `pick` names for it (`pick`
-/// sees what follows the `<`, lower-cased), with its offset.
-fn tag_values(html: &str, pick: impl Fn(&str) -> &'static [&'static str]) -> Vec<(usize, &str)> {
+/// sees what follows the `<`, as written and lower-cased), with its offset.
+fn tag_values(
+    html: &str,
+    pick: impl Fn(&str, &str) -> &'static [&'static str],
+) -> Vec<(usize, &str)> {
     let lower = html.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut from = 0;
@@ -504,7 +510,7 @@ fn tag_values(html: &str, pick: impl Fn(&str) -> &'static [&'static str]) -> Vec
             .find('>')
             .map_or(lower.len(), |j| tag_start + j);
         let rest = &lower[tag_start + 1..];
-        let names = pick(rest);
+        let names = pick(html.get(tag_start + 1..).unwrap_or(""), rest);
         if let Some(v) = names
             .iter()
             .find_map(|n| attribute(html, &lower, tag_start..tag_end, n))
@@ -526,8 +532,9 @@ fn tag_opens(rest: &str, name: &str) -> bool {
         .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
-/// The quoted value of attribute `name` inside `tag` (a range of `html`).
-fn attribute<'h>(
+/// The quoted value of attribute `name` inside `tag` (a range of `html`; `lower` is
+/// `html` lower-cased) and its offset from the tag's start.
+pub(crate) fn attribute<'h>(
     html: &'h str,
     lower: &str,
     tag: std::ops::Range<usize>,
@@ -586,6 +593,12 @@ mod tests {
                 (7, LinkForm::Link, "/e".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_components_href_is_a_link_and_an_elements_other_attributes_are_not() {
+        let got = md("# A\n\n<LinkCard title=\"Go\" href=\"/guides/x/\" />\n\n<div data-href=\"/no\">z</div>\n");
+        assert_eq!(got, vec![(3, LinkForm::Link, "/guides/x/".to_string())]);
     }
 
     #[test]

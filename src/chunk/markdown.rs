@@ -342,9 +342,10 @@ pub fn heading_text(source: &str) -> String {
     collapse_ws(&text)
 }
 
-/// What stands for a heading of only markup: its text outside tags, else the names of the
-/// components it shows (`## <Badge text="beta" />` → `Badge`; capitalised tag names, as
-/// JSX writes components), else nothing (`# <img src="logo.svg">`).
+/// What stands for a heading of only markup: its text outside tags and the text a
+/// component shows (`## <Badge text="beta" />` → `beta`), else the names of the
+/// components it shows (`## <Foo />` → `Foo`; capitalised tag names, as JSX writes
+/// components), else nothing (`# <img src="logo.svg">`).
 fn stand_in_text(line: &str) -> String {
     let raw = raw_heading_text(line);
     let text = collapse_ws(&super::fields::strip_tags(&raw));
@@ -429,7 +430,7 @@ mod tests {
             .filter_map(|b| b.heading.as_ref().map(|h| (h.text.clone(), h.stand_in)))
             .collect();
         let want = [
-            ("Badge", true),
+            ("beta", true),
             ("Foo", true),
             ("[](#x)", true),
             ("<Bar /> comp", false),

@@ -168,7 +168,9 @@ mod source;
 mod split;
 mod templates;
 
-pub use display::{display_line, is_attribute_block, printable, visible_lines, visible_lines_of};
+pub use display::{
+    display_line, is_attribute_block, name_field, printable, visible_lines, visible_lines_of,
+};
 pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };

@@ -187,7 +187,7 @@ pub(crate) fn pointed_target(tag: &str) -> Option<String> {
 
 /// Liquid/Jinja block tags that are control flow or literal text, not a box the page
 /// shows: a heading inside `{% if %}` is a heading of the page.
-const NOT_BOXES: [&str; 16] = [
+const NOT_BOXES: [&str; 22] = [
     "if",
     "unless",
     "case",
@@ -204,6 +204,12 @@ const NOT_BOXES: [&str; 16] = [
     "with",
     "autoescape",
     "trans",
+    "verbatim",
+    "blocktrans",
+    "spaceless",
+    "apply",
+    "cache",
+    "sandbox",
 ];
 
 /// The block tag a whole line is, if any: its name and whether it closes

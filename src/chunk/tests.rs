@@ -146,6 +146,20 @@ fn a_heading_inside_a_box_heads_only_the_box() {
     assert_eq!(c[6].heading_path, ["Channels", "Setup"]);
     assert_eq!(c[9].heading_path, ["Channels", "Setup", "Later"]);
     assert!(c[2].body.contains("After the hint"));
+    // boxes closing together go on under the outermost one's heading stack; a closer
+    // alone on its line (`:::`, `</Tabs>`) stays with its box
+    let nested = md("## Install\n\nPick one.\n{% tabs %}\n{% tab %}\n### Linux\n{% hint %}\n#### Note\nx\n{% endhint %}\n{% endtab %}\n{% endtabs %}\nAfter.\n\n<Tabs>\n<TabItem>\n\n### Mac\n\ny\n\n</TabItem>\n</Tabs>\n\nLater.\n");
+    assert_eq!(
+        spans(&nested),
+        vec![
+            ("doc.md#install", 1, 5),
+            ("doc.md#install/linux/note", 6, 12),
+            ("doc.md#install~2", 13, 16),
+            ("doc.md#install/mac", 18, 23),
+            ("doc.md#install~3", 25, 25),
+        ]
+    );
+    assert_eq!(nested[2].heading_path, ["Install"]);
     // without a heading inside, a box changes nothing; `{% if %}` is no box
     let plain = md("# A\n\n{% hint %}\nx\n{% endhint %}\ny\n\n{% if a %}\n## B\n{% endif %}\nz\n");
     assert_eq!(

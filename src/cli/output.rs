@@ -10,20 +10,7 @@ pub fn print_line(s: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub use crate::chunk::printable;
-
-/// Longest name (a heading path, a title) a line of text output shows, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
-
-/// `s` as one line of text output: [`printable`], and cut to [`MAX_NAME_CHARS`]
-/// characters with `…` (a 48 KB heading must not fill the terminal; JSON keeps it whole).
-pub fn name_field(s: &str) -> String {
-    let p = printable(s);
-    match p.char_indices().nth(MAX_NAME_CHARS) {
-        Some((at, _)) => format!("{}…", &p[..at]),
-        None => p.into_owned(),
-    }
-}
+pub use crate::chunk::{name_field, printable};
 
 /// Writes `value` as pretty JSON to stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {

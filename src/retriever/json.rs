@@ -158,8 +158,10 @@ impl SearchEnvelope {
             .iter()
             .all(|d| d.metadata.matched_terms.is_empty());
         let terms = crate::analysis::query_terms(query);
-        let only_common =
-            !terms.is_empty() && terms.iter().all(|t| crate::analysis::is_stop_word(t));
+        // a quoted phrase or a `-word` is matched as written: no note for those
+        let only_common = !terms.is_empty()
+            && !query.contains(['"', '-'])
+            && terms.iter().all(|t| crate::analysis::is_stop_word(t));
         let note = if only_common && !r.documents.is_empty() {
             Some(format!(
                 "The query has only common words ({}): the results match those alone; ask with words of the topic.",

@@ -178,7 +178,9 @@ pub(super) fn read(
     });
     let (start, end) = line_range(start, end, total, &path).map_err(|e| {
         // past the end of what was indexed of a file read in part: say so
-        match inner.index.entry(root, &path).ok().flatten().and_then(|f| f.note) {
+        let max = inner.index.manifest().config.max_file_bytes;
+        let entry = inner.index.entry(root, &path).ok().flatten();
+        match entry.filter(|f| f.size > max).and_then(|f| f.note) {
             Some(note) if start > total => RetrieveError::InvalidRequest(format!(
                 "`start_line` {start} is past the {total} lines of `{}` served: the file was read in part ({note})",
                 shorten(&path)
@@ -491,20 +493,27 @@ fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32,
     (out, last, line_cut)
 }
 
-/// The first and last line of the section `c` belongs to (all its chunks: the same id
-/// before any `~k` part suffix, in the same file).
+/// The first and last line of the section `c` belongs to: its own chunk and the parts of
+/// the same section (the same id before any `~k` suffix, in the same file) beside it in
+/// file order. A section a box interrupted goes on after the box in more parts; those
+/// are another run (read by their own ids), so a read never serves the box's lines under
+/// this section's heading path. Search reports the same span (`search::section_span`).
 fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
     let base = section_id(&c.id);
     let Ok(table) = chunks(inner) else {
         return (c.start_line, c.end_line);
     };
-    table
-        .refs
-        .iter()
-        .filter(|r| r.root == c.root && r.path == c.path && section_id(&r.id) == base)
-        .fold((c.start_line, c.end_line), |(a, b), r| {
-            (a.min(r.start_line), b.max(r.end_line))
-        })
+    let same = |r: &ChunkRef| r.root == c.root && r.path == c.path && section_id(&r.id) == base;
+    let file: Vec<&ChunkRef> = table.of_file(c.root, &c.path).collect();
+    let Some(at) = file.iter().position(|r| r.id == c.id) else {
+        return (c.start_line, c.end_line);
+    };
+    let first = file[..at].iter().rev().take_while(|r| same(r)).last();
+    let last = file[at + 1..].iter().take_while(|r| same(r)).last();
+    (
+        first.map_or(c.start_line, |r| r.start_line),
+        last.map_or(c.end_line, |r| r.end_line),
+    )
 }
 
 pub(crate) use crate::chunk::section_id;

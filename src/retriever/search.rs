@@ -167,8 +167,9 @@ fn group_by_section(hits: &mut Vec<Hit>, limit: usize) -> Vec<u32> {
 }
 
 /// The first and last line of the section `h` belongs to: its own chunk and the parts of
-/// the same section beside it (chunk ordinals follow (root, path, line), so a section's
-/// parts are neighbours). Reads only those chunks.
+/// the same section beside it (chunk ordinals follow (root, path, line); a section a box
+/// interrupted goes on after the box in another run of parts, not this one). Reads only
+/// those chunks.
 fn section_span(index: &DocIndex, h: &Hit) -> (u32, u32) {
     let c = &h.chunk;
     let base = section_id(&c.id);

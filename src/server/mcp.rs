@@ -11,6 +11,7 @@
 //! the reason.
 
 use super::{mcp_schema, ErrorBody};
+use crate::chunk::{name_field, printable};
 use crate::retriever::{
     fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
     Passage, Retrieval, RetrieveError, SearchEnvelope, SearchResult, STATUS_LIST_CAP,
@@ -261,7 +262,11 @@ fn search_result(
         match c {
             Some(c) => text.push_str(&format!(
                 "\n\n[{}] {}:{} (lines {}-{})\n{c}",
-                s.rank, s.path, s.match_line, s.start_line, s.end_line
+                s.rank,
+                printable(&s.path),
+                s.match_line,
+                s.start_line,
+                s.end_line
             )),
             None => left_out += 1,
         }
@@ -288,11 +293,11 @@ fn search_result(
 
 /// One numbered line of a result list.
 fn result_line(s: &SearchResult) -> String {
-    let heading = if s.heading_path.is_empty() {
+    let heading = name_field(&if s.heading_path.is_empty() {
         s.title.clone()
     } else {
         s.heading_path.join(" › ")
-    };
+    });
     let mut stale = s.stale_reason.as_ref().map_or(String::new(), |r| {
         format!(" · STALE: {r} (text as indexed)")
     });
@@ -302,7 +307,7 @@ fn result_line(s: &SearchResult) -> String {
     format!(
         "{}. {}:{} · {} · lines {}-{} · score {:.3} · lexical match: {} · id: {}{stale}",
         s.rank,
-        s.path,
+        printable(&s.path),
         s.match_line,
         heading,
         s.start_line,
@@ -317,7 +322,7 @@ fn passage_text(p: &Passage) -> String {
     let heading = if p.heading_path.is_empty() {
         String::new()
     } else {
-        format!(" · {}", p.heading_path.join(" › "))
+        format!(" · {}", name_field(&p.heading_path.join(" › ")))
     };
     let page = match p.next_start_line {
         Some(next) => format!(
@@ -344,7 +349,9 @@ fn passage_text(p: &Passage) -> String {
         .map_or(String::new(), |r| format!("\nSTALE: {r}"));
     format!(
         "{} (of {} lines){heading}{page}{stale}\n\n{}",
-        p.source, p.total_lines, p.text
+        printable(&p.source),
+        p.total_lines,
+        p.text
     )
 }
 
@@ -352,7 +359,7 @@ fn document_text(d: &crate::retriever::Document) -> String {
     let shown = d.chunks.len();
     let mut text = format!(
         "{} (root {}): sections {}-{} of {}",
-        d.path,
+        printable(&d.path),
         d.root,
         d.from + 1,
         d.from + shown,
@@ -375,11 +382,15 @@ fn document_text(d: &crate::retriever::Document) -> String {
         let heading = if c.heading_path.is_empty() {
             "(before the first heading)".to_string()
         } else {
-            c.heading_path.join(" › ")
+            name_field(&c.heading_path.join(" › "))
         };
         text.push_str(&format!(
             "\n\n## {} · {}:{}-{}{cut}\n{}",
-            heading, d.path, c.start_line, c.end_line, c.text
+            heading,
+            printable(&d.path),
+            c.start_line,
+            c.end_line,
+            c.text
         ));
     }
     text
