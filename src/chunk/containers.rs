@@ -10,7 +10,7 @@
 //! that is closed counts; lines inside fenced code and front matter are never markers.
 
 use super::lines::LineTable;
-use super::source::{FenceLine, NestedFence};
+use super::source::fenced_lines;
 
 /// What a line does to boxes, by a key that pairs an opener with its closer
 /// (`tag:hint`, `colons:3`, `html:Tabs`).
@@ -22,28 +22,15 @@ enum Mark {
 
 /// The boxes of a document: 0-based (opener line, closer line), properly nested, in
 /// opener order. An opener without its closer (or whose closer comes only after an
-/// enclosing box's) opens nothing. `skip` marks lines that are never markers (front
-/// matter).
-pub(crate) fn spans(src: &str, table: &LineTable, skip: &[bool]) -> Vec<(usize, usize)> {
+/// enclosing box's) opens nothing. The first `fm_lines` lines (front matter) and fenced
+/// lines are never markers.
+pub(crate) fn spans(src: &str, table: &LineTable, fm_lines: usize) -> Vec<(usize, usize)> {
+    let lines = (0..table.len()).map(|i| table.content(src, i));
+    let fenced = fenced_lines(lines.clone());
     let mut open: Vec<(usize, String)> = Vec::new();
     let mut out = Vec::new();
-    let mut fence: Option<NestedFence> = None;
-    for i in 0..table.len() {
-        let line = table.content(src, i);
-        if let Some(f) = fence {
-            if f.at(line) != FenceLine::Leaves {
-                if f.at(line) == FenceLine::Closes {
-                    fence = None;
-                }
-                continue;
-            }
-            fence = None;
-        }
-        if skip.get(i).copied().unwrap_or(false) {
-            continue;
-        }
-        if let Some(f) = NestedFence::open(line) {
-            fence = Some(f);
+    for (i, line) in lines.enumerate().skip(fm_lines) {
+        if fenced[i] {
             continue;
         }
         match mark(line) {
@@ -119,7 +106,7 @@ mod tests {
 
     fn boxes(text: &str) -> Vec<(usize, usize)> {
         let table = LineTable::new(text);
-        spans(text, &table, &vec![false; table.len()])
+        spans(text, &table, 0)
     }
 
     #[test]

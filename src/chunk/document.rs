@@ -529,8 +529,10 @@ fn section_starts<'a>(
     prep: &Prepared<'_>,
     heads: &[Head<'a>],
 ) -> Vec<(usize, Stack<'a>, bool)> {
-    let skip: Vec<bool> = (0..prep.table.len()).map(|i| i < prep.fm.lines).collect();
-    let boxes = super::containers::spans(prep.src, &prep.table, &skip);
+    if heads.is_empty() {
+        return Vec::new();
+    }
+    let boxes = super::containers::spans(prep.src, &prep.table, prep.fm.lines);
     // events in line order: 0 opens a box, 1 is a heading, 2 closes a box
     let mut events: Vec<(usize, u8, usize)> = Vec::new();
     for (k, &(open, close)) in boxes.iter().enumerate() {
@@ -560,13 +562,16 @@ fn section_starts<'a>(
                     continue;
                 };
                 stack = before;
-                let end = heads.iter().map(|h| h.0).find(|&h| h > line);
-                let end = end.unwrap_or(prep.table.len());
+                // heads and blocks are in line order
+                let next = heads.partition_point(|h| h.0 <= line);
+                let end = heads.get(next).map_or(prep.table.len(), |h| h.0);
                 // the text after the box: its first block with text (a closer alone, as
                 // `:::` or `</Tabs>` are, stays with the box)
-                let start = blocks
+                let from = blocks.partition_point(|b| b.first_line < line);
+                let start = blocks[from..]
                     .iter()
-                    .find(|b| b.first_line >= line && b.first_line < end && block_has_text(b))
+                    .take_while(|b| b.first_line < end)
+                    .find(|b| block_has_text(b))
                     .map(|b| b.first_line);
                 // an opener right before the text stays glued to it
                 let glued = |s: usize| {

@@ -109,22 +109,7 @@ fn fence_code_shortcodes(parse: &mut String, table: &LineTable) {
     let mut lines: Vec<String> = (0..table.len())
         .map(|i| table.content(parse, i).to_string())
         .collect();
-    let mut fence: Option<NestedFence> = None;
-    let in_fence: Vec<bool> = lines
-        .iter()
-        .map(|l| match fence {
-            Some(f) => {
-                if f.at(l) != FenceLine::Inside {
-                    fence = None;
-                }
-                true
-            }
-            None => {
-                fence = NestedFence::open(l);
-                fence.is_some()
-            }
-        })
-        .collect();
+    let in_fence = fenced_lines(lines.iter().map(String::as_str));
     let before = lines.clone();
     templates::code_shortcodes_as_fences(&mut lines, &in_fence);
     for (i, (new, old)) in lines.iter().zip(&before).enumerate() {
@@ -382,6 +367,28 @@ pub(crate) fn opens_fence(line: &str) -> Option<(u8, usize)> {
 /// Whether `line` closes a fence opened with `(ch, run)`.
 pub(crate) fn closes_fence(line: &str, f: (u8, usize)) -> bool {
     fence_closing(line, f, 3)
+}
+
+/// Per line: part of a fenced block ([`NestedFence`]: its opener, its lines, its closer).
+/// A line that leaves a nested fence's container is not, and may open another.
+pub(crate) fn fenced_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<bool> {
+    let mut fence: Option<NestedFence> = None;
+    lines
+        .map(|l| {
+            if let Some(f) = fence {
+                match f.at(l) {
+                    FenceLine::Inside => return true,
+                    FenceLine::Closes => {
+                        fence = None;
+                        return true;
+                    }
+                    FenceLine::Leaves => fence = None,
+                }
+            }
+            fence = NestedFence::open(l);
+            fence.is_some()
+        })
+        .collect()
 }
 
 /// A fence at any indent: one nested in an indented container (an mkdocs admonition or

@@ -87,6 +87,14 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
 /// (`--limit -1` → `--limit=-1`), on any subcommand: clap then says the value is
 /// invalid, instead of calling `-1` an unknown argument and suggesting `-- -1`.
 pub fn negative_values(mut args: Vec<String>) -> Vec<String> {
+    let negative = |v: &str| {
+        v.strip_prefix('-')
+            .is_some_and(|n| n.parse::<f64>().is_ok())
+    };
+    // the command tree is built only when a negative number is there to place
+    if !args.iter().any(|a| negative(a)) {
+        return args;
+    }
     let Some(at) = args
         .iter()
         .skip(1)
@@ -107,10 +115,6 @@ pub fn negative_values(mut args: Vec<String>) -> Vec<String> {
                     .is_some_and(|l| a.strip_prefix("--") == Some(l))
                     || o.get_short().is_some_and(|s| a == format!("-{s}")))
         })
-    };
-    let negative = |v: &str| {
-        v.strip_prefix('-')
-            .is_some_and(|n| n.parse::<f64>().is_ok())
     };
     let mut i = at + 1;
     while i + 1 < args.len() {

@@ -194,7 +194,7 @@ impl LexicalIndex {
     }
 
     /// The stored chunk with ordinal `ord` (chunks are numbered in (root, path, line)
-    /// order, so the parts of one section have consecutive ordinals).
+    /// order, so a run of parts of one section has consecutive ordinals).
     ///
     /// # Errors
     /// [`Error::Corrupt`] when no chunk has that ordinal or it cannot be decoded.

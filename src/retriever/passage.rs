@@ -112,6 +112,27 @@ impl ChunkTable {
         })
     }
 
+    /// The first and last line of the run of parts of `c`'s section around it: the
+    /// chunks beside it (the table is in (root, path, line) order) with its section id.
+    fn section_run(&self, c: &ChunkRef) -> (u32, u32) {
+        let base = section_id(&c.id);
+        let same =
+            |r: &&ChunkRef| r.root == c.root && r.path == c.path && section_id(&r.id) == base;
+        let at = self
+            .by_id
+            .get(&c.id)
+            .and_then(|ats| ats.iter().copied().find(|&i| self.refs[i].root == c.root));
+        let Some(at) = at else {
+            return (c.start_line, c.end_line);
+        };
+        let first = self.refs[..at].iter().rev().take_while(same).last();
+        let last = self.refs[at + 1..].iter().take_while(same).last();
+        (
+            first.map_or(c.start_line, |r| r.start_line),
+            last.map_or(c.end_line, |r| r.end_line),
+        )
+    }
+
     /// The chunks of file `path` of root `root`, in file order.
     pub(super) fn of_file<'a>(
         &'a self,
@@ -499,21 +520,10 @@ fn page(lines: &[&str], start: u32, end: u32, max_bytes: usize) -> (String, u32,
 /// are another run (read by their own ids), so a read never serves the box's lines under
 /// this section's heading path. Search reports the same span (`search::section_span`).
 fn section_span(inner: &Inner, c: &ChunkRef) -> (u32, u32) {
-    let base = section_id(&c.id);
-    let Ok(table) = chunks(inner) else {
-        return (c.start_line, c.end_line);
-    };
-    let same = |r: &ChunkRef| r.root == c.root && r.path == c.path && section_id(&r.id) == base;
-    let file: Vec<&ChunkRef> = table.of_file(c.root, &c.path).collect();
-    let Some(at) = file.iter().position(|r| r.id == c.id) else {
-        return (c.start_line, c.end_line);
-    };
-    let first = file[..at].iter().rev().take_while(|r| same(r)).last();
-    let last = file[at + 1..].iter().take_while(|r| same(r)).last();
-    (
-        first.map_or(c.start_line, |r| r.start_line),
-        last.map_or(c.end_line, |r| r.end_line),
-    )
+    match chunks(inner) {
+        Ok(table) => table.section_run(c),
+        Err(_) => (c.start_line, c.end_line),
+    }
 }
 
 pub(crate) use crate::chunk::section_id;
