@@ -826,3 +826,110 @@ fn a_section_a_box_interrupts_is_read_run_by_run() {
         stdout(&o)
     );
 }
+
+/// Section evidence (issue 11): a section cut into pieces, each holding one of the query's
+/// words, is scored as a whole too; before, each piece competed alone and a page naming
+/// one word in its title won.
+#[test]
+fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
+    let pool = "The client opens a pool of sockets to the server and reuses them for later \
+                requests so that each call avoids a fresh handshake with the remote host over \
+                the network.";
+    let wait = "When a request fails the client waits before it tries again and the wait grows \
+                with every failed attempt until the request succeeds or the limit is reached.";
+    let a = format!(
+        "# Connection tuning\n\n{pool} Keepalive probes detect dead peers; keepalive runs \
+         every minute.\n\n{wait} Backoff adds jitter; backoff is capped.\n"
+    );
+    let d = indexed_docs(
+        &[
+            ("a.md", &a),
+            (
+                "b.md",
+                "# Keepalive\n\nKeepalive keeps idle connections open between requests.\n",
+            ),
+            (
+                "c.md",
+                "# Backoff\n\nBackoff spaces out the retries of a failed request.\n",
+            ),
+        ],
+        &["--max-tokens", "64"],
+    );
+    // the shape under test: a.md's section is two pieces, one word in each
+    let (code, v) = search_json(
+        d.path(),
+        &["--explain", "--chunks", "keepalive backoff settings"],
+    );
+    assert_eq!(code, 0, "{v}");
+    let pieces: Vec<&serde_json::Value> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"] == "a.md")
+        .map(|r| &r["explain"])
+        .collect();
+    assert_eq!(pieces.len(), 2, "{v}");
+
+    // (three words, so no word is taken for an id; `settings` is in no page: it only
+    // says the question is about more than one page's title)
+    let q = d.path().join("q.jsonl");
+    fs::write(
+        &q,
+        r#"{"id":"q1","query":"keepalive backoff settings","relevant":[{"path":"a.md","heading":"Connection tuning","grade":2}]}"#,
+    )
+    .unwrap();
+    let default = pieces[0]["section_weight"]
+        .as_f64()
+        .expect("the default weight");
+    let sweep = format!("section_weight=0,{default}");
+    let o = docfuse(
+        d.path(),
+        &[
+            "eval",
+            "--queries",
+            q.to_str().unwrap(),
+            "--sweep",
+            &sweep,
+            "--per-query",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranks: Vec<u64> = report["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["per_query"][0]["first_relevant_rank"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("a.md not ranked: {report}"))
+        })
+        .collect();
+    // each piece alone: the one-word pages win; the whole section: it answers first
+    assert_eq!(ranks, [3, 1], "{report}");
+
+    // explain names both parts, which add up
+    for e in &pieces {
+        let w = e["section_weight"].as_f64().unwrap();
+        let (own, whole) = (
+            e["chunk_lexical"].as_f64().unwrap(),
+            e["section_lexical"].as_f64().unwrap(),
+        );
+        assert!(w > 0.0 && w < 1.0, "{e}");
+        assert!(
+            whole > own,
+            "the section holds both words, a piece one: {e}"
+        );
+        let combined = (1.0 - w) * own + w * whole;
+        assert!(
+            (e["lexical"].as_f64().unwrap() - combined).abs() < 1e-4,
+            "{e}"
+        );
+    }
+    // the pieces of one section share its score
+    assert_eq!(
+        pieces[0]["section_lexical"], pieces[1]["section_lexical"],
+        "{v}"
+    );
+}

@@ -1269,3 +1269,46 @@ fn the_library_opens_a_database_url_and_follows_its_publishes() {
     assert_eq!(seen.documents.len(), 1);
     assert_eq!(seen.documents[0].source, "b.md:1-5");
 }
+
+/// A reader's copy written by an older docfuse (here: the folder format before section
+/// fields) is rebuilt on the next sync, though the database did not change: before, the
+/// copy counted as current and every search failed with "written by an older docfuse",
+/// naming a cache folder the user never made.
+#[test]
+fn a_reader_copy_an_older_docfuse_wrote_is_rebuilt() {
+    let Some((url, t, docs)) = fixture("oldcopy") else {
+        return;
+    };
+    let cache = t.path().join("cache");
+    ok(&run(
+        t.path(),
+        &cache,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    let before = lexical(t.path(), &cache, &url, "limit parallel jobs");
+    assert!(!before.is_empty());
+    let manifest = files_named(&cache, "manifest.json")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("/reader/"))
+        .expect("the reader's copy");
+    let older = docfuse::store::SCHEMA_VERSION - 1;
+    let reseal = |version: u32| {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+        v["schema_version"] = version.into();
+        let mut m: docfuse::store::Manifest = serde_json::from_value(v).unwrap();
+        std::fs::write(&manifest, m.sealed_json()).unwrap();
+    };
+    reseal(older);
+    assert_eq!(
+        lexical(t.path(), &cache, &url, "limit parallel jobs"),
+        before
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], docfuse::store::SCHEMA_VERSION, "{v}");
+}

@@ -152,6 +152,16 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
         "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3} + canonicality {:.3} (page {:.3})",
         e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol, e.canonicality, e.page_canonicality
     ))?;
+    if e.section_weight > 0.0 {
+        print_line(&format!(
+            "      bm25f {:.3} = chunk {:.3} × {:.2} + whole section {:.3} × {:.2}",
+            e.lexical,
+            e.chunk_lexical,
+            1.0 - e.section_weight,
+            e.section_lexical,
+            e.section_weight
+        ))?;
+    }
     for t in &e.terms {
         let fields: Vec<String> = t
             .fields

@@ -8,8 +8,15 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     pub score: f32,
-    /// BM25F sum over query terms.
+    /// `(1 − section_weight) × chunk_lexical + section_weight × section_lexical`.
     pub lexical: f32,
+    /// The chunk's own BM25F: the sum over `terms`.
+    pub chunk_lexical: f32,
+    /// The BM25F of the chunk's whole section (its pieces as one document; Callan 1994,
+    /// passage-level evidence), 0 when section evidence is off.
+    pub section_lexical: f32,
+    /// The weight of the section's BM25F (`QueryParams::section_weight`; 0: off).
+    pub section_weight: f32,
     /// `1 + about_gain × about_share` (1 when nothing matched lexically).
     pub aboutness: f32,
     /// Share of the query's IDF mass matched in title, headings or path.

@@ -14,6 +14,7 @@ mod reader;
 mod readonly;
 mod schema;
 mod search;
+mod sections;
 mod writer;
 
 pub use bm25f::{idf, length_norm, saturate};

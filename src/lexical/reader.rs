@@ -24,6 +24,9 @@ pub struct LexicalIndex {
     addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
     /// Page-level priors by ordinal (empty: no graph).
     priors: PagePriors,
+    /// Whole-section statistics, read on the first query that weighs section evidence
+    /// (`None`: they could not be read; section evidence is then off).
+    sections: std::sync::OnceLock<Option<super::sections::Sections>>,
 }
 
 /// What the documentation graph says about each chunk's page, by chunk ordinal.
@@ -62,6 +65,19 @@ impl LexicalIndex {
     /// (`QueryParams::agent`).
     pub fn set_priors(&mut self, priors: PagePriors) {
         self.priors = priors;
+    }
+
+    /// The whole-section statistics (read once; `None` when they cannot be read).
+    pub(crate) fn sections(&self) -> Option<&super::sections::Sections> {
+        self.sections
+            .get_or_init(|| match self.build_sections() {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!(dir = %self.dir.display(), "section evidence is off: {e}");
+                    None
+                }
+            })
+            .as_ref()
     }
 
     /// The canonicality of the page of chunk `ord` (0 without a graph).
@@ -124,6 +140,7 @@ impl LexicalIndex {
             first_ord,
             addrs: std::sync::OnceLock::new(),
             priors: PagePriors::default(),
+            sections: std::sync::OnceLock::new(),
         })
     }
 
@@ -166,6 +183,21 @@ impl LexicalIndex {
             bucket: sr.fast_fields().u64("bucket")?,
             first_ord: &self.first_ord,
         })
+    }
+
+    /// The field-norm readers of one segment, one per text field (`config::Field::ALL` order).
+    ///
+    /// # Errors
+    /// [`tantivy::TantivyError`] when a field's norms cannot be opened.
+    pub(crate) fn field_norms(
+        &self,
+        sr: &tantivy::SegmentReader,
+    ) -> tantivy::Result<Vec<tantivy::fieldnorm::FieldNormReader>> {
+        self.fields
+            .text
+            .iter()
+            .map(|&f| sr.get_fieldnorms_reader(f))
+            .collect()
     }
 
     pub(crate) fn searcher(&self) -> Searcher {

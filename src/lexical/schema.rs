@@ -1,6 +1,7 @@
 //! The tantivy schema: one indexed text field per BM25F field, raw exact-key fields,
 //! the chunk's bucket and its position in it (fast fields: with the bucket list they give
-//! the ordinal, the stable tie-break key) and one stored JSON blob.
+//! the ordinal, the stable tie-break key), the position of its section's first piece (a
+//! fast field: the section it belongs to) and one stored JSON blob.
 
 use crate::config::{Field as DocField, PerField};
 use tantivy::schema::{
@@ -24,6 +25,9 @@ pub(crate) struct Fields {
     pub ord: Field,
     /// The chunk's bucket id (indexed: a refresh deletes a bucket by it).
     pub bucket: Field,
+    /// The position in the bucket of the first piece of the chunk's section (a section's
+    /// pieces share it: whole-section statistics for section evidence).
+    pub section: Field,
     pub stored: Field,
 }
 
@@ -49,6 +53,7 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
         symbol_key: sb.add_text_field("x_symbol", raw),
         ord: sb.add_u64_field("ord", NumericOptions::default().set_fast()),
         bucket: sb.add_u64_field("bucket", NumericOptions::default().set_fast().set_indexed()),
+        section: sb.add_u64_field("section", NumericOptions::default().set_fast()),
         stored: sb.add_text_field("chunk", STORED),
     };
     (sb.build(), fields)
@@ -71,6 +76,7 @@ pub(crate) fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         symbol_key: get("x_symbol")?,
         ord: get("ord")?,
         bucket: get("bucket")?,
+        section: get("section")?,
         stored: get("chunk")?,
     })
 }

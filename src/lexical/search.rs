@@ -422,12 +422,7 @@ impl LexicalIndex {
         // Each segment's readers once; then one pass over the candidates.
         let mut readers = Vec::with_capacity(s.segment_readers().len());
         for sr in s.segment_readers() {
-            let norms: Vec<_> = self
-                .fields
-                .text
-                .iter()
-                .map(|&f| sr.get_fieldnorms_reader(f))
-                .collect::<tantivy::Result<_>>()?;
+            let norms = self.field_norms(sr)?;
             readers.push((norms, self.segment_ords(sr)?));
         }
         for acc in accs.iter_mut() {
@@ -602,7 +597,13 @@ fn scan_prefix(
 /// The score parts of one candidate.
 #[derive(Debug, Clone, Copy, Default)]
 struct Parts {
+    /// `(1 − section_weight) × own + section_weight × section`.
     lexical: f32,
+    /// The chunk's own BM25F.
+    own: f32,
+    /// The BM25F of the chunk's whole section, and its weight (0: section evidence off).
+    section: f32,
+    section_weight: f32,
     aboutness: f32,
     share: f32,
     exact: [f32; 3],
@@ -712,11 +713,23 @@ impl LexicalIndex {
             std::sync::Arc::new(df.iter().map(|&d| (d, idf(self.n, d))).collect());
         let qw: Vec<f32> = qterms.iter().map(|q| q.weight).collect();
         let mass: f32 = idfs.iter().zip(&qw).map(|((_, i), w)| i * w).sum();
+        let w = p.section_weight.clamp(0.0, 1.0);
+        let sections = if w > 0.0 { self.sections() } else { None };
+        let section_scores = sections.map(|sec| (sec, self.section_scores(sec, accs, &idfs, &qw)));
         let mut ranked: Vec<Ranked> = accs
             .iter()
             .enumerate()
             .map(|(i, acc)| {
-                let base = self.base_parts(acc, accs.tf(i), &idfs, &qw, mass, p);
+                let mut base = self.base_parts(acc, accs.tf(i), &idfs, &qw, mass, p);
+                base.own = base.lexical;
+                // a chunk that matched no query word (found by an exact key alone) gets
+                // no lexical evidence from its section either
+                if let (Some((sec, scores)), true) = (&section_scores, base.own > 0.0) {
+                    let whole = sec.of(acc.ord).and_then(|s| scores.get(&s)).copied();
+                    base.section = whole.unwrap_or(base.lexical);
+                    base.section_weight = w;
+                    base.lexical = (1.0 - w) * base.own + w * base.section;
+                }
                 Ranked {
                     acc: i,
                     ord: acc.ord,
@@ -859,6 +872,9 @@ impl LexicalIndex {
         Explain {
             score: p.score,
             lexical: p.lexical,
+            chunk_lexical: p.own,
+            section_lexical: p.section,
+            section_weight: p.section_weight,
             aboutness: p.aboutness,
             about_share: p.share,
             exact_id: p.exact[0],

@@ -12,6 +12,7 @@ use crate::analysis::index_terms;
 use crate::config::PerField;
 use crate::error::{Error, Result};
 use crate::projection::Entry;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexWriter, TantivyDocument, Term};
@@ -41,6 +42,8 @@ pub struct Prepared {
     id_keys: Vec<String>,
     path_keys: Vec<String>,
     symbol_keys: Vec<String>,
+    /// The chunk's section: its root and section id (the id without a piece's `~k`).
+    section: (usize, String),
     /// The stored chunk, JSON.
     stored: String,
 }
@@ -65,6 +68,10 @@ impl Prepared {
             id_keys: entry.id_keys.clone(),
             path_keys: entry.path_keys.clone(),
             symbol_keys: entry.symbol_keys.clone(),
+            section: (
+                entry.stored.root,
+                crate::chunk::section_id(&entry.stored.id).to_string(),
+            ),
             stored,
         })
     }
@@ -85,6 +92,8 @@ pub struct LexicalWriter {
     previous: Vec<Bucket>,
     next_id: u64,
     written: u64,
+    /// The position of each section's first piece in the bucket being written.
+    sections: HashMap<(usize, String), u64>,
 }
 
 impl LexicalWriter {
@@ -129,6 +138,7 @@ impl LexicalWriter {
             previous,
             next_id,
             written: 0,
+            sections: HashMap::new(),
         })
     }
 
@@ -158,6 +168,7 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Tantivy`] when the commit fails.
     pub fn close_bucket(&mut self) -> Result<()> {
+        self.sections.clear();
         if let Some(b) = self.open.take() {
             self.writer.commit()?;
             self.written += 1;
@@ -203,8 +214,10 @@ impl LexicalWriter {
         for k in p.symbol_keys {
             doc.add_text(f.symbol_key, k);
         }
+        let section = *self.sections.entry(p.section).or_insert(local);
         doc.add_u64(f.ord, local);
         doc.add_u64(f.bucket, id);
+        doc.add_u64(f.section, section);
         doc.add_text(f.stored, p.stored);
         self.writer.add_document(doc)?;
         let b = self.open_bucket();
@@ -219,6 +232,9 @@ impl LexicalWriter {
     /// chunk: it still belongs to a bucket, so that buckets cover the documents in order).
     /// Returns the id of the bucket it belongs to.
     pub fn file_done(&mut self) -> u64 {
+        // a section never reaches past its document (two documents may share a path: a
+        // JSONL corpus that repeats an `_id`)
+        self.sections.clear();
         let b = self.open_bucket();
         b.files += 1;
         b.id

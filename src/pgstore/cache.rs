@@ -235,12 +235,13 @@ pub fn writer_base(loc: &PgLocation) -> Result<PathBuf> {
     Ok(cache_dir(loc)?.join("writer"))
 }
 
-/// The cache when it already holds `p`'s epoch and generation.
+/// The cache when it already holds `p`'s epoch and generation in this docfuse's format
+/// (a cache an older docfuse wrote is rebuilt, even when the database did not change).
 fn current(base: &Path, index_dir: &Path, p: &Published) -> Option<ReaderCache> {
     let held = synced(base)?;
     (held.epoch == p.epoch
         && held.generation == p.generation
-        && index_dir.join("manifest.json").is_file())
+        && crate::store::Manifest::load(index_dir).is_ok())
     .then(|| ReaderCache {
         index_dir: index_dir.to_path_buf(),
         generation: p.generation,
