@@ -933,3 +933,37 @@ fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
         "{v}"
     );
 }
+
+/// A word counts as found when a passage holds it or an inflection of it, not when only
+/// longer words it begins matched by prefix (`capital` in `capitalize`): the FastAPI docs
+/// answered "what is the capital of France" naming only `france` as missing.
+#[test]
+fn a_word_found_only_inside_longer_words_is_missing() {
+    let d = indexed_docs(
+        &[
+            (
+                "names.md",
+                "# Names\n\nUse capitalize to capitalise the first letter of widgets.\n",
+            ),
+            (
+                "deploy.md",
+                "# Deploy\n\nThe deploy step uploads the build.\n",
+            ),
+        ],
+        &[],
+    );
+    let (code, v) = search_json(d.path(), &["what is the capital of France"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["missing_words"],
+        serde_json::json!(["capital", "france"]),
+        "{v}"
+    );
+    // an inflection is the word: `widget` finds `widgets`, and is not missing
+    let (code, v) = search_json(d.path(), &["capitalize the widget"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        v.get("missing_words").is_none() && v.get("note").is_none(),
+        "{v}"
+    );
+}

@@ -1,7 +1,8 @@
 //! Containers a page shows as one box: a GitBook or Liquid block tag (`{% hint %}` …
 //! `{% endhint %}`, `{% tab %}`, `{% step %}`), a Hugo shortcode with a closer
 //! (`{{< tab >}}` … `{{< /tab >}}`), a `:::note` … `:::` container (Docusaurus,
-//! Starlight, VitePress; more colons nest), `<details>` or `<aside>`, and an MDX component
+//! Starlight, VitePress; more colons nest), a pymdownx block (`/// note | Title` … `///`,
+//! `//// tab | Python` … `////`; more slashes nest), `<details>` or `<aside>`, and an MDX component
 //! (`<Tabs>` … `</Tabs>`, any capitalised element name).
 //!
 //! A heading inside one heads the text up to the box's end, not the rest of the page:
@@ -59,7 +60,15 @@ fn mark(line: &str) -> Option<Mark> {
             Mark::Open(key)
         });
     }
-    if t.starts_with(":::") {
+    if let Some((slashes, opens)) = super::split::slash_block(t) {
+        let key = format!("slashes:{slashes}");
+        return Some(if opens {
+            Mark::Open(key)
+        } else {
+            Mark::Close(key)
+        });
+    }
+    if t.starts_with(":::") && !super::split::is_autodoc(t) {
         let colons = t.bytes().take_while(|&b| b == b':').count();
         let key = format!("colons:{colons}");
         return Some(if t[colons..].trim().is_empty() {

@@ -9,7 +9,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 24;
+pub const CHUNKER_VERSION: u32 = 25;
 
 /// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -182,6 +182,13 @@ pub use markdown::heading_text;
 /// Empty for a heading of words.
 pub fn heading_names(heading: &str) -> Vec<&str> {
     fields::heading_symbols(heading)
+}
+
+/// Per line of a document: part of a fenced code block — its opener, its lines, its
+/// closer — by CommonMark's rules (a ```` fence holds a ``` one), fences nested in
+/// indented containers included.
+pub fn fenced_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<bool> {
+    source::fenced_lines(lines)
 }
 
 /// True for an admonition, tab or container marker line (`!!! note "Title"`, `??? tip`,

@@ -156,6 +156,11 @@ const CONTAINER_SHAPES: &[&str] = &[
     ":::note",
     ":::tip Title",
     ":::",
+    "/// tip | Title",
+    "///",
+    "//// tab | Python",
+    "////",
+    "::: pkg.module.Name",
     "## Heading",
     "```",
     "{% hint style=\"info\" %}",
@@ -242,6 +247,8 @@ fn opener(line: &str) -> bool {
         .iter()
         .any(|p| t.starts_with(p))
         || (t.starts_with(":::") && !t.trim_start_matches(':').trim().is_empty())
+            && !super::split::is_autodoc(t)
+        || super::split::slash_block(line).is_some_and(|(_, opens)| opens)
 }
 
 fn run(text: &str, kind: SourceKind, max_tokens: usize) -> Vec<Chunk> {

@@ -134,14 +134,54 @@ pub(crate) fn marker_title(line: &str) -> Option<&str> {
         r.trim_start_matches(['!', '+'])
     } else {
         let r = t
-            .trim_start_matches([':', '!', '?'])
+            .trim_start_matches([':', '!', '?', '/'])
             .trim_start_matches('+')
             .trim_start();
-        // the kind, up to a space or a `[` (Docusaurus `:::tip[Title]`)
-        let kind = r.find([' ', '\t', '[']).unwrap_or(r.len());
-        &r[kind..]
+        // the kind, up to a space, a `[` (Docusaurus `:::tip[Title]`) or a `|`
+        // (pymdownx `/// note | Title`)
+        let kind = r.find([' ', '\t', '[', '|']).unwrap_or(r.len());
+        r[kind..].trim_start().trim_start_matches('|')
     };
     Some(rest.trim().trim_matches(['"', '[', ']', '{', '}']).trim())
+}
+
+/// A `:::` line naming a dotted identifier (`::: fastapi.security.OAuth2`): mkdocstrings'
+/// autodoc directive, which the site replaces with that object's API documentation. Not
+/// a container (no container kind has a dot): its line is text, the name findable.
+pub(crate) fn is_autodoc(line: &str) -> bool {
+    let Some(rest) = line.trim().strip_prefix(":::") else {
+        return false;
+    };
+    let name = rest.trim();
+    !name.starts_with(':')
+        && name.contains('.')
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+}
+
+/// A pymdownx block line (`/// tip`, `/// note | Title`, `//// tab | Python 3.10+`, the
+/// closer `///`): the slash count (more slashes nest) and whether it opens. `None` for
+/// any other line, a Rust doc comment (`/// Returns x`) among them.
+pub(crate) fn slash_block(line: &str) -> Option<(usize, bool)> {
+    let t = line.trim_start();
+    if line.len() - t.len() > 3 || !t.starts_with("///") {
+        return None;
+    }
+    let slashes = t.bytes().take_while(|&b| b == b'/').count();
+    let rest = t[slashes..].trim();
+    if rest.is_empty() {
+        return Some((slashes, false));
+    }
+    let kind_len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        .count();
+    let after = rest[kind_len..].trim_start();
+    let kind_starts = rest.starts_with(|c: char| c.is_ascii_lowercase());
+    (kind_starts && (after.is_empty() || after.starts_with('|'))).then_some((slashes, true))
 }
 
 /// The kind of container line: an opener (glued to what follows) or a closer (glued to
@@ -152,17 +192,27 @@ enum Marker {
     Closer,
 }
 
-/// An admonition, tab or container marker line of mkdocs (Material, pymdownx) or
-/// Docusaurus.
+/// An admonition, tab or container marker line of mkdocs (Material, pymdownx, its
+/// `///` blocks) or Docusaurus.
 fn marker(line: &str) -> Option<Marker> {
     let t = line.trim_start();
     let indent = line.len() - t.len();
     if t.starts_with(":::") {
+        if is_autodoc(t) {
+            return None;
+        }
         let rest = t.trim_start_matches(':').trim();
         return Some(if rest.is_empty() {
             Marker::Closer
         } else {
             Marker::Opener
+        });
+    }
+    if let Some((_, opens)) = slash_block(line) {
+        return Some(if opens {
+            Marker::Opener
+        } else {
+            Marker::Closer
         });
     }
     let admonition = ["!!! ", "!!!\t", "??? ", "???+ ", "???\t"]

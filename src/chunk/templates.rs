@@ -11,12 +11,16 @@
 use super::source::NestedFence;
 
 /// Opening and closing delimiters of a template tag, longest opener first: Hugo
-/// shortcodes, Liquid/Jinja output (`{{ site.baseurl }}`) and tags.
-pub(crate) const TAGS: [(&[u8], &[u8]); 4] = [
+/// shortcodes, Liquid/Jinja output (`{{ site.baseurl }}`) and tags, and the code
+/// includes of mkdocs sites (FastAPI's `{* ../../docs_src/app.py hl[3] *}`, markdown-include's
+/// `{!> ../../docs_src/app.py !}`), which the site replaces with a file's code.
+pub(crate) const TAGS: [(&[u8], &[u8]); 6] = [
     (b"{{<", b">}}"),
     (b"{{%", b"%}}"),
     (b"{{", b"}}"),
     (b"{%", b"%}"),
+    (b"{*", b"*}"),
+    (b"{!", b"!}"),
 ];
 
 /// A tag not closed within this many bytes of its opener is text, not a tag (a stray
@@ -345,6 +349,14 @@ mod tests {
         assert_eq!(tag_at(b"{{< a\n  b >}}", 0).map(|t| t.1), Some(13));
         assert_eq!(tag_at(b"{{< a\n\nb >}}", 0), None);
         assert_eq!(tag_at(b"{{< a\n```\nb >}}", 0), None);
+        // mkdocs code includes (FastAPI, markdown-include)
+        let b = b"{* ../../docs_src/request_files/tutorial003_an_py310.py hl[11,18:20] *}";
+        assert_eq!(tag_at(b, 0).map(|t| t.1), Some(b.len()));
+        assert_eq!(
+            tag_at(b"{!> ../../docs_src/app.py !}", 0).map(|t| t.1),
+            Some(28)
+        );
+        assert_eq!(tag_at(b"src/{*.js,*.ts} files", 4), None);
         let far = format!("{{% {} %}}", "x".repeat(MAX_TAG_BYTES));
         assert_eq!(tag_at(far.as_bytes(), 0), None);
     }

@@ -935,3 +935,102 @@ fn a_kramdown_markdown_block_keeps_its_fence_and_attribute_spans_are_hidden() {
     assert_eq!(shown[13].as_deref(), Some("Go"));
     assert_eq!(shown[15], None, "a blockquote line of only its marker");
 }
+
+#[test]
+fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
+    // FastAPI's docs: `/// tip | Title` … `///` blocks and `//// tab | …` tabs nesting
+    // them; before, a piece ended on the opener and `///` alone made a chunk
+    let mut text = String::from(
+        "# Files\n\nIntro prose about uploads.\n\n{* ../../docs_src/request_files/tutorial003_an_py310.py hl[11,18:20] *}\n\n",
+    );
+    for i in 0..6 {
+        text.push_str(&format!(
+            "//// tab | Python 3.{i}+\n\n/// tip | Technical Details {i}\n\nThe body of tip {i} explains multipart forms and boundaries in detail here.\n\n///\n\n////\n\nProse paragraph {i} after the tab about streaming uploads to disk.\n\n"
+        ));
+    }
+    text.push_str("## Reference\n\n::: fastapi.security.OAuth2PasswordRequestFormStrict\n    options:\n      members: true\n\nA Rust line: /// Returns x\n");
+    for max_tokens in [24, 256] {
+        let c = chunk_document(
+            &doc(&text, SourceKind::Markdown),
+            &ChunkerConfig { max_tokens },
+        );
+        assert_eq!(super::proptests::check(&text, &c, 0, true), Ok(()));
+        for ch in &c {
+            let lines: Vec<&str> = ch.text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let last = lines.last().copied().unwrap_or("");
+            assert!(
+                !super::split::is_opener(last),
+                "{max_tokens}: a piece ends on an opener: {:?}",
+                ch.text
+            );
+            assert!(
+                !lines.iter().all(|l| l.trim().trim_matches('/').is_empty()),
+                "{max_tokens}: a piece of only closers: {:?}",
+                ch.text
+            );
+            assert!(
+                !ch.body
+                    .lines()
+                    .any(|l| super::split::slash_block(l).is_some()),
+                "{max_tokens}: a marker line in the body: {:?}",
+                ch.body
+            );
+        }
+        let all: String = c
+            .iter()
+            .map(|c| c.body.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            all.contains("Technical Details 3") && all.contains("Python 3.3+"),
+            "{all}"
+        );
+        assert!(!all.contains("tab |") && !all.contains("tip |"), "{all}");
+        assert!(
+            all.contains("/// Returns x"),
+            "prose is not a marker: {all}"
+        );
+        // a code include is the site's markup: never indexed, never shown
+        assert!(
+            !all.contains("tutorial003") && !all.contains("hl["),
+            "{all}"
+        );
+        // the autodoc line stays text: its dotted name is findable
+        let refs = c
+            .iter()
+            .find(|c| c.heading_path.last().is_some_and(|h| h == "Reference"));
+        let refs = refs.expect("the Reference section");
+        assert!(
+            refs.body
+                .contains("fastapi.security.OAuth2PasswordRequestFormStrict"),
+            "{:?}",
+            refs.body
+        );
+    }
+    let shown: Vec<String> = display::visible_lines(&text)
+        .into_iter()
+        .flatten()
+        .collect();
+    assert!(
+        !shown.iter().any(|l| l.contains("tutorial003")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.iter().any(|l| l.contains("Technical Details 2")),
+        "{shown:?}"
+    );
+    assert!(super::split::slash_block("/// note | Title") == Some((3, true)));
+    assert!(super::split::slash_block("////") == Some((4, false)));
+    assert!(super::split::slash_block("/// Returns the value").is_none());
+    assert!(super::split::slash_block("    /// note").is_none());
+    assert!(super::split::is_autodoc("::: fastapi.FastAPI"));
+    assert!(!super::split::is_autodoc("::: tip") && !super::split::is_autodoc(":::"));
+    assert_eq!(
+        super::split::marker_title("/// note | Technical Details"),
+        Some("Technical Details")
+    );
+    assert_eq!(
+        super::split::marker_title("//// tab | Python 3.10+"),
+        Some("Python 3.10+")
+    );
+}

@@ -61,8 +61,9 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         score: 0.0,
     };
     let mut first_prose = None;
-    let mut in_fence = false;
     let lines = visible_lines_of(text, markdown);
+    // fences as the chunker reads them: a ```` fence holds a ``` one
+    let fenced = crate::chunk::fenced_lines(lines.iter().map(|l| l.as_deref().unwrap_or("")));
     let front = front_matter_lines(&lines, start_line);
     let mut in_text_key = false;
     // inside a TOML multi-line string (`"""`/`'''`) opened on a text key's line
@@ -108,12 +109,9 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
             continue;
         }
         let trimmed = line.trim_start();
-        let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
-        if fence {
-            in_fence = !in_fence;
-        }
+        let in_fence = fenced.get(i).copied().unwrap_or(false);
         let marker = markdown && crate::chunk::is_marker_line(line);
-        if first_prose.is_none() && !fence && !in_fence && !marker && is_prose(trimmed) {
+        if first_prose.is_none() && !in_fence && !marker && is_prose(trimmed) {
             first_prose = Some(i);
         }
         // a heading line is shown with every result (its heading path): the line that
@@ -121,10 +119,8 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         let next = lines.get(i + 1).and_then(|l| l.as_deref());
         // so is a container marker line (`::: tip`, `!!! note "Title"`): it says what
         // kind of box follows, the box's lines say what it is about
-        let heading = markdown
-            && !in_fence
-            && !fence
-            && (is_heading(line, next) || crate::chunk::is_marker_line(line));
+        let heading =
+            markdown && !in_fence && (is_heading(line, next) || crate::chunk::is_marker_line(line));
         let s = if weights.is_empty() || heading {
             0.0
         } else {
@@ -380,6 +376,27 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
             true,
         );
         assert_eq!(m.line, 4);
+        // so is one inside a ``` fence a ```` fence holds (the chunker's reading): before,
+        // the inner opener ended the outer fence and the line was taken for a heading
+        let m = best_line(
+            "# Delta
+
+Prelude.
+
+````markdown
+```python
+# inner mermaid comment
+```
+## pseudo heading
+````
+
+After.
+",
+            1,
+            &weights,
+            true,
+        );
+        assert_eq!(m.line, 7);
         // `#` lines that are not headings compete; setext headings do not
         for (text, line) in [
             ("## Tags\n\n#mermaid tag list\n", 3),

@@ -57,6 +57,9 @@ struct QTerm {
     /// term is, in a query of stop words only). Only such terms make a chunk a match for
     /// [`Hit::matched_terms`] and [`LexicalRun::missing_words`].
     content: bool,
+    /// Some chunk holds the word itself or one of its inflections (`widget` for
+    /// `widgets`), not only longer words it begins (`capitalize` for `capital`).
+    whole: bool,
 }
 
 /// The query term that `qterms[q]` is a part of (`intro_ver` for `ver`), if any.
@@ -122,7 +125,11 @@ impl LexicalRun {
     pub fn missing_words(&self) -> Vec<String> {
         // the document frequencies the ranking computed (no run: no chunk holds any term)
         let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
-        let found = |q: usize| df.get(q).is_some_and(|(d, _)| *d > 0);
+        // a word counts as found when a chunk holds it or an inflection of it, not when
+        // only longer words it begins matched (`capital` in `capitalize`)
+        let found = |q: usize| {
+            df.get(q).is_some_and(|(d, _)| *d > 0) && self.qterms.get(q).is_some_and(|t| t.whole)
+        };
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
         let part_found = |text: &str| {
@@ -329,9 +336,13 @@ impl LexicalIndex {
             // A word the collection never uses is looked up by its other inflections
             // (`widgets` → `widget`) at full weight; otherwise they weigh `stem_weight`.
             let absent = self.doc_freq(s, &text)? == 0;
+            let mut whole = !absent;
             let w = if absent { 1.0 } else { p.stem_weight };
-            if w > 0.0 {
-                for v in crate::analysis::inflections(&text) {
+            for v in crate::analysis::inflections(&text) {
+                if absent && !whole {
+                    whole = self.doc_freq(s, &v)? > 0;
+                }
+                if w > 0.0 {
                     variants.push((v, w));
                 }
             }
@@ -363,6 +374,7 @@ impl LexicalIndex {
                 weight: 1.0,
                 stop: false,
                 content: true,
+                whole,
             });
         }
         Ok(out)
