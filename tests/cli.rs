@@ -967,3 +967,27 @@ fn a_word_found_only_inside_longer_words_is_missing() {
         "{v}"
     );
 }
+
+/// A page's anchor as its site URL writes it (`cors.md#use-corsmiddleware`: the last
+/// slug of a section's id, or a heading's explicit `{ #id }`) reads that section; the
+/// FastAPI docs' own fragment answered "no chunk with id".
+#[test]
+fn a_page_anchor_reads_its_section() {
+    let d = indexed_docs(
+        &[(
+            "cors.md",
+            "# CORS\n\nIntro.\n\n## Use `CORSMiddleware` { #use-cors }\n\nAdd the middleware.\n\n### Options\n\nAllowed origins.\n",
+        )],
+        &[],
+    );
+    for (target, first) in [
+        ("cors.md#use-cors", "cors.md:5-"),
+        ("cors.md#options", "cors.md:9-"),
+    ] {
+        let o = docfuse(d.path(), &["read", target]);
+        assert_eq!(o.status.code(), Some(0), "{target}: {}", stderr(&o));
+        assert!(stdout(&o).starts_with(first), "{target}: {}", stdout(&o));
+    }
+    let o = docfuse(d.path(), &["read", "cors.md#nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}

@@ -398,8 +398,9 @@ pub struct ReadArgs {
     /// Root number, when several roots hold the same path (`status` lists them).
     #[arg(long, value_name = "N")]
     pub root: Option<usize>,
-    /// Most bytes of text on one page (a page ends on a line end).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::retriever::MAX_PASSAGE_BYTES)]
+    /// Most bytes of text on one page (a page ends on a line end), 16 to 262144.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::retriever::MAX_PASSAGE_BYTES,
+          value_parser = page_bytes)]
     pub max_bytes: usize,
     /// Print JSON (the passage of `GET /v1/passage`).
     #[arg(long)]
@@ -482,4 +483,14 @@ pub struct WatchArgs {
     /// (or 20 periods after the first change, if changes never stop).
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub debounce_ms: u64,
+}
+
+/// A `--max-bytes` page size: 16 bytes (a page shows at least the start of a line) to
+/// [`crate::retriever::MAX_PASSAGE_BYTES`].
+fn page_bytes(v: &str) -> Result<usize, String> {
+    let max = crate::retriever::MAX_PASSAGE_BYTES;
+    match v.parse::<usize>() {
+        Ok(n) if (16..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of bytes from 16 to {max}")),
+    }
 }

@@ -167,11 +167,21 @@ fn parse_fusion(spec: &str) -> anyhow::Result<Fusion> {
 }
 
 fn print_table(reports: &[EvalReport]) -> anyhow::Result<()> {
-    print_line("mode                    queries  nDCG@10  R@1    R@5    R@10   R@100  MRR@10  none@10  p50 ms  p95 ms")?;
+    // the mode column as wide as its longest label (`hybrid section_weight=0.75`)
+    let w = reports
+        .iter()
+        .map(|r| r.mode.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(23);
+    print_line(&format!(
+        "{:<w$} queries  nDCG@10  R@1    R@5    R@10   R@100  MRR@10  none@10  p50 ms  p95 ms",
+        "mode"
+    ))?;
     for r in reports {
         let m = &r.metrics;
         print_line(&format!(
-            "{:<23} {:>7}  {:.4}   {:.3}  {:.3}  {:.3}  {:.3}  {:.4}  {:.3}    {:.2}    {:.2}",
+            "{:<w$} {:>7}  {:.4}   {:.3}  {:.3}  {:.3}  {:.3}  {:.4}  {:.3}  {:>6.2}  {:>6.2}",
             r.mode,
             r.queries,
             m.ndcg10,

@@ -38,7 +38,7 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_OK);
     }
     if let Some(why) = &p.stale_reason {
-        eprintln!("warning: {why}: this is the text as indexed (run `docfuse refresh`)");
+        eprintln!("warning: {why}");
     }
     print_line(&header(&p))?;
     print_line(&p.text)?;

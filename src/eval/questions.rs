@@ -56,9 +56,11 @@ fn bad(path: &Path, line: usize, message: String) -> Error {
 /// with `heading`.
 ///
 /// # Errors
-/// [`Error::Io`] when unreadable; [`Error::Input`] naming the first malformed line.
+/// [`Error::Io`] when unreadable; [`Error::Input`] naming the first malformed line or
+/// the second use of an id.
 pub fn read_docfuse(path: &Path) -> Result<Vec<Question>> {
     let mut out = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (n, line) in lines(path)? {
         let q: DocfuseLine = serde_json::from_str(&line).map_err(|e| {
             bad(
@@ -67,6 +69,18 @@ pub fn read_docfuse(path: &Path) -> Result<Vec<Question>> {
                 format!("expected {{\"id\", \"query\", \"relevant\": [...]}} ({e})"),
             )
         })?;
+        // an id keys the per-query results and the TREC run: two questions under one id
+        // would be reported as one
+        if let Some(first) = seen.insert(q.id.clone(), n) {
+            return Err(bad(
+                path,
+                n,
+                format!(
+                    "question id `{}` is also the id of line {first}: give each question its own id",
+                    q.id
+                ),
+            ));
+        }
         let judgments = q
             .relevant
             .into_iter()
@@ -202,5 +216,18 @@ mod tests {
         .unwrap();
         let err = read_docfuse(&q).unwrap_err().to_string();
         assert!(err.contains(":2:"), "{err}");
+    }
+
+    #[test]
+    fn a_repeated_id_is_named_with_both_lines() {
+        let d = tempfile::tempdir().unwrap();
+        let q = d.path().join("q.jsonl");
+        let line = "{\"id\": \"a\", \"query\": \"x\", \"relevant\": []}\n";
+        std::fs::write(&q, format!("{line}\n{line}")).unwrap();
+        let err = read_docfuse(&q).unwrap_err().to_string();
+        assert!(
+            err.contains(":3:") && err.contains("`a`") && err.contains("line 1"),
+            "{err}"
+        );
     }
 }

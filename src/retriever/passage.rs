@@ -94,22 +94,35 @@ impl ChunkTable {
     /// The chunk with id `id` (in root `root` when given). A heading with no prose of its
     /// own has no chunk: it was merged into its first child section, whose chunk starts
     /// at its heading line, so its id (`search.md#search`) reads that chunk
-    /// (`search.md#search/table-of-contents`).
+    /// (`search.md#search/table-of-contents`). `page.md#anchor` as a site URL writes it
+    /// (`cors.md#use-corsmiddleware`, the last slug of the id, or a heading's explicit
+    /// `{#id}`) reads the first section of the page whose own heading has it.
     pub(super) fn lookup(&self, id: &str, root: Option<usize>) -> Option<&ChunkRef> {
         let in_root = |c: &&ChunkRef| root.is_none_or(|r| r == c.root);
         let exact = self
             .by_id
             .get(id)
             .and_then(|at| at.iter().map(|&i| &self.refs[i]).find(in_root));
-        exact.or_else(|| {
-            let (path, _) = id.split_once('#')?;
-            let child = format!("{id}/");
+        if exact.is_some() {
+            return exact;
+        }
+        let (path, anchor) = id.split_once('#')?;
+        let child = format!("{id}/");
+        let first_of = |keep: &dyn Fn(&ChunkRef) -> bool| {
             self.refs
                 .iter()
                 .filter(in_root)
-                .filter(|c| c.path == path && c.id.starts_with(&child))
+                .filter(|c| c.path == path && keep(c))
                 .min_by_key(|c| c.start_line)
-        })
+        };
+        // `page.md#anchor` as the site's URL names it: the section whose own heading has
+        // that slug or explicit id, at any depth of the page
+        let own_heading = |c: &ChunkRef| {
+            let sid = section_id(&c.id);
+            let tail = sid.rsplit_once('#').map_or(sid, |(_, t)| t);
+            !anchor.is_empty() && tail.rsplit('/').next() == Some(anchor)
+        };
+        first_of(&|c| c.id.starts_with(&child)).or_else(|| first_of(&own_heading))
     }
 
     /// The first and last line of the run of parts of `c`'s section around it: the
