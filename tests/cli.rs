@@ -959,6 +959,11 @@ fn a_word_found_only_inside_longer_words_is_missing() {
         serde_json::json!(["capital", "france"]),
         "{v}"
     );
+    // `capitalize` scores by prefix but is no match of `capital`: the note and the
+    // results say the same
+    let results = v["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["lexical_match"] == false), "{v}");
+    assert!(v["note"].as_str().unwrap().contains("may not cover"), "{v}");
     // an inflection is the word: `widget` finds `widgets`, and is not missing
     let (code, v) = search_json(d.path(), &["capitalize the widget"]);
     assert_eq!(code, 0, "{v}");

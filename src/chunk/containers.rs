@@ -60,7 +60,8 @@ fn mark(line: &str) -> Option<Mark> {
             Mark::Open(key)
         });
     }
-    if let Some((slashes, opens)) = super::split::slash_block(t) {
+    // the line as written: an indented `///` is code, not a block
+    if let Some((slashes, opens)) = super::split::slash_block(line) {
         let key = format!("slashes:{slashes}");
         return Some(if opens {
             Mark::Open(key)
@@ -138,6 +139,23 @@ mod tests {
         let text = "{% if site.x %}\n# A\n{% endif %}\n<Card title=\"x\" />\n{% tab %}\n\
                     ```\n:::note\n:::\n```\n<div>\n# B\n</div>\n<Aside>text</Aside>";
         assert_eq!(boxes(text), Vec::<(usize, usize)>::new());
+    }
+
+    #[test]
+    fn pymdownx_blocks_nest_by_slash_count_and_autodoc_lines_are_no_boxes() {
+        // a tab holding a tip; an indented `///` is code, no closer; an mkdocstrings
+        // line opens nothing
+        let text = "//// tab | Python
+/// tip | T
+## A
+    ///
+x
+///
+////
+                    ::: pkg.mod.Name
+y
+:::";
+        assert_eq!(boxes(text), vec![(0, 6), (1, 5)]);
     }
 
     #[test]

@@ -180,9 +180,41 @@ pub(crate) fn slash_block(line: &str) -> Option<(usize, bool)> {
         .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         .count();
     let after = rest[kind_len..].trim_start();
+    let kind = &rest[..kind_len];
     let kind_starts = rest.starts_with(|c: char| c.is_ascii_lowercase());
-    (kind_starts && (after.is_empty() || after.starts_with('|'))).then_some((slashes, true))
+    // with a title (`| …`) any block name; alone, only pymdownx's own (a doc comment of
+    // one word, `/// deprecated`, is no block)
+    let opens = after.starts_with('|') || (after.is_empty() && BLOCK_NAMES.contains(&kind));
+    (kind_starts && opens).then_some((slashes, true))
 }
+
+/// The blocks pymdownx ships and the admonition kinds mkdocs-material styles.
+const BLOCK_NAMES: [&str; 24] = [
+    "admonition",
+    "abstract",
+    "attention",
+    "bug",
+    "caption",
+    "caution",
+    "danger",
+    "define",
+    "details",
+    "error",
+    "example",
+    "failure",
+    "html",
+    "hint",
+    "important",
+    "info",
+    "note",
+    "question",
+    "quote",
+    "seealso",
+    "success",
+    "tab",
+    "tip",
+    "warning",
+];
 
 /// The kind of container line: an opener (glued to what follows) or a closer (glued to
 /// what precedes).

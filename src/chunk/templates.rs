@@ -70,7 +70,27 @@ pub(crate) fn tag_at(bytes: &[u8], k: usize) -> Option<(&'static [u8], usize)> {
     }
     let window = &bytes[from..end];
     let at = window.windows(close.len()).position(|w| w == *close)?;
-    Some((close, from + at + close.len()))
+    let tag_end = from + at + close.len();
+    if matches!(*open, b"{*" | b"{!") && !whole_line(bytes, k, tag_end) {
+        // a code include is a line of its own; `x^{*}` twice in a sentence or a glob
+        // `{*,.*}` is text
+        return None;
+    }
+    Some((close, tag_end))
+}
+
+/// Whether `bytes[k..end]` is all its line holds, but for white space around it.
+fn whole_line(bytes: &[u8], k: usize, end: usize) -> bool {
+    let starts = bytes[..k]
+        .iter()
+        .rev()
+        .take_while(|&&b| b != b'\n')
+        .all(|b| b.is_ascii_whitespace());
+    let ends = bytes[end..]
+        .iter()
+        .take_while(|&&b| b != b'\n')
+        .all(|b| b.is_ascii_whitespace());
+    starts && ends && !bytes[k..end].contains(&b'\n')
 }
 
 /// Whether the tag at `bytes[k..end]` takes the place of a URL: it begins one and more
@@ -357,6 +377,12 @@ mod tests {
             Some(28)
         );
         assert_eq!(tag_at(b"src/{*.js,*.ts} files", 4), None);
+        // only as a line of its own: LaTeX, globs and JSDoc types are text
+        let latex = b"The optimum $x^{*}$ satisfies $f(x^{*}) = 0$.";
+        assert_eq!(tag_at(latex, 14), None);
+        assert_eq!(tag_at(b"cp src/{*,.*} dst and {*}", 7), None);
+        assert_eq!(tag_at(b"@param {*} a\n@returns {*} b", 7), None);
+        assert_eq!(tag_at(b"  {* app.py *}  \nnext", 2).map(|t| t.1), Some(14));
         let far = format!("{{% {} %}}", "x".repeat(MAX_TAG_BYTES));
         assert_eq!(tag_at(far.as_bytes(), 0), None);
     }

@@ -1023,6 +1023,8 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
     assert!(super::split::slash_block("////") == Some((4, false)));
     assert!(super::split::slash_block("/// Returns the value").is_none());
     assert!(super::split::slash_block("    /// note").is_none());
+    assert!(super::split::slash_block("/// deprecated").is_none());
+    assert!(super::split::slash_block("/// details") == Some((3, true)));
     assert!(super::split::is_autodoc("::: fastapi.FastAPI"));
     assert!(!super::split::is_autodoc("::: tip") && !super::split::is_autodoc(":::"));
     assert_eq!(

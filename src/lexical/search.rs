@@ -57,9 +57,18 @@ struct QTerm {
     /// term is, in a query of stop words only). Only such terms make a chunk a match for
     /// [`Hit::matched_terms`] and [`LexicalRun::missing_words`].
     content: bool,
-    /// Some chunk holds the word itself or one of its inflections (`widget` for
-    /// `widgets`), not only longer words it begins (`capitalize` for `capital`).
-    whole: bool,
+    /// How many of `variants` are the word itself and its inflections (`widget` for
+    /// `widgets`); the rest are longer words it begins (`capitalize` for `capital`),
+    /// which score but do not make the word found ([`LexicalRun::missing_words`]) nor a
+    /// chunk a match of it ([`Hit::matched_terms`]).
+    whole_variants: usize,
+}
+
+impl QTerm {
+    /// Whether a matched posting is of the word itself or an inflection of it.
+    fn whole(&self, m: &super::accs::Matched) -> bool {
+        (m.variant as usize) < self.whole_variants
+    }
 }
 
 /// The query term that `qterms[q]` is a part of (`intro_ver` for `ver`), if any.
@@ -127,9 +136,13 @@ impl LexicalRun {
         let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
         // a word counts as found when a chunk holds it or an inflection of it, not when
         // only longer words it begins matched (`capital` in `capitalize`)
-        let found = |q: usize| {
-            df.get(q).is_some_and(|(d, _)| *d > 0) && self.qterms.get(q).is_some_and(|t| t.whole)
-        };
+        let mut whole = vec![false; self.qterms.len()];
+        for m in self.accs.matched() {
+            if let Some(t) = self.qterms.get(m.q as usize) {
+                whole[m.q as usize] |= t.whole(m);
+            }
+        }
+        let found = |q: usize| df.get(q).is_some_and(|(d, _)| *d > 0) && whole[q];
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
         let part_found = |text: &str| {
@@ -303,9 +316,16 @@ impl LexicalIndex {
     fn acc_hit(&self, run: &LexicalRun, r: &Ranked, explain: bool) -> Result<Hit> {
         let acc = run.accs.get(r.acc);
         let tf = run.accs.tf(r.acc);
+        let matched = run.accs.matched_of(r.acc);
+        // a word counts when the chunk holds it or an inflection, not only longer words
+        // it begins (the same rule as `missing_words`)
         let matched_terms = (0..run.qterms.len())
             .filter(|&q| run.qterms[q].content)
-            .filter(|&q| tf.get(q).is_some_and(|tf| tf.iter().any(|t| *t > 0.0)))
+            .filter(|&q| {
+                matched
+                    .iter()
+                    .any(|m| m.q as usize == q && run.qterms[q].whole(m))
+            })
             .map(|q| run.qterms[q].text.clone())
             .collect();
         let addr = acc
@@ -317,11 +337,7 @@ impl LexicalIndex {
             chunk: self.stored(&run.searcher, addr)?,
             matched_terms,
             explain: explain.then(|| {
-                let c = Candidate {
-                    acc,
-                    tf,
-                    matched: run.accs.matched_of(r.acc),
-                };
+                let c = Candidate { acc, tf, matched };
                 self.explain(&run.qterms, &c, r)
             }),
         })
@@ -336,16 +352,13 @@ impl LexicalIndex {
             // A word the collection never uses is looked up by its other inflections
             // (`widgets` → `widget`) at full weight; otherwise they weigh `stem_weight`.
             let absent = self.doc_freq(s, &text)? == 0;
-            let mut whole = !absent;
             let w = if absent { 1.0 } else { p.stem_weight };
-            for v in crate::analysis::inflections(&text) {
-                if absent && !whole {
-                    whole = self.doc_freq(s, &v)? > 0;
-                }
-                if w > 0.0 {
+            if w > 0.0 {
+                for v in crate::analysis::inflections(&text) {
                     variants.push((v, w));
                 }
             }
+            let whole_variants = variants.len();
             if p.prefix_weight > 0.0 && text.chars().count() >= p.prefix_min_chars {
                 let mut found: BTreeMap<String, u64> = BTreeMap::new();
                 for field in self.fields.text {
@@ -374,7 +387,7 @@ impl LexicalIndex {
                 weight: 1.0,
                 stop: false,
                 content: true,
-                whole,
+                whole_variants,
             });
         }
         Ok(out)
