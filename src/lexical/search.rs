@@ -95,6 +95,33 @@ pub struct LexicalRun {
     /// symbol matched the query exactly (`saveExact` naming `--save-exact`): found, though
     /// no chunk holds the term as written.
     named_terms: Vec<String>,
+    /// `[candidates × query terms]`: the candidate holds the term itself or an
+    /// inflection of it (not only longer words the term begins), from one pass over the
+    /// matched postings.
+    whole: Vec<bool>,
+}
+
+impl LexicalRun {
+    /// Whether candidate `acc` holds query term `q` itself or an inflection of it.
+    fn holds_whole(&self, acc: usize, q: usize) -> bool {
+        self.whole
+            .get(acc * self.qterms.len() + q)
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+/// The [`LexicalRun::whole`] table of `accs`.
+fn whole_matches(qterms: &[QTerm], accs: &Accs) -> Vec<bool> {
+    let nq = qterms.len();
+    let mut whole = vec![false; accs.len() * nq];
+    for m in accs.matched() {
+        let q = m.q as usize;
+        if qterms.get(q).is_some_and(|t| t.whole(m)) {
+            whole[m.acc as usize * nq + q] = true;
+        }
+    }
+    whole
 }
 
 /// One ranked chunk of a [`LexicalRun`], without its stored text.
@@ -136,13 +163,10 @@ impl LexicalRun {
         let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
         // a word counts as found when a chunk holds it or an inflection of it, not when
         // only longer words it begins matched (`capital` in `capitalize`)
-        let mut whole = vec![false; self.qterms.len()];
-        for m in self.accs.matched() {
-            if let Some(t) = self.qterms.get(m.q as usize) {
-                whole[m.q as usize] |= t.whole(m);
-            }
-        }
-        let found = |q: usize| df.get(q).is_some_and(|(d, _)| *d > 0) && whole[q];
+        let found = |q: usize| {
+            df.get(q).is_some_and(|(d, _)| *d > 0)
+                && (0..self.accs.len()).any(|a| self.holds_whole(a, q))
+        };
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
         let part_found = |text: &str| {
@@ -278,12 +302,14 @@ impl LexicalIndex {
         } else {
             Vec::new()
         };
+        let whole = whole_matches(&qterms, &accs);
         Ok(LexicalRun {
             searcher,
             qterms,
             accs,
             ranked,
             rank_of,
+            whole,
             named_terms,
         })
     }
@@ -316,16 +342,10 @@ impl LexicalIndex {
     fn acc_hit(&self, run: &LexicalRun, r: &Ranked, explain: bool) -> Result<Hit> {
         let acc = run.accs.get(r.acc);
         let tf = run.accs.tf(r.acc);
-        let matched = run.accs.matched_of(r.acc);
         // a word counts when the chunk holds it or an inflection, not only longer words
         // it begins (the same rule as `missing_words`)
         let matched_terms = (0..run.qterms.len())
-            .filter(|&q| run.qterms[q].content)
-            .filter(|&q| {
-                matched
-                    .iter()
-                    .any(|m| m.q as usize == q && run.qterms[q].whole(m))
-            })
+            .filter(|&q| run.qterms[q].content && run.holds_whole(r.acc, q))
             .map(|q| run.qterms[q].text.clone())
             .collect();
         let addr = acc
@@ -337,7 +357,11 @@ impl LexicalIndex {
             chunk: self.stored(&run.searcher, addr)?,
             matched_terms,
             explain: explain.then(|| {
-                let c = Candidate { acc, tf, matched };
+                let c = Candidate {
+                    acc,
+                    tf,
+                    matched: run.accs.matched_of(r.acc),
+                };
                 self.explain(&run.qterms, &c, r)
             }),
         })
