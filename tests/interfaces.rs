@@ -876,6 +876,66 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
 }
 
 #[test]
+fn under_path_filters_a_word_only_other_files_hold_is_missing_on_every_interface() {
+    // several files and chunks before and after the filtered folder, so a chunk's file is
+    // found by its ordinal, not by luck
+    let long = |w: &str| {
+        (1..=3)
+            .map(|i| format!("## Part {i}\n\nThe {w} part {i} is described here.\n"))
+            .collect::<String>()
+    };
+    let (t, idx) = indexed(&[
+        ("a/intro.md", format!("# Intro\n\n{}", long("intro"))),
+        (
+            "b/deploy.md",
+            "# Deploy\n\nThe deploy step uploads the build.\n".into(),
+        ),
+        ("b/notes.md", format!("# Notes\n\n{}", long("note"))),
+        (
+            "c/cache.md",
+            "# Cache\n\nThe cache holds the last build of a page.\n".into(),
+        ),
+        ("d/zebra.md", format!("# Zebra\n\n{}", long("zebra"))),
+    ]);
+    let q = "cache the build";
+    let json_of = |args: &[&str]| -> Value {
+        let mut a = vec!["search", "--index", "idx", "--json"];
+        a.extend_from_slice(args);
+        serde_json::from_str(&stdout(&docfuse(t.path(), &a))).unwrap()
+    };
+    // no filter: every word is held somewhere
+    let v = json_of(&[q]);
+    assert!(v.get("missing_words").is_none(), "{v}");
+    // under b/: `cache` is only in c/, so it is missing there (CLI, HTTP, MCP alike)
+    let v = json_of(&["--path-prefix", "b/", q]);
+    let (_, h, _) = http(
+        &idx,
+        HttpConfig::default(),
+        post(&json!({"query": q, "filters": {"path_prefix": "b/"}})),
+    );
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (r, _) = mcp.call("search_docs", json!({"query": q, "path_prefix": "b/"}));
+    for v in [&v, &h] {
+        assert_eq!(v["missing_words"], json!(["cache"]), "{v}");
+        assert!(v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["path"].as_str().unwrap().starts_with("b/")));
+    }
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("No passage contains `cache`"), "{text}");
+    // the same with globs and excludes, on files before and after the held one
+    let v = json_of(&["--glob", "d/*.md", "--glob", "a/*.md", q]);
+    assert_eq!(v["missing_words"], json!(["cache", "build"]), "{v}");
+    let v = json_of(&["--exclude", "c/**", q]);
+    assert_eq!(v["missing_words"], json!(["cache"]), "{v}");
+    // a filter that keeps the file holding the word: nothing missing
+    let v = json_of(&["--glob", "c/*.md", q]);
+    assert!(v.get("missing_words").is_none(), "{v}");
+}
+
+#[test]
 fn a_cjk_question_is_not_told_its_bigrams_are_missing() {
     let (t, _idx) = indexed(&[
         ("tokyo.md", "# 東京\n\n東京の説明です。\n".into()),

@@ -212,6 +212,37 @@ impl DocIndex {
         })
     }
 
+    /// The query's missing words ([`crate::lexical::LexicalRun::missing_words`]) among
+    /// the files `keep(root, rel_path)` accepts: what a search under path filters
+    /// reports (a word only files outside them hold is missing there).
+    ///
+    /// # Errors
+    /// As [`Self::search`] for the lexical side; [`crate::Error::Corrupt`] when the
+    /// snapshot cannot be read.
+    pub fn missing_words_in(
+        &self,
+        query: &str,
+        params: &QueryParams,
+        keep: &dyn Fn(usize, &str) -> bool,
+    ) -> Result<Vec<String>> {
+        let run = self.lexical.run(query, params)?;
+        let files = &self.snapshot_ref()?.files;
+        // chunk ordinals run in snapshot order: file i holds [starts[i], starts[i + 1])
+        let starts: Vec<u64> = files
+            .iter()
+            .scan(0u64, |next, f| {
+                let first = *next;
+                *next += u64::from(f.chunks);
+                Some(first)
+            })
+            .collect();
+        let keep_ord = |ord: u64| {
+            let at = starts.partition_point(|&s| s <= ord).checked_sub(1);
+            at.is_some_and(|i| keep(files[i].root, &files[i].rel_path))
+        };
+        Ok(run.missing_words_where(&keep_ord))
+    }
+
     /// Why the index has no usable vectors before any model is loaded, if so.
     fn vectors_absent(&self) -> Option<String> {
         if self.manifest.vectors.is_some() {

@@ -95,6 +95,8 @@ pub struct LexicalRun {
     /// symbol matched the query exactly (`saveExact` naming `--save-exact`): found, though
     /// no chunk holds the term as written.
     named_terms: Vec<String>,
+    /// The chunks whose id or symbol matched the query exactly (ordinals).
+    named_ords: Vec<u64>,
     /// `[candidates × query terms]`: the candidate holds the term itself or an
     /// inflection of it (not only longer words the term begins), from one pass over the
     /// matched postings.
@@ -159,13 +161,20 @@ impl LexicalRun {
     /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
     /// the question: chunks ranked for the other words, or by meaning, are not about it.
     pub fn missing_words(&self) -> Vec<String> {
+        self.missing_words_where(&|_| true)
+    }
+
+    /// [`Self::missing_words`] over the chunks whose ordinal `keep` accepts (a search
+    /// under path filters: a word only chunks outside them hold is missing there).
+    pub fn missing_words_where(&self, keep: &dyn Fn(u64) -> bool) -> Vec<String> {
         // the document frequencies the ranking computed (no run: no chunk holds any term)
         let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
-        // a word counts as found when a chunk holds it or an inflection of it, not when
-        // only longer words it begins matched (`capital` in `capitalize`)
+        // a word counts as found when a kept chunk holds it or an inflection of it, not
+        // when only longer words it begins matched (`capital` in `capitalize`)
         let found = |q: usize| {
             df.get(q).is_some_and(|(d, _)| *d > 0)
-                && (0..self.accs.len()).any(|a| self.holds_whole(a, q))
+                && (0..self.accs.len())
+                    .any(|a| self.holds_whole(a, q) && keep(self.accs.get(a).ord))
         };
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
@@ -176,7 +185,8 @@ impl LexicalRun {
         };
         let mut out: Vec<String> = Vec::new();
         for (q, term) in self.qterms.iter().enumerate() {
-            let named = self.named_terms.contains(&term.text);
+            let named =
+                self.named_terms.contains(&term.text) && self.named_ords.iter().any(|&o| keep(o));
             // a CJK run is searched as overlapping bigrams (`京の`, `の天`): a bigram that
             // spans two words is no word of the question
             let bigram = term.text.chars().any(crate::analysis::is_cjk);
@@ -293,8 +303,12 @@ impl LexicalIndex {
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
         rank_of.sort_unstable();
-        let named = (0..accs.len()).any(|i| accs.get(i).exact[0] || accs.get(i).exact[2]);
-        let named_terms = if named {
+        let named_ords: Vec<u64> = (0..accs.len())
+            .map(|i| accs.get(i))
+            .filter(|a| a.exact[0] || a.exact[2])
+            .map(|a| a.ord)
+            .collect();
+        let named_terms = if !named_ords.is_empty() {
             text.split_whitespace()
                 .filter(|t| looks_like_identifier(t))
                 .flat_map(query_terms)
@@ -311,6 +325,7 @@ impl LexicalIndex {
             rank_of,
             whole,
             named_terms,
+            named_ords,
         })
     }
 

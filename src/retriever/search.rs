@@ -43,12 +43,16 @@ pub(super) fn search(
     opts.params.agent = options.agent;
     let generation = index.generation();
     let stale = index.stale();
+    let params = opts.params;
     let resp = if filter.is_empty() && !options.group {
         index.search(query, &opts)?
     } else {
         wider_search(index, query, opts, &filter, options.group, limit, floor)?
     };
-    let missing_words = resp.missing_words;
+    let missing_words = match filter.is_empty() {
+        true => resp.missing_words,
+        false => index.missing_words_in(query, &params, &|_, path| filter.matches(path))?,
+    };
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
     let groups = if options.group {
         group_by_section(&mut hits, limit)
