@@ -417,7 +417,7 @@ pub(crate) enum FenceLine {
 impl NestedFence {
     /// The fence `line` opens, at any indent.
     pub(crate) fn open(line: &str) -> Option<Self> {
-        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        let indent = indent_of(line).0;
         fence_opening(line, usize::MAX).map(|(ch, run)| NestedFence { ch, run, indent })
     }
 
@@ -426,7 +426,7 @@ impl NestedFence {
     /// Markdown); a fence opened at 4 spaces or more sits in a container, which a
     /// less indented non-blank line ends.
     pub(crate) fn at(&self, line: &str) -> FenceLine {
-        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        let indent = indent_of(line).0;
         if self.indent >= 4 && indent < self.indent && !is_blank(line) {
             return FenceLine::Leaves;
         }
@@ -439,12 +439,28 @@ impl NestedFence {
     }
 }
 
+/// The leading whitespace of `line`: its width in columns (a tab advances to the next
+/// multiple of 4, CommonMark's tab stop) and in bytes.
+fn indent_of(line: &str) -> (usize, usize) {
+    let mut cols = 0;
+    let mut bytes = 0;
+    for b in line.bytes() {
+        match b {
+            b' ' => cols += 1,
+            b'\t' => cols = (cols / 4 + 1) * 4,
+            _ => break,
+        }
+        bytes += 1;
+    }
+    (cols, bytes)
+}
+
 fn fence_opening(line: &str, max_indent: usize) -> Option<(u8, usize)> {
-    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    let (indent, at) = indent_of(line);
     if indent > max_indent {
         return None;
     }
-    let rest = line.get(indent..)?;
+    let rest = line.get(at..)?;
     let ch = *rest.as_bytes().first()?;
     if ch != b'`' && ch != b'~' {
         return None;
@@ -455,11 +471,11 @@ fn fence_opening(line: &str, max_indent: usize) -> Option<(u8, usize)> {
 }
 
 fn fence_closing(line: &str, (ch, run): (u8, usize), max_indent: usize) -> bool {
-    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    let (indent, at) = indent_of(line);
     if indent > max_indent {
         return false;
     }
-    let rest = line.get(indent..).unwrap_or("");
+    let rest = line.get(at..).unwrap_or("");
     let n = rest.bytes().take_while(|&b| b == ch).count();
     n >= run && is_blank(rest.get(n..).unwrap_or(""))
 }
@@ -564,5 +580,25 @@ mod tests {
         assert!(closes_fence("````  ", (b'`', 3)));
         assert!(!closes_fence("``", (b'`', 3)));
         assert!(!closes_fence("~~~", (b'`', 3)));
+    }
+
+    #[test]
+    fn a_tab_indents_a_fence_to_the_next_multiple_of_four_columns() {
+        // CommonMark's tab stop: a tab is 4 columns, so a top-level fence line after a
+        // tab is indented code, and a nested one is read as spaces would be
+        assert_eq!(opens_fence("\t```"), None);
+        assert_eq!(opens_fence("  \t```"), None);
+        let f = NestedFence::open("\t```sh").unwrap();
+        assert_eq!(f, NestedFence::open("    ```sh").unwrap());
+        assert_eq!(f.at("\t```"), FenceLine::Closes);
+        assert_eq!(f.at("    ```"), FenceLine::Closes);
+        assert_eq!(f.at("\t\t```"), FenceLine::Inside, "4 deeper: content");
+        assert_eq!(f.at("  prose"), FenceLine::Leaves);
+        assert_eq!(f.at("\tcode"), FenceLine::Inside);
+        let lines = ["- item", "", "\t```", "\t# comment", "\t```", "after"];
+        assert_eq!(
+            fenced_lines(lines.into_iter()),
+            [false, false, true, true, true, false]
+        );
     }
 }

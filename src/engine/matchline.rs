@@ -64,11 +64,7 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     let lines = visible_lines_of(text, markdown);
     // fences as the chunker reads them: a ```` fence holds a ``` one; a tab before a
     // fence (in a list item) indents it as four spaces do
-    let spaced: Vec<String> = lines
-        .iter()
-        .map(|l| leading_tabs_as_spaces(l.as_deref().unwrap_or("")))
-        .collect();
-    let fenced = crate::chunk::fenced_lines(spaced.iter().map(String::as_str));
+    let fenced = crate::chunk::fenced_lines(lines.iter().map(|l| l.as_deref().unwrap_or("")));
     let front = front_matter_lines(&lines, start_line);
     let mut in_text_key = false;
     // inside a TOML multi-line string (`"""`/`'''`) opened on a text key's line
@@ -147,15 +143,6 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         best.offset = i;
     }
     best
-}
-
-/// `line` with each leading tab as four spaces (CommonMark's tab stop for indentation).
-fn leading_tabs_as_spaces(line: &str) -> String {
-    let tabs = line.bytes().take_while(|&b| b == b'\t').count();
-    if tabs == 0 {
-        return line.to_string();
-    }
-    format!("{}{}", "    ".repeat(tabs), &line[tabs..])
 }
 
 /// How many lines of a passage are front matter (fences included): a passage that starts
