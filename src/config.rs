@@ -163,6 +163,12 @@ pub struct QueryParams {
     /// default 0.75.
     #[serde(default = "section_weight")]
     pub section_weight: f32,
+    /// Page evidence: the lexical score (after section evidence) becomes
+    /// `(1 − w) × it + w × the BM25F of the chunk's whole page`, every chunk of its file
+    /// as one document (body, symbol and heading frequencies and lengths summed;
+    /// Callan, 1994). 0: off, the default (measured in `benches/QUALITY.md`).
+    #[serde(default)]
+    pub page_weight: f32,
 }
 
 fn audience_fit() -> f32 {
@@ -198,6 +204,7 @@ impl Default for QueryParams {
             path_prior: 1.2,
             symbol_prior: 1.0,
             section_weight: section_weight(),
+            page_weight: 0.0,
         }
     }
 }

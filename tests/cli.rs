@@ -934,6 +934,59 @@ fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
     );
 }
 
+/// Page evidence (`page_weight`, off by default): a section whose page holds the other
+/// query words ranks above a one-word page once the page's BM25F weighs in.
+#[test]
+fn page_evidence_scores_a_section_with_its_page() {
+    let d = indexed_docs(
+        &[
+            (
+                "a.md",
+                "# Connection tuning\n\n## Keepalive\n\nKeepalive probes detect dead peers every minute of the day.\n\n## Retries\n\nBackoff adds jitter to each retry; backoff is capped at a minute.\n",
+            ),
+            ("b.md", "# Keepalive\n\nKeepalive keeps idle connections open.\n"),
+            ("c.md", "# Backoff\n\nBackoff spaces out the retries.\n"),
+        ],
+        &[],
+    );
+    let q = d.path().join("q.jsonl");
+    fs::write(
+        &q,
+        r#"{"id":"q1","query":"keepalive backoff settings","relevant":[{"path":"a.md","heading":"Keepalive","grade":2}]}"#,
+    )
+    .unwrap();
+    let o = docfuse(
+        d.path(),
+        &[
+            "eval",
+            "--queries",
+            q.to_str().unwrap(),
+            "--sweep",
+            "page_weight=0,0.5",
+            "--per-query",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranks: Vec<u64> = report["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["per_query"][0]["first_relevant_rank"]
+                .as_u64()
+                .unwrap_or(0)
+        })
+        .collect();
+    assert_eq!(ranks.len(), 2, "{report}");
+    assert!(
+        ranks[0] > 1,
+        "without page evidence a one-word page ties or wins: {report}"
+    );
+    assert_eq!(ranks[1], 1, "{report}");
+}
+
 /// A word counts as found when a passage holds it or an inflection of it, not when only
 /// longer words it begins matched by prefix (`capital` in `capitalize`): the FastAPI docs
 /// answered "what is the capital of France" naming only `france` as missing.

@@ -275,6 +275,36 @@ fn cli_answers_hybrid_then_lexically_with_a_reason_when_the_model_is_gone() {
         "{}",
         stderr(&o)
     );
+    // a DOCFUSE_MODEL_DIR that is not the model's folder says what it should be
+    assert!(
+        stderr(&o).contains("DOCFUSE_MODEL_DIR is the folder holding model.onnx"),
+        "{}",
+        stderr(&o)
+    );
+    // the models/ folder provision-models fills is accepted as DOCFUSE_MODEL_DIR (its
+    // model and its ONNX Runtime)
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let o = docfuse_env(
+        d.path(),
+        &[
+            "search",
+            "--mode",
+            "hybrid",
+            "--json",
+            "run tasks one after another",
+        ],
+        &[
+            ("DOCFUSE_MODEL_DIR", models.to_str().unwrap()),
+            ("DOCFUSE_QUERY_CACHE", "off"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["mode"].as_str(), v["degraded"].as_str()),
+        (Some("hybrid"), None),
+        "{v}"
+    );
 }
 
 #[test]

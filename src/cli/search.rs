@@ -152,9 +152,18 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
         "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3} + canonicality {:.3} (page {:.3})",
         e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol, e.canonicality, e.page_canonicality
     ))?;
-    if e.section_weight > 0.0 {
+    if e.section_weight > 0.0 || e.page_weight > 0.0 {
+        let page = match e.page_weight > 0.0 {
+            true => format!(
+                ", then × {:.2} + whole page {:.3} × {:.2}",
+                1.0 - e.page_weight,
+                e.page_lexical,
+                e.page_weight
+            ),
+            false => String::new(),
+        };
         print_line(&format!(
-            "      bm25f {:.3} = chunk {:.3} × {:.2} + whole section {:.3} × {:.2}",
+            "      bm25f {:.3} = chunk {:.3} × {:.2} + whole section {:.3} × {:.2}{page}",
             e.lexical,
             e.chunk_lexical,
             1.0 - e.section_weight,

@@ -28,24 +28,41 @@ pub struct ModelPaths {
     pub ort_dylib: PathBuf,
 }
 
-/// Locates the model folder and the ONNX Runtime library: `DOCFUSE_MODEL_DIR` and
-/// `DOCFUSE_ORT_DYLIB` when set, else a `models/` folder (as laid out by
-/// `scripts/provision-models`) in the current folder or beside the executable or up to
-/// four folders above it.
+/// Locates the model folder and the ONNX Runtime library: `DOCFUSE_MODEL_DIR` (the
+/// folder of `model.onnx` and the tokenizer files, or a `models/` folder as laid out by
+/// `scripts/provision-models`, whose ONNX Runtime is then used too) and
+/// `DOCFUSE_ORT_DYLIB` when set, else a `models/` folder in the current folder or beside
+/// the executable or up to four folders above it.
 ///
 /// # Errors
 /// [`Error::VectorsUnavailable`] naming what is missing and how to provision it.
 pub fn locate_models() -> Result<ModelPaths> {
-    let roots = candidate_roots();
+    let mut roots = candidate_roots();
     let model_dir = match std::env::var_os(ENV_MODEL_DIR) {
-        Some(d) => PathBuf::from(d),
+        Some(d) => {
+            let d = PathBuf::from(d);
+            // the folder provision-models fills: its model and its ONNX Runtime
+            if !d.join("model.onnx").is_file() && d.join(MODEL_SUBDIR).join("model.onnx").is_file()
+            {
+                roots.insert(0, d.clone());
+                d.join(MODEL_SUBDIR)
+            } else {
+                d
+            }
+        }
         None => first_existing(&roots, |r| r.join(MODEL_SUBDIR).join("model.onnx"))
             .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
             .ok_or_else(|| missing("the all-MiniLM-L6-v2 model files"))?,
     };
     for f in MODEL_FILES {
         if !model_dir.join(f).is_file() {
-            return Err(missing(&format!("`{}`", model_dir.join(f).display())));
+            let what = format!("`{}`", model_dir.join(f).display());
+            return Err(match std::env::var_os(ENV_MODEL_DIR) {
+                Some(_) => Error::VectorsUnavailable(format!(
+                    "{what} not found\nhint: {ENV_MODEL_DIR} is the folder holding model.onnx and the tokenizer files ({MODEL_SUBDIR}/), or the models/ folder that holds that folder; unset it to search the default places"
+                )),
+                None => missing(&what),
+            });
         }
     }
     let ort_dylib = match std::env::var_os(ENV_ORT_DYLIB) {

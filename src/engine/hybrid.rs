@@ -55,7 +55,7 @@ impl DocIndex {
         } else {
             Mode::Hybrid
         };
-        let run = self.lexical.run(query, &opts.params)?;
+        let run = self.lexical_run(query, &opts.params)?;
         let dense = match Dense::of(self, &run, side, opts, mode) {
             Ok(d) => d,
             Err(reason) => return without_vectors(reason),

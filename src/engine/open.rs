@@ -10,7 +10,7 @@ use crate::config::QueryParams;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::fusion::Fusion;
-use crate::lexical::{LexicalIndex, LexicalQuery};
+use crate::lexical::{LexicalIndex, LexicalQuery, LexicalRun};
 use crate::store::{
     check_sizes, FileEntry, GenerationFile, Manifest, Snapshot, SourceSpec, VectorsInfo,
 };
@@ -187,7 +187,7 @@ impl DocIndex {
             params: opts.params,
             explain: opts.explain,
         };
-        let run = self.lexical.run(query, &opts.params)?;
+        let run = self.lexical_run(query, &opts.params)?;
         let weights = run.term_weights();
         let hits = if opts.params.prox_gain > 0.0 {
             self.lexical_with_proximity(&run, opts)?
@@ -212,6 +212,18 @@ impl DocIndex {
         })
     }
 
+    /// The lexical run of `query`; with page evidence on, the lexical index is first given
+    /// the pages (the first chunk of each file, from the snapshot; without a readable
+    /// snapshot page evidence is off).
+    pub(super) fn lexical_run(&self, query: &str, params: &QueryParams) -> Result<LexicalRun> {
+        if params.page_weight > 0.0 && !self.lexical.has_page_starts() {
+            if let Ok(snap) = self.snapshot_ref() {
+                self.lexical.set_page_starts(file_starts(&snap.files));
+            }
+        }
+        self.lexical.run(query, params)
+    }
+
     /// The query's missing words ([`crate::lexical::LexicalRun::missing_words`]) among
     /// the files `keep(root, rel_path)` accepts: what a search under path filters
     /// reports (a word only files outside them hold is missing there).
@@ -225,17 +237,9 @@ impl DocIndex {
         params: &QueryParams,
         keep: &dyn Fn(usize, &str) -> bool,
     ) -> Result<Vec<String>> {
-        let run = self.lexical.run(query, params)?;
+        let run = self.lexical_run(query, params)?;
         let files = &self.snapshot_ref()?.files;
-        // chunk ordinals run in snapshot order: file i holds [starts[i], starts[i + 1])
-        let starts: Vec<u64> = files
-            .iter()
-            .scan(0u64, |next, f| {
-                let first = *next;
-                *next += u64::from(f.chunks);
-                Some(first)
-            })
-            .collect();
+        let starts = file_starts(files);
         let keep_ord = |ord: u64| {
             let at = starts.partition_point(|&s| s <= ord).checked_sub(1);
             at.is_some_and(|i| keep(files[i].root, &files[i].rel_path))
@@ -525,6 +529,19 @@ impl DocIndex {
         let doc = super::source::read_record(&self.dir, &self.generation_dir(), &entry)?;
         Ok(Some(doc.text))
     }
+}
+
+/// The first chunk ordinal of each file: chunk ordinals run in snapshot order, file i
+/// holds `[starts[i], starts[i + 1])`.
+fn file_starts(files: &[crate::store::FileEntry]) -> Vec<u64> {
+    files
+        .iter()
+        .scan(0u64, |next, f| {
+            let first = *next;
+            *next += u64::from(f.chunks);
+            Some(first)
+        })
+        .collect()
 }
 
 /// Files of a generation that belong to its vector side (damage there leaves lexical

@@ -8,7 +8,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     pub score: f32,
-    /// `(1 − section_weight) × chunk_lexical + section_weight × section_lexical`.
+    /// `(1 − page_weight) × ((1 − section_weight) × chunk_lexical + section_weight ×
+    /// section_lexical) + page_weight × page_lexical`.
     pub lexical: f32,
     /// The chunk's own BM25F: the sum over `terms`.
     pub chunk_lexical: f32,
@@ -17,6 +18,11 @@ pub struct Explain {
     pub section_lexical: f32,
     /// The weight of the section's BM25F (`QueryParams::section_weight`; 0: off).
     pub section_weight: f32,
+    /// The BM25F of the chunk's whole page (every chunk of its file as one document),
+    /// 0 when page evidence is off.
+    pub page_lexical: f32,
+    /// The weight of the page's BM25F (`QueryParams::page_weight`; 0: off).
+    pub page_weight: f32,
     /// `1 + about_gain × about_share` (1 when nothing matched lexically).
     pub aboutness: f32,
     /// Share of the query's IDF mass matched in title, headings or path.

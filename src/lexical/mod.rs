@@ -14,7 +14,7 @@ mod reader;
 mod readonly;
 mod schema;
 mod search;
-mod sections;
+mod units;
 mod writer;
 
 pub use bm25f::{idf, length_norm, saturate};

@@ -26,7 +26,12 @@ pub struct LexicalIndex {
     priors: PagePriors,
     /// Whole-section statistics, read on the first query that weighs section evidence
     /// (`None`: they could not be read; section evidence is then off).
-    sections: std::sync::OnceLock<Option<super::sections::Sections>>,
+    sections: std::sync::OnceLock<Option<super::units::Units>>,
+    /// Whole-page statistics, read on the first query that weighs page evidence once the
+    /// page starts are given (`None`: they could not be read; page evidence is then off).
+    pages: std::sync::OnceLock<Option<super::units::Units>>,
+    /// The first chunk ordinal of each file, in file order (from the engine's snapshot).
+    page_starts: std::sync::OnceLock<Vec<u64>>,
 }
 
 /// What the documentation graph says about each chunk's page, by chunk ordinal.
@@ -67,13 +72,39 @@ impl LexicalIndex {
         self.priors = priors;
     }
 
+    /// Gives the first chunk ordinal of each file, in file order (ascending): the pages
+    /// of page evidence (`QueryParams::page_weight`). Only the first call counts.
+    pub fn set_page_starts(&self, starts: Vec<u64>) {
+        let _ = self.page_starts.set(starts);
+    }
+
+    /// Whether the page starts were given ([`Self::set_page_starts`]).
+    pub fn has_page_starts(&self) -> bool {
+        self.page_starts.get().is_some()
+    }
+
     /// The whole-section statistics (read once; `None` when they cannot be read).
-    pub(crate) fn sections(&self) -> Option<&super::sections::Sections> {
+    pub(crate) fn sections(&self) -> Option<&super::units::Units> {
         self.sections
-            .get_or_init(|| match self.build_sections() {
-                Ok(s) => Some(s),
+            .get_or_init(|| match self.chunk_stats() {
+                Ok(s) => Some(super::units::Units::sections(&s)),
                 Err(e) => {
                     tracing::warn!(dir = %self.dir.display(), "section evidence is off: {e}");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// The whole-page statistics (read once; `None` without page starts or when they
+    /// cannot be read).
+    pub(crate) fn pages(&self) -> Option<&super::units::Units> {
+        let starts = self.page_starts.get()?;
+        self.pages
+            .get_or_init(|| match self.chunk_stats() {
+                Ok(s) => Some(super::units::Units::pages(&s, starts)),
+                Err(e) => {
+                    tracing::warn!(dir = %self.dir.display(), "page evidence is off: {e}");
                     None
                 }
             })
@@ -141,6 +172,8 @@ impl LexicalIndex {
             addrs: std::sync::OnceLock::new(),
             priors: PagePriors::default(),
             sections: std::sync::OnceLock::new(),
+            pages: std::sync::OnceLock::new(),
+            page_starts: std::sync::OnceLock::new(),
         })
     }
 

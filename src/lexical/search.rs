@@ -661,13 +661,17 @@ fn scan_prefix(
 /// The score parts of one candidate.
 #[derive(Debug, Clone, Copy, Default)]
 struct Parts {
-    /// `(1 − section_weight) × own + section_weight × section`.
+    /// `(1 − page_weight) × ((1 − section_weight) × own + section_weight × section) +
+    /// page_weight × page`.
     lexical: f32,
     /// The chunk's own BM25F.
     own: f32,
     /// The BM25F of the chunk's whole section, and its weight (0: section evidence off).
     section: f32,
     section_weight: f32,
+    /// The BM25F of the chunk's whole page, and its weight (0: page evidence off).
+    page: f32,
+    page_weight: f32,
     aboutness: f32,
     share: f32,
     exact: [f32; 3],
@@ -779,7 +783,10 @@ impl LexicalIndex {
         let mass: f32 = idfs.iter().zip(&qw).map(|((_, i), w)| i * w).sum();
         let w = p.section_weight.clamp(0.0, 1.0);
         let sections = if w > 0.0 { self.sections() } else { None };
-        let section_scores = sections.map(|sec| (sec, self.section_scores(sec, accs, &idfs, &qw)));
+        let section_scores = sections.map(|sec| (sec, self.unit_scores(sec, accs, &idfs, &qw)));
+        let pw = p.page_weight.clamp(0.0, 1.0);
+        let pages = if pw > 0.0 { self.pages() } else { None };
+        let page_scores = pages.map(|pg| (pg, self.unit_scores(pg, accs, &idfs, &qw)));
         let mut ranked: Vec<Ranked> = accs
             .iter()
             .enumerate()
@@ -793,6 +800,12 @@ impl LexicalIndex {
                     base.section = whole.unwrap_or(base.lexical);
                     base.section_weight = w;
                     base.lexical = (1.0 - w) * base.own + w * base.section;
+                }
+                if let (Some((pg, scores)), true) = (&page_scores, base.own > 0.0) {
+                    let whole = pg.of(acc.ord).and_then(|s| scores.get(&s)).copied();
+                    base.page = whole.unwrap_or(base.lexical);
+                    base.page_weight = pw;
+                    base.lexical = (1.0 - pw) * base.lexical + pw * base.page;
                 }
                 Ranked {
                     acc: i,
@@ -939,6 +952,8 @@ impl LexicalIndex {
             chunk_lexical: p.own,
             section_lexical: p.section,
             section_weight: p.section_weight,
+            page_lexical: p.page,
+            page_weight: p.page_weight,
             aboutness: p.aboutness,
             about_share: p.share,
             exact_id: p.exact[0],
