@@ -934,6 +934,59 @@ fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
     );
 }
 
+/// MyST Markdown (mystmd, myst-parser): targets `(label)=` are anchors of what follows
+/// them, on this page and (as `#label`) from any page; comments `% …` and block breaks
+/// `+++` are neither searched nor shown; a role before a code span shows the code span;
+/// links inside inline code are shown as written, an empty link text shows its target.
+#[test]
+fn myst_targets_comments_block_breaks_and_roles() {
+    let a = "# Links\n\nWrite a link as `[text](#target)` or empty as `[](./b.md)`.\n\nSee <wiki:reStructuredText> and [](#labelled) here.\n\n(labelled)=\n## Labelled heading\n\n% zebrafish notes for authors only\n\nThe {myst:directive}`admonition.class` option sets a class.\n\n+++ {\"label\": \"after-break\"}\n\nQuagga text after the break.\n\n## The {myst:role}`embed` role\n\nEmbeds content.\n";
+    let b = "# Other\n\nSee [the heading](#labelled), [the break](#after-break) and [nothing](#nowhere-at-all).\n";
+    let d = indexed_docs(&[("a.md", a), ("b.md", b)], &[]);
+    // a comment's words are not searched
+    let (code, v) = search_json(d.path(), &["zebrafish"]);
+    assert_eq!(code, 1, "{v}");
+    // snippets: code spans as written, autolinks and empty links show their targets,
+    // roles show their code span, markup lines never
+    let snippet = |q: &str| {
+        let (code, v) = search_json(d.path(), &["--limit", "1", q]);
+        assert_eq!(code, 0, "{q}: {v}");
+        v["results"][0]["snippet"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        snippet("write link empty"),
+        "Write a link as `[text](#target)` or empty as `[](./b.md)`."
+    );
+    assert_eq!(
+        snippet("wiki here"),
+        "See wiki:reStructuredText and #labelled here."
+    );
+    assert_eq!(
+        snippet("option sets class"),
+        "The `admonition.class` option sets a class."
+    );
+    assert_eq!(snippet("quagga"), "Quagga text after the break.");
+    // a role in a heading: its code span, in the heading path and the id
+    let (_, v) = search_json(d.path(), &["--limit", "1", "embeds content"]);
+    assert_eq!(v["results"][0]["heading_path"][1], "The embed role", "{v}");
+    // a target names the section after it: read by `page#label`
+    for (id, line) in [("a.md#labelled", 8), ("a.md#after-break", 8)] {
+        let o = docfuse(d.path(), &["read", "--json", id]);
+        assert_eq!(o.status.code(), Some(0), "{id}: {}", stderr(&o));
+        let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(p["start_line"], line, "{id}: {p}");
+    }
+    // `#label` from another page resolves to the page that has it; only the truly
+    // broken anchor is reported
+    let o = docfuse(d.path(), &["graph", "--broken"]);
+    let out = stdout(&o);
+    assert!(out.contains("#nowhere-at-all"), "{out}");
+    assert!(
+        !out.contains("#labelled") && !out.contains("#after-break"),
+        "{out}"
+    );
+}
+
 /// Page evidence (`page_weight`, off by default): a section whose page holds the other
 /// query words ranks above a one-word page once the page's BM25F weighs in.
 #[test]

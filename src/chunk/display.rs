@@ -96,7 +96,10 @@ pub fn visible_lines_of(text: &str, markdown: bool) -> Vec<Option<String>> {
                 out.push(Some(line.to_string()));
                 continue;
             }
-            if is_link_definition(line) || super::kramdown::is_attribute_line(line) {
+            if is_link_definition(line)
+                || super::kramdown::is_attribute_line(line)
+                || super::myst::is_markup(line)
+            {
                 out.push(None);
                 continue;
             }
@@ -132,7 +135,10 @@ fn raw_element_open(line: &str) -> Option<&'static str> {
 /// open it is shown as is): for a snippet of a single line.
 pub fn display_line(line: &str) -> String {
     let (mut a, mut b) = (false, false);
-    if is_link_definition(line) || super::kramdown::is_attribute_line(line) {
+    if is_link_definition(line)
+        || super::kramdown::is_attribute_line(line)
+        || super::myst::is_markup(line)
+    {
         return String::new();
     }
     let untagged = strip_template_tags(line, 0, line.len(), &mut TagState::default());
@@ -386,17 +392,36 @@ pub fn is_attribute_block(inner: &str) -> bool {
     any
 }
 
-/// `[text](dest)`, `[text][ref]`, `[text][]` → `text`; images `![alt](src)` → `alt`.
+/// Links as the reader sees them: `[text](dest)`, `[text][ref]`, `[text][]` → `text`
+/// (an empty text shows its destination: MyST's `[](#label)` shows the target's title,
+/// which the line does not hold); images `![alt](src)` → `alt`; autolinks
+/// (`<https://x.org>`, `<wiki:Page>`) → their URI; a MyST role before a code span
+/// (`` {ref}`label` ``) → the code span. Inline code is shown as written.
 fn render_links(line: &str) -> String {
     let b = line.as_bytes();
     let mut out = String::with_capacity(line.len());
     let mut i = 0;
     while i < b.len() {
+        if b[i] == b'`' {
+            let end = super::source::skip_code_span(b, i);
+            out.push_str(&line[i..end]);
+            i = end;
+            continue;
+        }
+        if let Some(n) = role_len(&line[i..]) {
+            i += n;
+            continue;
+        }
+        if let Some((uri, end)) = autolink_at(line, i) {
+            out.push_str(uri);
+            i = end;
+            continue;
+        }
         let image = b[i] == b'!' && b.get(i + 1) == Some(&b'[');
         let open = if image { i + 1 } else { i };
         if b[open] == b'[' {
-            if let Some((text, end)) = link_at(line, open) {
-                out.push_str(text);
+            if let Some((text, target, end)) = link_at(line, open) {
+                out.push_str(if text.trim().is_empty() { target } else { text });
                 i = end;
                 continue;
             }
@@ -408,19 +433,80 @@ fn render_links(line: &str) -> String {
     out
 }
 
-/// A link starting with `[` at byte `open`: its text and the byte after it.
-fn link_at(line: &str, open: usize) -> Option<(&str, usize)> {
+/// `s` without the MyST role names before its code spans (`` The {myst:directive}`embed`
+/// directive `` → `` The `embed` directive ``): what a heading shows.
+pub(crate) fn strip_roles(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains("}`") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if let Some(n) = role_len(&s[i..]) {
+            i += n;
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Byte length of the MyST role name `s` starts with when a code span follows it
+/// (`{ref}`, `{myst:directive}` before `` ` ``), else `None`.
+pub(crate) fn role_len(s: &str) -> Option<usize> {
+    let rest = s.strip_prefix('{')?;
+    let name_len = rest
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b':' | b'.' | b'+' | b'-'))
+        .count();
+    let first_alpha = rest.as_bytes().first().is_some_and(u8::is_ascii_alphabetic);
+    (first_alpha && rest[name_len..].starts_with("}`")).then_some(name_len + 2)
+}
+
+/// The URI of the CommonMark autolink at byte `at` (`<scheme:…>`, a scheme of 2–32
+/// letters, digits, `+`, `.`, `-`, then no space, `<` or `>` up to the `>`; or an e-mail
+/// address), and the byte after it.
+pub(crate) fn autolink_at(line: &str, at: usize) -> Option<(&str, usize)> {
+    let rest = line.get(at..)?.strip_prefix('<')?;
+    let end = rest.find(['>', '<', ' ', '\t'])?;
+    if rest.as_bytes()[end] != b'>' {
+        return None;
+    }
+    let uri = &rest[..end];
+    let scheme_ok = uri.split_once(':').is_some_and(|(scheme, _)| {
+        (2..=32).contains(&scheme.len())
+            && scheme.as_bytes()[0].is_ascii_alphabetic()
+            && scheme
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-'))
+    });
+    let email = !scheme_ok
+        && uri.split_once('@').is_some_and(|(user, host)| {
+            !user.is_empty() && host.contains('.') && !host.contains('@') && !uri.contains('/')
+        });
+    (scheme_ok || email).then_some((uri, at + 1 + end + 1))
+}
+
+/// A link starting with `[` at byte `open`: its text, its destination (or reference)
+/// and the byte after it.
+fn link_at(line: &str, open: usize) -> Option<(&str, &str, usize)> {
     let close = open + 1 + line[open + 1..].find(']')?;
     let text = &line[open + 1..close];
     let after = &line[close + 1..];
-    let tail = if let Some(dest) = after.strip_prefix('(') {
-        dest.find(')')? + 2
+    let (target, tail) = if let Some(dest) = after.strip_prefix('(') {
+        let end = dest.find(')')?;
+        // `(dest "title")`: the destination alone
+        let d = dest[..end].split_whitespace().next().unwrap_or("");
+        (d.trim_start_matches('<').trim_end_matches('>'), end + 2)
     } else if let Some(r) = after.strip_prefix('[') {
-        r.find(']')? + 2
+        let end = r.find(']')?;
+        (&r[..end], end + 2)
     } else {
         return None;
     };
-    Some((text, close + 1 + tail))
+    Some((text, target, close + 1 + tail))
 }
 
 /// `s` with control characters escaped (`\u{1b}`), for names from outside (file paths,

@@ -53,6 +53,9 @@ pub struct Chunked {
     /// `serverproxy`; GitHub's `#setup-2` for a third heading `Setup` at any level) and
     /// its `<summary>` lines, each with the section id it names: `(anchor, section id)`.
     pub anchors: Vec<(String, String)>,
+    /// Its MyST targets (`(label)=`): labels the whole site may link to as `#label`
+    /// (each is in `anchors` with its section, unless it is that section's own slug).
+    pub labels: Vec<String>,
 }
 
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
@@ -67,6 +70,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             names: title.into_iter().collect(),
             routes: Vec::new(),
             anchors: Vec::new(),
+            labels: Vec::new(),
         };
     }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
@@ -109,6 +113,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
         names,
         routes,
         anchors,
+        labels: prep.targets.iter().map(|(_, l)| l.clone()).collect(),
     }
 }
 
@@ -152,6 +157,14 @@ fn heading_anchors(
             if !base.is_empty() {
                 push(numbering[k].unique(base), section);
             }
+        }
+    }
+    // a MyST target names the section of the first text after it (a heading, a paragraph)
+    for (line, label) in &prep.targets {
+        let next = (line + 1..prep.table.len())
+            .find(|&l| !super::lines::is_blank(prep.table.content(&prep.parse, l)));
+        if let Some(section) = next.and_then(section_at) {
+            push(label.clone(), section);
         }
     }
     for b in blocks.iter().filter(|b| b.kind != BlockKind::FencedCode) {

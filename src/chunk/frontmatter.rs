@@ -30,6 +30,8 @@ pub(crate) struct FrontMatter {
     /// `permalink` and `redirect_from` (jekyll-redirect-from), Hugo `url` and the
     /// `aliases` written as paths (`/old/page/`).
     pub permalinks: Vec<String>,
+    /// MyST `label`: a target naming the page (its first section), `#label` from any page.
+    pub target: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -72,6 +74,7 @@ pub(crate) fn extract(src: &str, table: &LineTable) -> FrontMatter {
         slug: f.slug,
         doc_id: f.doc_id,
         permalinks: f.permalinks,
+        target: f.target,
     }
 }
 
@@ -98,6 +101,8 @@ struct Fields {
     checks: Vec<String>,
     audience: Option<String>,
     permalinks: Vec<String>,
+    /// MyST `label` (no white space in it).
+    target: Option<String>,
 }
 
 /// Parses with the third-party parser, treating a parser panic as malformed content.
@@ -120,6 +125,7 @@ fn parse_guarded(flavor: Flavor, content: &str) -> Fields {
         checks: clean_list(f.checks),
         audience: trimmed(f.audience).map(|a| a.to_lowercase()),
         permalinks: clean_list(f.permalinks),
+        target: trimmed(f.target).filter(|t| !t.contains(char::is_whitespace)),
     }
 }
 
@@ -165,6 +171,7 @@ fn yaml_fields(content: &str) -> Fields {
         checks: list("checks"),
         audience: get("audience").and_then(yaml_scalar),
         permalinks: site_routes(list),
+        target: get("label").and_then(yaml_scalar),
     }
 }
 
@@ -215,6 +222,7 @@ fn toml_fields(content: &str) -> Fields {
         checks: list("checks"),
         audience: table.get("audience").and_then(toml_scalar),
         permalinks: site_routes(list),
+        target: None,
     }
 }
 

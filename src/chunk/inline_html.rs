@@ -30,6 +30,12 @@ pub fn strip_inline_tags(line: &str) -> String {
             continue;
         }
         let before = &line[..line.len() - tail.len()];
+        // an autolink (`<wiki:Page>`, `<a@b.org>`) is no tag: the reader sees its URI
+        if let Some((_, end)) = super::display::autolink_at(tail, 0).filter(|_| !in_code) {
+            push_text(&mut out, &tail[..end], &mut gap);
+            rest = &tail[end..];
+            continue;
+        }
         let glued = before.chars().last().is_some_and(char::is_alphanumeric);
         match (!in_code).then(|| tag_len(tail, glued)).flatten() {
             Some(n) => {

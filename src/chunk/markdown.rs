@@ -291,6 +291,8 @@ fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool
             f.symbol_text(&t);
         }
         (Event::Code(c), Some(h)) => {
+            // a MyST role before the code span (`{myst:directive}`): markup, not text
+            strip_trailing_role(&mut h.text);
             h.text.push_str(&c);
             f.code_span(&c, false);
         }
@@ -305,6 +307,16 @@ fn leaf_event(open: &mut Open, event: Event<'_>, in_heading: bool, in_code: bool
         (Event::Html(h), None) => f.html_block(&h),
         (Event::SoftBreak | Event::HardBreak, None) => f.line_break(),
         _ => {}
+    }
+}
+
+/// `text` without the MyST role name it ends with (`The {ref}` → `The `), if any.
+fn strip_trailing_role(text: &mut String) {
+    if let Some(at) = text.rfind('{') {
+        let tail = format!("{}`", &text[at..]);
+        if super::display::role_len(&tail) == Some(tail.len() - 1) {
+            text.truncate(at);
+        }
     }
 }
 
@@ -327,6 +339,7 @@ fn comment_text(line: &str) -> String {
 /// attributes dropped), white space collapsed: `` `Rc<T>` `` → `Rc<T>`,
 /// `Option&lt;T&gt;` → `Option<T>`. Empty when nothing visible is left.
 pub fn heading_text(source: &str) -> String {
+    let source = super::display::strip_roles(source);
     let line = format!("# {}", source.replace(['\n', '\r'], " "));
     let mut text = String::new();
     let mut inside = false;

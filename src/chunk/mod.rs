@@ -162,6 +162,7 @@ mod kramdown;
 mod lines;
 mod links;
 mod markdown;
+mod myst;
 mod nav;
 pub mod openapi;
 mod source;

@@ -6,7 +6,7 @@
 
 use super::frontmatter::{self, FrontMatter};
 use super::lines::{is_blank, LineTable};
-use super::{kramdown, templates};
+use super::{kramdown, myst, templates};
 use super::{SourceDoc, SourceKind};
 
 /// A document ready to be cut into chunks.
@@ -23,6 +23,9 @@ pub(crate) struct Prepared<'a> {
     pub includes: Vec<(u32, String)>,
     /// Ids set by kramdown attribute lines (`{: #id}`): (0-based line, id).
     pub attribute_ids: Vec<(usize, String)>,
+    /// MyST targets (`(label)=`, `+++ {"label": …}`): (0-based line, label); each names
+    /// what follows it.
+    pub targets: Vec<(usize, String)>,
 }
 
 impl Prepared<'_> {
@@ -60,11 +63,20 @@ impl<'a> Prepared<'a> {
         let blank = (0..table.len())
             .map(|i| is_blank(table.content(&parse, i)))
             .collect();
-        let marks = if markdown {
+        let mut marks = if markdown {
             blank_comments(&mut parse, &table, doc.kind == SourceKind::Mdx)
         } else {
             Marks::default()
         };
+        if markdown {
+            let lines = (0..table.len()).map(|i| table.content(src, i));
+            marks.targets.extend(myst::option_labels(lines));
+            // a page label names what follows the front matter
+            if let Some(label) = fm.target.clone().filter(|_| fm.lines > 0) {
+                marks.targets.push((fm.lines - 1, label));
+            }
+            marks.targets.sort();
+        }
         Prepared {
             src,
             parse,
@@ -73,6 +85,7 @@ impl<'a> Prepared<'a> {
             fm,
             includes: marks.includes,
             attribute_ids: marks.attribute_ids,
+            targets: marks.targets,
         }
     }
 }
@@ -140,6 +153,14 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
     let mut raw = false;
     // open kramdown `markdown="1"` elements, by name
     let mut md_blocks: Vec<String> = Vec::new();
+    // a Pandoc title block (`% Title` lines from the first line on) is no MyST comment
+    let title_block = (0..table.len())
+        .take_while(|&i| {
+            table
+                .get(i)
+                .is_some_and(|l| bytes[l.start..l.end].starts_with(b"%"))
+        })
+        .count();
     for i in 0..table.len() {
         let Some(line) = table.get(i) else { break };
         let text = std::str::from_utf8(&bytes[line.start..line.end]).unwrap_or("");
@@ -159,6 +180,10 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
                 continue;
             }
             if !mdx && !raw && kramdown_markup(text, &mut marks, &mut md_blocks, i) {
+                bytes[line.start..line.end].fill(b' ');
+                continue;
+            }
+            if !raw && myst_markup(text, i < title_block, &mut marks, i) {
                 bytes[line.start..line.end].fill(b' ');
                 continue;
             }
@@ -289,11 +314,30 @@ fn kramdown_markup(text: &str, marks: &mut Marks, md_blocks: &mut Vec<String>, i
     false
 }
 
-/// What blanking the parse copy found: include targets and kramdown attribute ids.
+/// Whether line `i` (`text`) is MyST block markup of its own: a target `(label)=` (its
+/// label kept in `marks`), a comment `% …` (not in a Pandoc title block, `title`), or a
+/// block break `+++` (with JSON metadata, whose `label` is a target too).
+fn myst_markup(text: &str, title: bool, marks: &mut Marks, i: usize) -> bool {
+    if let Some(label) = myst::target(text) {
+        marks.targets.push((i, label.to_string()));
+        return true;
+    }
+    if let Some(meta) = myst::block_break(text) {
+        if let Some(label) = myst::break_label(meta) {
+            marks.targets.push((i, label));
+        }
+        return true;
+    }
+    !title && myst::is_comment(text)
+}
+
+/// What blanking the parse copy found: include targets, kramdown attribute ids and MyST
+/// targets.
 #[derive(Default)]
 struct Marks {
     includes: Vec<(u32, String)>,
     attribute_ids: Vec<(usize, String)>,
+    targets: Vec<(usize, String)>,
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -302,7 +346,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// The index after an inline code span opening at `k` (a run of backticks closed by a
 /// run of the same length on the line), or after the run when it is not closed.
-fn skip_code_span(bytes: &[u8], k: usize) -> usize {
+pub(crate) fn skip_code_span(bytes: &[u8], k: usize) -> usize {
     let run = bytes[k..].iter().take_while(|&&b| b == b'`').count();
     let mut j = k + run;
     while j < bytes.len() {

@@ -437,6 +437,7 @@ fn doc_graph_links(chunked: Chunked) -> DocLinks {
         names: chunked.names,
         routes: chunked.routes,
         anchors: chunked.anchors,
+        labels: chunked.labels,
         ..DocLinks::of(chunked.links)
     }
 }

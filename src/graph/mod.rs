@@ -20,7 +20,7 @@ use resolve::{folder, is_asset, is_external, split_target, Lookup, Match};
 
 /// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
 /// in `graph.json`. A reader treats a graph of another version as absent.
-pub const GRAPH_METRICS_VERSION: u32 = 5;
+pub const GRAPH_METRICS_VERSION: u32 = 6;
 
 /// The graph of a generation, in the generation folder.
 pub const GRAPH_FILE: &str = "graph.json";
@@ -114,6 +114,9 @@ pub struct DocLinks {
     /// `## server.proxy`), each with the section id it names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<(String, String)>,
+    /// Its MyST targets (`(label)=`): a `#label` link on any page of its root names it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 impl DocLinks {
@@ -134,6 +137,7 @@ impl DocLinks {
             names: Vec::new(),
             routes: Vec::new(),
             anchors: Vec::new(),
+            labels: Vec::new(),
         }
     }
 }
@@ -258,7 +262,18 @@ impl Graph {
             let fragment = fragment
                 .filter(|f| !f.starts_with("fn:") && !f.starts_with("fnref:") && f != "top");
             let to = if path.is_empty() {
-                Some(from)
+                // `#label`: a MyST target of another page when this page has no such
+                // anchor (MyST resolves targets site-wide)
+                let here = fragment
+                    .as_deref()
+                    .is_none_or(|f| section_of(doc, f).is_some());
+                match here {
+                    true => Some(from),
+                    false => fragment
+                        .as_deref()
+                        .and_then(|f| labelled(docs, doc.root, f))
+                        .or(Some(from)),
+                }
             } else {
                 lookup.link(doc.root, doc.path, &path)
             };
@@ -396,6 +411,14 @@ fn fold_name(name: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// The document of root `root` with the MyST target `label` (compared without case).
+fn labelled(docs: &[GraphDoc<'_>], root: usize, label: &str) -> Option<u32> {
+    let at = docs.iter().position(|d| {
+        d.root == root && d.links.labels.iter().any(|l| l.eq_ignore_ascii_case(label))
+    })?;
+    u32::try_from(at).ok()
 }
 
 /// The section of `doc` an anchor names: the section whose own slug (the last part of

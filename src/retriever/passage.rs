@@ -168,6 +168,13 @@ pub(super) fn read(
             let table = chunks(inner)?;
             let c = table
                 .lookup(id, req.root)
+                .or_else(|| {
+                    // `page.md#label`: an anchor another rule gives (a MyST target, another
+                    // generator's slug), from the generation's links
+                    let (path, anchor) = id.split_once('#')?;
+                    let section = inner.index.anchor_section(req.root, path, anchor)?;
+                    table.lookup(&section, req.root)
+                })
                 .ok_or_else(|| {
                     RetrieveError::NotFound(format!("no chunk with id `{}`", shorten(id)))
                 })?;

@@ -1,0 +1,121 @@
+//! MyST Markdown block markup that is not text (the MyST spec, mystmd and myst-parser):
+//! targets `(label)=` that name the block after them, comments `% …`, and block breaks
+//! `+++` with optional JSON metadata. Blanked from the parse copy and hidden from display;
+//! targets become anchors of the section they name.
+
+/// The label of a target line `(label)=` (at most 3 spaces of indent, no space or
+/// parenthesis in the label), if `line` is one.
+pub(crate) fn target(line: &str) -> Option<&str> {
+    let t = indented(line)?.trim_end();
+    let label = t.strip_prefix('(')?.strip_suffix(")=")?;
+    let ok = !label.is_empty() && !label.contains(|c: char| c.is_whitespace() || "()".contains(c));
+    ok.then_some(label)
+}
+
+/// Whether `line` is a comment: `%` first (at most 3 spaces of indent).
+pub(crate) fn is_comment(line: &str) -> bool {
+    indented(line).is_some_and(|t| t.starts_with('%'))
+}
+
+/// The metadata of a block break `+++` (what follows it on the line, trimmed), if `line`
+/// is one.
+pub(crate) fn block_break(line: &str) -> Option<&str> {
+    let rest = indented(line)?.strip_prefix("+++")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+}
+
+/// The `label` of a block break's JSON metadata (`{"label": "x"}`), if any.
+pub(crate) fn break_label(meta: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(meta).ok()?;
+    let label = v.get("label")?.as_str()?.trim();
+    (!label.is_empty()).then(|| label.to_string())
+}
+
+/// Whether `line` is hidden MyST block markup (for display; a Pandoc title block at the
+/// top of a page is hidden too there, its text still indexed).
+pub(crate) fn is_markup(line: &str) -> bool {
+    target(line).is_some() || block_break(line).is_some() || is_comment(line)
+}
+
+/// The labels directives give in their option lines (`:label: x`, `:name: x` right after
+/// an opener ```` ```{figure} ```` or `:::{figure}`), with their 0-based lines: targets
+/// as `(label)=` is.
+pub(crate) fn option_labels<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_options = false;
+    for (i, line) in lines.enumerate() {
+        let t = line.trim();
+        if is_directive_opener(t) {
+            in_options = true;
+            continue;
+        }
+        if !in_options {
+            continue;
+        }
+        match t.strip_prefix(':').and_then(|r| r.split_once(':')) {
+            Some((key, value)) => {
+                let value = value.trim();
+                let named = key == "label" || key == "name";
+                if named && !value.is_empty() && !value.contains(char::is_whitespace) {
+                    out.push((i, value.to_string()));
+                }
+            }
+            None => in_options = false,
+        }
+    }
+    out
+}
+
+/// Whether `t` (trimmed) opens a MyST directive: a fence of 3 or more backticks, tildes
+/// or colons, then `{name}`.
+fn is_directive_opener(t: &str) -> bool {
+    let Some(ch) = t.chars().next().filter(|c| "`~:".contains(*c)) else {
+        return false;
+    };
+    let rest = t.trim_start_matches(ch);
+    t.len() - rest.len() >= 3
+        && rest
+            .strip_prefix('{')
+            .and_then(|r| r.split_once('}'))
+            .is_some_and(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
+}
+
+/// `line` without its indent, when that is at most 3 spaces.
+fn indented(line: &str) -> Option<&str> {
+    let t = line.trim_start_matches(' ');
+    (line.len() - t.len() <= 3).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_comments_and_block_breaks() {
+        assert_eq!(target("(my-label)="), Some("my-label"));
+        assert_eq!(
+            target("  (frontmatter:authors)=  "),
+            Some("frontmatter:authors")
+        );
+        assert_eq!(target("(a b)="), None);
+        assert_eq!(target("()="), None);
+        assert_eq!(target("    (code)="), None, "indented code");
+        assert_eq!(target("(x) = y"), None);
+        assert!(is_comment("% a note for authors"));
+        assert!(is_comment("%"));
+        assert!(!is_comment("    % prompt"));
+        assert!(!is_comment("50% of it"));
+        assert_eq!(block_break("+++"), Some(""));
+        assert_eq!(
+            block_break("+++ {\"label\": \"x\"}").and_then(break_label),
+            Some("x".into())
+        );
+        assert_eq!(block_break("+++b"), None);
+        assert_eq!(break_label("not json"), None);
+        let doc = "```{figure} a.png\n:name: fig-a\n:width: 50%\nCaption\n```\n:::{exercise}\n:label: ex-1\n:::\n\n:label: stray\n";
+        assert_eq!(
+            option_labels(doc.lines()),
+            [(1, "fig-a".to_string()), (6, "ex-1".to_string())]
+        );
+    }
+}
