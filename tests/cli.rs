@@ -976,6 +976,20 @@ fn myst_targets_comments_block_breaks_and_roles() {
         let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(p["start_line"], line, "{id}: {p}");
     }
+    // a page named by its address, an anchor of no section: the error names the choices
+    let o = docfuse(d.path(), &["read", "a"]);
+    assert!(
+        stderr(&o).contains("did you mean `a.md`?"),
+        "{}",
+        stderr(&o)
+    );
+    let o = docfuse(d.path(), &["read", "a.md#nowhere"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`a.md` has the sections `a.md#links`, `a.md#links/labelled-heading`"),
+        "{}",
+        stderr(&o)
+    );
     // `#label` from another page resolves to the page that has it; only the truly
     // broken anchor is reported
     let o = docfuse(d.path(), &["graph", "--broken"]);

@@ -176,7 +176,11 @@ pub(super) fn read(
                     table.lookup(&section, req.root)
                 })
                 .ok_or_else(|| {
-                    RetrieveError::NotFound(format!("no chunk with id `{}`", shorten(id)))
+                    RetrieveError::NotFound(format!(
+                        "no chunk with id `{}`{}",
+                        shorten(id),
+                        sections_hint(table, id, req.root)
+                    ))
                 })?;
             if let Some(p) = path {
                 if normalise(p)? != c.path {
@@ -374,8 +378,12 @@ pub(super) fn indexed_root(
     match found[..] {
         [r] => Ok(r),
         [] => Err(RetrieveError::NotFound(format!(
-            "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse refresh`)",
-            shorten(rel)
+            "`{}` is not an indexed file (paths are relative to an indexed root, as in search results; a file added since the last build needs `docfuse refresh`){}",
+            shorten(rel),
+            match closest_paths(files, rel)[..] {
+                [] => String::new(),
+                ref near => format!("; did you mean {}?", quoted_list(near)),
+            }
         ))),
         _ => Err(RetrieveError::InvalidRequest(format!(
             "`{}` is in several roots ({}): give `root`, as in search results",
@@ -386,6 +394,78 @@ pub(super) fn indexed_root(
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
+    }
+}
+
+/// Indexed paths a reader may have meant by `rel` (at most 3, sorted): the same path
+/// without its extension (`blocks` for `blocks.md`, a site's address for the page), or
+/// the same file name in another folder.
+fn closest_paths(files: &HashSet<(usize, String)>, rel: &str) -> Vec<String> {
+    let want = rel.trim_end_matches('/');
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let stem = |p: &str| p.rsplit_once('.').map_or(p, |(s, _)| s).to_string();
+    let mut near: Vec<String> = files
+        .iter()
+        .map(|(_, p)| p)
+        .filter(|p| {
+            stem(p) == want
+                || stem(p).trim_end_matches("/index") == want
+                || (name(p) == name(want) && !want.is_empty())
+                || stem(&name(p)) == name(want)
+        })
+        .cloned()
+        .collect();
+    near.sort();
+    near.dedup();
+    near.truncate(3);
+    near
+}
+
+/// `a`, `b` or `c`, each quoted.
+fn quoted_list(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|i| format!("`{}`", shorten(i))).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
+
+/// For an id `page#anchor` of an indexed page that names none of its sections: the page's
+/// first section ids, to choose from.
+fn sections_hint(table: &ChunkTable, id: &str, root: Option<usize>) -> String {
+    let Some((path, _)) = id.split_once('#') else {
+        return String::new();
+    };
+    let mut ids: Vec<&str> = Vec::new();
+    for c in table
+        .refs
+        .iter()
+        .filter(|c| c.path == path && root.is_none_or(|r| r == c.root))
+    {
+        let sid = section_id(&c.id);
+        if !ids.contains(&sid) {
+            ids.push(sid);
+        }
+    }
+    match ids.len() {
+        0 => String::new(),
+        n => {
+            let shown: Vec<String> = ids
+                .iter()
+                .take(5)
+                .map(|i| format!("`{}`", shorten(i)))
+                .collect();
+            let more = if n > 5 {
+                format!(" and {} more", n - 5)
+            } else {
+                String::new()
+            };
+            format!(
+                "; `{}` has the sections {}{more}",
+                shorten(path),
+                shown.join(", ")
+            )
+        }
     }
 }
 
