@@ -442,6 +442,13 @@ pub(crate) fn strip_roles(s: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
+        // a code span is shown as written (`` `{embed}` `` is no role)
+        if s.as_bytes()[i] == b'`' {
+            let end = super::source::skip_code_span(s.as_bytes(), i);
+            out.push_str(&s[i..end]);
+            i = end;
+            continue;
+        }
         if let Some(n) = role_len(&s[i..]) {
             i += n;
             continue;
@@ -624,6 +631,26 @@ mod tests {
         let shown = visible_lines("a&lt;b\n```\n&lt;kept&gt;\n```\n");
         assert_eq!(shown[0].as_deref(), Some("a<b"));
         assert_eq!(shown[2].as_deref(), Some("&lt;kept&gt;"));
+    }
+
+    #[test]
+    fn roles_show_their_code_span_and_code_spans_stay_as_written() {
+        assert_eq!(
+            strip_roles("The {myst:directive}`embed` directive"),
+            "The `embed` directive"
+        );
+        assert_eq!(
+            strip_roles("`{embed}` vs. `{include}`"),
+            "`{embed}` vs. `{include}`"
+        );
+        assert_eq!(
+            strip_roles("``a `{b}` c`` and {ref}`x`"),
+            "``a `{b}` c`` and `x`"
+        );
+        assert_eq!(
+            display_line("Use `{ref}`x`` or {ref}`x` and `[a](b)` [](#t) <wiki:Page>"),
+            "Use `{ref}`x`` or `x` and `[a](b)` #t wiki:Page"
+        );
     }
 
     #[test]
