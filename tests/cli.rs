@@ -940,8 +940,8 @@ fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
 /// links inside inline code are shown as written, an empty link text shows its target.
 #[test]
 fn myst_targets_comments_block_breaks_and_roles() {
-    let a = "# Links\n\nWrite a link as `[text](#target)` or empty as `[](./b.md)`.\n\nSee <wiki:reStructuredText> and [](#labelled) here.\n\n(labelled)=\n## Labelled heading\n\n% zebrafish notes for authors only\n\nThe {myst:directive}`admonition.class` option sets a class.\n\n+++ {\"label\": \"after-break\"}\n\nQuagga text after the break.\n\n## The {myst:role}`embed` role\n\nEmbeds content.\n";
-    let b = "# Other\n\nSee [the heading](#labelled), [the break](#after-break) and [nothing](#nowhere-at-all).\n";
+    let a = "# Links\n\nWrite a link as `[text](#target)` or empty as `[](./b.md)`.\n\nSee <wiki:reStructuredText> and [](#labelled) here.\n\n(labelled)=\n## Labelled heading\n\n% zebrafish notes for authors only\n\nThe {myst:directive}`admonition.class` option sets a class.\n\n+++ {\"label\": \"after-break\"}\n\nQuagga text after the break.\n\n## The {myst:role}`embed` role\n\n(local)=\nEmbeds content.\n";
+    let b = "# Other\n\nSee [the heading](#labelled), [the break](#after-break) and [nothing](#nowhere-at-all).\n\n<a id=\"local\"></a>Here, [this spot](#local).\n";
     let d = indexed_docs(&[("a.md", a), ("b.md", b)], &[]);
     // a comment's words are not searched
     let (code, v) = search_json(d.path(), &["zebrafish"]);
@@ -999,6 +999,11 @@ fn myst_targets_comments_block_breaks_and_roles() {
         !out.contains("#labelled") && !out.contains("#after-break"),
         "{out}"
     );
+    // an HTML id of the page itself wins over another page's label
+    let o = docfuse(d.path(), &["graph", "b.md"]);
+    let out = stdout(&o);
+    assert!(out.contains("a.md#links/labelled-heading"), "{out}");
+    assert!(!out.contains("the-embed-role"), "{out}");
 }
 
 /// Page evidence (`page_weight`, off by default): a section whose page holds the other

@@ -4,7 +4,10 @@
 //! and template tags closed on their line (`{{< x >}}`, `{{% x %}}`, `{% x %}`); character references (`&nbsp;`, `&lt;`) show
 //! their characters; inline HTML tags are hidden, their text kept
 //! ([`super::inline_html`]); links show their text (`[text](url)`,
-//! `[text][id]`, `[text]`); heading attributes (`{#id}`, `{ .class }`) are dropped.
+//! `[text][id]`, `[text]`; an empty text shows the destination, autolinks their URI;
+//! inline code as written); heading attributes (`{#id}`, `{ .class }`) are dropped; MyST
+//! markup lines (`(label)=`, `% comment`, `+++`, [`super::myst`]) are hidden and a role
+//! shows its code span (`` {ref}`x` `` → `` `x` ``).
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
 
@@ -421,7 +424,9 @@ fn render_links(line: &str) -> String {
         let open = if image { i + 1 } else { i };
         if b[open] == b'[' {
             if let Some((text, target, end)) = link_at(line, open) {
-                out.push_str(if text.trim().is_empty() { target } else { text });
+                // an image with no alt text shows nothing, as a reader sees no text
+                let empty = text.trim().is_empty() && !image;
+                out.push_str(if empty { target } else { text });
                 i = end;
                 continue;
             }
@@ -635,6 +640,12 @@ mod tests {
 
     #[test]
     fn roles_show_their_code_span_and_code_spans_stay_as_written() {
+        assert_eq!(
+            display_line("![](images/arch.png)"),
+            "",
+            "an image without alt text"
+        );
+        assert_eq!(display_line("![Arch](images/arch.png)"), "Arch");
         assert_eq!(
             strip_roles("The {myst:directive}`embed` directive"),
             "The `embed` directive"

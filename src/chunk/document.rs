@@ -53,7 +53,8 @@ pub struct Chunked {
     /// `serverproxy`; GitHub's `#setup-2` for a third heading `Setup` at any level) and
     /// its `<summary>` lines, each with the section id it names: `(anchor, section id)`.
     pub anchors: Vec<(String, String)>,
-    /// Its MyST targets (`(label)=`): labels the whole site may link to as `#label`
+    /// Its MyST targets (`(label)=`, a front-matter `label`, a directive's `:label:` or
+    /// `:name:`, `+++ {"label": …}`): labels the whole site may link to as `#label`
     /// (each is in `anchors` with its section, unless it is that section's own slug).
     pub labels: Vec<String>,
 }

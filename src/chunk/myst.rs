@@ -12,9 +12,13 @@ pub(crate) fn target(line: &str) -> Option<&str> {
     ok.then_some(label)
 }
 
-/// Whether `line` is a comment: `%` first (at most 3 spaces of indent).
+/// Whether `line` is a comment: `%` alone or followed by a space (at most 3 spaces of
+/// indent), not a table row (`% | percent`). `%Y | year`, `%USERPROFILE%` are text.
 pub(crate) fn is_comment(line: &str) -> bool {
-    indented(line).is_some_and(|t| t.starts_with('%'))
+    indented(line).is_some_and(|t| {
+        let rest = t.strip_prefix('%');
+        rest.is_some_and(|r| (r.is_empty() || r.starts_with([' ', '\t'])) && !t.contains('|'))
+    })
 }
 
 /// The metadata of a block break `+++` (what follows it on the line, trimmed), if `line`
@@ -40,11 +44,35 @@ pub(crate) fn is_markup(line: &str) -> bool {
 /// The labels directives give in their option lines (`:label: x`, `:name: x` right after
 /// an opener ```` ```{figure} ```` or `:::{figure}`), with their 0-based lines: targets
 /// as `(label)=` is.
+/// Directives shown inside a code block (a ```` ````markdown ```` example) give none.
 pub(crate) fn option_labels<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut in_options = false;
+    // open directive fences (their closers end them), and an open code fence
+    let mut directives: Vec<(u8, usize)> = Vec::new();
+    let mut code: Option<(u8, usize)> = None;
     for (i, line) in lines.enumerate() {
+        if let Some(f) = code {
+            if super::source::closes_fence(line, f) {
+                code = None;
+            }
+            continue;
+        }
+        if directives
+            .last()
+            .is_some_and(|&f| super::source::closes_fence(line, f))
+        {
+            directives.pop();
+            in_options = false;
+            continue;
+        }
         let t = line.trim();
+        if let Some(f) = super::source::opens_fence(line) {
+            match is_directive_opener(t) {
+                true => directives.push(f),
+                false => code = Some(f),
+            }
+        }
         if is_directive_opener(t) {
             in_options = true;
             continue;
@@ -117,5 +145,11 @@ mod tests {
             option_labels(doc.lines()),
             [(1, "fig-a".to_string()), (6, "ex-1".to_string())]
         );
+        // an example in a code block gives none; a directive nested in one does
+        let doc = "````markdown\n```{figure} x.png\n:label: shown-only\n```\n````\n````{note}\n```{figure} y.png\n:name: nested\n```\n````\n";
+        assert_eq!(option_labels(doc.lines()), [(7, "nested".to_string())]);
+        assert!(!is_comment("%Y | four-digit year"));
+        assert!(!is_comment("% | percent"));
+        assert!(!is_comment("%USERPROFILE%\\.cargo\\bin"));
     }
 }

@@ -153,12 +153,15 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
     let mut raw = false;
     // open kramdown `markdown="1"` elements, by name
     let mut md_blocks: Vec<String> = Vec::new();
-    // a Pandoc title block (`% Title` lines from the first line on) is no MyST comment
+    // a Pandoc title block (`% Title` lines from the first line on, a field continued on
+    // indented lines) is no MyST comment
     let title_block = (0..table.len())
         .take_while(|&i| {
-            table
-                .get(i)
-                .is_some_and(|l| bytes[l.start..l.end].starts_with(b"%"))
+            table.get(i).is_some_and(|l| {
+                let line = &bytes[l.start..l.end];
+                let continued = i > 0 && line.starts_with(b" ") && !is_blank_bytes(line);
+                line.starts_with(b"%") || continued
+            })
         })
         .count();
     for i in 0..table.len() {
@@ -312,6 +315,11 @@ fn kramdown_markup(text: &str, marks: &mut Marks, md_blocks: &mut Vec<String>, i
         return true;
     }
     false
+}
+
+/// Whether `line` holds only white space.
+fn is_blank_bytes(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
 }
 
 /// Whether line `i` (`text`) is MyST block markup of its own: a target `(label)=` (its
@@ -624,6 +632,20 @@ mod tests {
         assert!(closes_fence("````  ", (b'`', 3)));
         assert!(!closes_fence("``", (b'`', 3)));
         assert!(!closes_fence("~~~", (b'`', 3)));
+    }
+
+    #[test]
+    fn a_pandoc_title_block_is_text_and_later_percent_lines_are_comments() {
+        let text = "% Title\n  continued\n% Author\n\n# H\n\n% a comment\n%Y | year\n";
+        let d = doc(text, SourceKind::Markdown);
+        let p = Prepared::new(&d);
+        let line = |i: usize| p.table.content(&p.parse, i).to_string();
+        assert_eq!(
+            (line(0), line(1), line(2)),
+            ("% Title".into(), "  continued".into(), "% Author".into())
+        );
+        assert!(line(6).trim().is_empty(), "{:?}", line(6));
+        assert_eq!(line(7), "%Y | year");
     }
 
     #[test]

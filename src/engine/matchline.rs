@@ -65,7 +65,7 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
     // fences as the chunker reads them: a ```` fence holds a ``` one; a tab before a
     // fence (in a list item) indents it as four spaces do
     let fenced = crate::chunk::fenced_lines(lines.iter().map(|l| l.as_deref().unwrap_or("")));
-    let front = front_matter_lines(&lines, start_line);
+    let front = front_matter_lines(text, start_line);
     let mut in_text_key = false;
     // inside a TOML multi-line string (`"""`/`'''`) opened on a text key's line
     let mut open_quote: Option<&str> = None;
@@ -148,19 +148,15 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
 /// How many lines of a passage are front matter (fences included): a passage that starts
 /// at line 1 with `---` or `+++` is the chunk of a page that has nothing else (other chunks
 /// never hold front matter lines). 0 otherwise.
-fn front_matter_lines(lines: &[Option<String>], start_line: u32) -> usize {
-    let fence = match lines.first().and_then(|l| l.as_deref()).map(str::trim_end) {
+fn front_matter_lines(text: &str, start_line: u32) -> usize {
+    // the raw lines: display hides a `+++` line (a MyST block break elsewhere)
+    let mut lines = text.lines().map(str::trim_end);
+    let fence = match lines.next() {
         Some(f @ ("---" | "+++")) if start_line == 1 => f,
         _ => return 0,
     };
     lines
-        .iter()
-        .skip(1)
-        .position(|l| {
-            l.as_deref()
-                .map(str::trim_end)
-                .is_some_and(|l| l == fence || (fence == "---" && l == "..."))
-        })
+        .position(|l| l == fence || (fence == "---" && l == "..."))
         .map_or(0, |close| close + 2)
 }
 
@@ -307,6 +303,10 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
         // a multi-line TOML string's lines belong to its key, indented or not
         let text = "+++\ntitle = \"Modules\"\ndescription = \"\"\"\nUse modules\nto manage themes.\n\"\"\"\naliases = [\"/themes/\"]\n+++";
         assert_eq!(best_line(text, 1, &themes, true).line, 5);
+        // a word of the title and the description: the description's line (the TOML
+        // fences are front matter, though display hides a `+++` line as a block break)
+        let modules = [("modules".to_string(), 2.0)];
+        assert_eq!(best_line(text, 1, &modules, true).line, 4);
         // no description: the title line, never the fence
         let text = "+++\ntitle = \"Networking\"\nweight = 3\n+++";
         assert_eq!(best_line(text, 1, &[], true).line, 2);

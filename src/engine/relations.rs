@@ -198,13 +198,14 @@ impl super::DocIndex {
     /// The section id an anchor of page `rel_path` (under root `root`, or any) names among the
     /// anchors site generators give it besides its sections' own slugs (another
     /// generator's slug, a MyST target `(label)=`, a `<summary>` line), compared without
-    /// case; `None` when the page has none such or the generation has no links file.
+    /// case, with the root of the page that has it; `None` when the page has none such or
+    /// the generation has no links file.
     pub fn anchor_section(
         &self,
         root: Option<usize>,
         rel_path: &str,
         anchor: &str,
-    ) -> Option<String> {
+    ) -> Option<(usize, String)> {
         let snap = super::previous::read_snapshot(self.dir(), self.manifest()).ok()?;
         let links = previous_links(&self.generation_dir())?;
         let wanted = anchor.to_lowercase();
@@ -212,11 +213,11 @@ impl super::DocIndex {
             .iter()
             .zip(&links)
             .filter(|(f, _)| root.is_none_or(|r| r == f.root) && f.rel_path == rel_path)
-            .find_map(|(_, l)| {
+            .find_map(|(f, l)| {
                 l.anchors
                     .iter()
                     .find(|(a, _)| a.to_lowercase() == wanted)
-                    .map(|(_, section)| section.clone())
+                    .map(|(_, section)| (f.root, section.clone()))
             })
     }
 }

@@ -114,7 +114,8 @@ pub struct DocLinks {
     /// `## server.proxy`), each with the section id it names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<(String, String)>,
-    /// Its MyST targets (`(label)=`): a `#label` link on any page of its root names it.
+    /// Its MyST targets (`(label)=`, a front-matter `label`, a directive's `:label:` or
+    /// `:name:`, `+++ {"label": …}`): a `#label` link on any page of its root names it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
 }
@@ -264,9 +265,15 @@ impl Graph {
             let to = if path.is_empty() {
                 // `#label`: a MyST target of another page when this page has no such
                 // anchor (MyST resolves targets site-wide)
+                let html_id = |f: &str| {
+                    doc.links
+                        .links
+                        .iter()
+                        .any(|l| l.form == LinkForm::Anchor && l.target.eq_ignore_ascii_case(f))
+                };
                 let here = fragment
                     .as_deref()
-                    .is_none_or(|f| section_of(doc, f).is_some());
+                    .is_none_or(|f| section_of(doc, f).is_some() || html_id(f));
                 match here {
                     true => Some(from),
                     false => fragment

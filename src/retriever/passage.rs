@@ -172,8 +172,8 @@ pub(super) fn read(
                     // `page.md#label`: an anchor another rule gives (a MyST target, another
                     // generator's slug), from the generation's links
                     let (path, anchor) = id.split_once('#')?;
-                    let section = inner.index.anchor_section(req.root, path, anchor)?;
-                    table.lookup(&section, req.root)
+                    let (root, section) = inner.index.anchor_section(req.root, path, anchor)?;
+                    table.lookup(&section, Some(root))
                 })
                 .ok_or_else(|| {
                     RetrieveError::NotFound(format!(

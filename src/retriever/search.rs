@@ -51,7 +51,10 @@ pub(super) fn search(
     };
     let missing_words = match filter.is_empty() {
         true => resp.missing_words,
-        false => index.missing_words_in(query, &params, &|_, path| filter.matches(path))?,
+        // (the snapshot unreadable: the whole index's words, as without a filter)
+        false => index
+            .missing_words_in(query, &params, &|_, path| filter.matches(path))
+            .unwrap_or(resp.missing_words),
     };
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
     let groups = if options.group {
