@@ -35,6 +35,9 @@ pub fn visible_lines_of(text: &str, markdown: bool) -> Vec<Option<String>> {
     let mut in_mdx = false;
     let mut raw: Option<&'static str> = None;
     let mut fence: Option<NestedFence> = None;
+    // open MyST prose directives (their fences), and whether option lines may follow
+    let mut prose: Vec<(u8, usize)> = Vec::new();
+    let mut options = false;
     // what template tags leave open at a line end (a tag over lines, a raw span)
     let mut tags = TagState::default();
     // inside a code shortcode (`{% highlight ruby %}` … `{% endhighlight %}`): code, shown
@@ -91,6 +94,29 @@ pub fn visible_lines_of(text: &str, markdown: bool) -> Vec<Option<String>> {
                     out.push(Some(line.to_string()));
                     continue;
                 }
+            }
+        }
+        // a MyST prose directive (```` ```{note} Title ````): its title is shown, its
+        // option lines and fences are not, its body is prose (a fence in it is code)
+        if options && super::myst::is_option_line(line) {
+            out.push(None);
+            continue;
+        }
+        options = false;
+        if !in_html && !in_mdx {
+            if prose
+                .last()
+                .is_some_and(|&f| super::source::closes_fence(line, f))
+            {
+                prose.pop();
+                out.push(None);
+                continue;
+            }
+            if let Some((f, title)) = super::myst::prose_directive(line) {
+                prose.push(f);
+                options = true;
+                out.push((!title.is_empty()).then(|| display_line(title)));
+                continue;
             }
         }
         if !in_html && !in_mdx {
@@ -636,6 +662,23 @@ mod tests {
         let shown = visible_lines("a&lt;b\n```\n&lt;kept&gt;\n```\n");
         assert_eq!(shown[0].as_deref(), Some("a<b"));
         assert_eq!(shown[2].as_deref(), Some("&lt;kept&gt;"));
+    }
+
+    #[test]
+    fn a_myst_prose_directive_shows_its_title_and_prose_and_keeps_its_code() {
+        let text = "````{seealso} Further [reading](x.md)\n:class: dropdown\nSee [the guide](./g.md).\n```python\n[a](b)\n```\n````\nafter\n```{code-block} python\n[c](d)\n```\n";
+        let v = visible_lines(text);
+        assert_eq!(v[0].as_deref(), Some("Further reading"));
+        assert_eq!(v[1], None, "an option line");
+        assert_eq!(v[2].as_deref(), Some("See the guide."));
+        assert_eq!(
+            v[4].as_deref(),
+            Some("[a](b)"),
+            "a fence in the body is code"
+        );
+        assert_eq!(v[6], None, "the closer");
+        assert_eq!(v[7].as_deref(), Some("after"));
+        assert_eq!(v[9].as_deref(), Some("[c](d)"), "a code directive is code");
     }
 
     #[test]

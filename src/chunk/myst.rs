@@ -108,6 +108,66 @@ fn is_directive_opener(t: &str) -> bool {
             .is_some_and(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
 }
 
+/// Directives whose body is Markdown prose a reader sees (admonitions and boxes), not
+/// code, math or a file to include.
+const PROSE_DIRECTIVES: [&str; 28] = [
+    "admonition",
+    "aside",
+    "attention",
+    "card",
+    "caution",
+    "danger",
+    "deprecated",
+    "div",
+    "dropdown",
+    "epigraph",
+    "error",
+    "exercise",
+    "grid-item-card",
+    "hint",
+    "important",
+    "margin",
+    "note",
+    "pull-quote",
+    "seealso",
+    "sidebar",
+    "solution",
+    "tab-item",
+    "tip",
+    "topic",
+    "versionadded",
+    "versionchanged",
+    "warning",
+    "glossary",
+];
+
+/// A backtick or tilde fence opening a prose directive (```` ```{note} Title ````,
+/// ```` ````{prf:theorem} ````): its fence (character, run) and its title (what follows
+/// the name, trimmed; may be empty).
+pub(crate) fn prose_directive(line: &str) -> Option<((u8, usize), &str)> {
+    let f = super::source::opens_fence(line)?;
+    let t = line.trim_start();
+    let rest = t.get(f.1..)?.strip_prefix('{')?;
+    let (name, title) = rest.split_once('}')?;
+    let base = name.rsplit(':').next().unwrap_or(name);
+    let prose = PROSE_DIRECTIVES.contains(&base.to_ascii_lowercase().as_str())
+        || (name.starts_with("prf:") && !base.is_empty());
+    prose.then_some((f, title.trim()))
+}
+
+/// Whether `line` is a directive option line (`:class: dropdown`, `:name: x`).
+pub(crate) fn is_option_line(line: &str) -> bool {
+    line.trim()
+        .strip_prefix(':')
+        .and_then(|r| r.split_once(':'))
+        .is_some_and(|(key, _)| {
+            !key.is_empty()
+                && key
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        })
+}
+
 /// `line` without its indent, when that is at most 3 spaces.
 fn indented(line: &str) -> Option<&str> {
     let t = line.trim_start_matches(' ');
@@ -150,6 +210,14 @@ mod tests {
         assert_eq!(option_labels(doc.lines()), [(7, "nested".to_string())]);
         assert!(!is_comment("%Y | four-digit year"));
         assert!(!is_comment("% | percent"));
+        assert_eq!(
+            prose_directive("```{note} A title"),
+            Some(((b'`', 3), "A title"))
+        );
+        assert_eq!(prose_directive("````{prf:theorem}"), Some(((b'`', 4), "")));
+        assert_eq!(prose_directive("```{code-block} python"), None);
+        assert_eq!(prose_directive("```python"), None);
+        assert!(is_option_line(":class: dropdown") && !is_option_line(":: x"));
         assert!(!is_comment("%USERPROFILE%\\.cargo\\bin"));
     }
 }
