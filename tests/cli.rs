@@ -30,6 +30,39 @@ fn search_json(dir: &std::path::Path, args: &[&str]) -> (i32, serde_json::Value)
 }
 
 /// A folder `docs` of `files` (name, text) indexed lexically with the `extra` options.
+/// `docfuse eval --sweep SWEEP --per-query --json` of the one question in `queries`: its
+/// first relevant rank under each value (0 when not ranked), and the report.
+fn swept_first_ranks(
+    dir: &std::path::Path,
+    queries: &std::path::Path,
+    sweep: &str,
+) -> (Vec<u64>, serde_json::Value) {
+    let q = queries.to_str().unwrap();
+    let args = [
+        "eval",
+        "--queries",
+        q,
+        "--sweep",
+        sweep,
+        "--per-query",
+        "--json",
+    ];
+    let o = docfuse(dir, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranks = report["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["per_query"][0]["first_relevant_rank"]
+                .as_u64()
+                .unwrap_or(0)
+        })
+        .collect();
+    (ranks, report)
+}
+
 fn indexed_docs(files: &[(&str, &str)], extra: &[&str]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let docs = d.path().join("docs");
@@ -881,31 +914,7 @@ fn a_section_whose_pieces_hold_the_query_words_is_scored_whole() {
     let default = pieces[0]["section_weight"]
         .as_f64()
         .expect("the default weight");
-    let sweep = format!("section_weight=0,{default}");
-    let o = docfuse(
-        d.path(),
-        &[
-            "eval",
-            "--queries",
-            q.to_str().unwrap(),
-            "--sweep",
-            &sweep,
-            "--per-query",
-            "--json",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let ranks: Vec<u64> = report["reports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r["per_query"][0]["first_relevant_rank"]
-                .as_u64()
-                .unwrap_or_else(|| panic!("a.md not ranked: {report}"))
-        })
-        .collect();
+    let (ranks, report) = swept_first_ranks(d.path(), &q, &format!("section_weight=0,{default}"));
     // each piece alone: the one-word pages win; the whole section: it answers first
     assert_eq!(ranks, [3, 1], "{report}");
 
@@ -1027,30 +1036,7 @@ fn page_evidence_scores_a_section_with_its_page() {
         r#"{"id":"q1","query":"keepalive backoff settings","relevant":[{"path":"a.md","heading":"Keepalive","grade":2}]}"#,
     )
     .unwrap();
-    let o = docfuse(
-        d.path(),
-        &[
-            "eval",
-            "--queries",
-            q.to_str().unwrap(),
-            "--sweep",
-            "page_weight=0,0.5",
-            "--per-query",
-            "--json",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let ranks: Vec<u64> = report["reports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r["per_query"][0]["first_relevant_rank"]
-                .as_u64()
-                .unwrap_or(0)
-        })
-        .collect();
+    let (ranks, report) = swept_first_ranks(d.path(), &q, "page_weight=0,0.5");
     assert_eq!(ranks.len(), 2, "{report}");
     assert!(
         ranks[0] > 1,

@@ -216,12 +216,23 @@ impl DocIndex {
     /// the pages (the first chunk of each file, from the snapshot; without a readable
     /// snapshot page evidence is off).
     pub(super) fn lexical_run(&self, query: &str, params: &QueryParams) -> Result<LexicalRun> {
-        if params.page_weight > 0.0 && !self.lexical.has_page_starts() {
-            if let Ok(snap) = self.snapshot_ref() {
-                self.lexical.set_page_starts(file_starts(&snap.files));
-            }
+        if params.page_weight > 0.0 {
+            let _ = self.page_starts();
         }
         self.lexical.run(query, params)
+    }
+
+    /// The first chunk ordinal of each file ([`file_starts`]), computed from the snapshot
+    /// once and kept by the lexical index (its pages).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the snapshot cannot be read.
+    fn page_starts(&self) -> Result<&[u64]> {
+        if self.lexical.page_starts().is_none() {
+            self.lexical
+                .set_page_starts(file_starts(&self.snapshot_ref()?.files));
+        }
+        Ok(self.lexical.page_starts().unwrap_or_default())
     }
 
     /// The query's missing words ([`crate::lexical::LexicalRun::missing_words`]) among
@@ -239,7 +250,7 @@ impl DocIndex {
     ) -> Result<Vec<String>> {
         let run = self.lexical_run(query, params)?;
         let files = &self.snapshot_ref()?.files;
-        let starts = file_starts(files);
+        let starts = self.page_starts()?;
         let keep_ord = |ord: u64| {
             let at = starts.partition_point(|&s| s <= ord).checked_sub(1);
             at.is_some_and(|i| keep(files[i].root, &files[i].rel_path))
@@ -491,7 +502,7 @@ impl DocIndex {
 
     /// The snapshot, read once and kept (a search looks up every result's file in it:
     /// no copy per lookup).
-    fn snapshot_ref(&self) -> Result<&Snapshot> {
+    pub(super) fn snapshot_ref(&self) -> Result<&Snapshot> {
         if let Some(s) = self.snapshot.get() {
             return Ok(s);
         }

@@ -206,7 +206,7 @@ impl super::DocIndex {
         rel_path: &str,
         anchor: &str,
     ) -> Option<(usize, String)> {
-        let snap = super::previous::read_snapshot(self.dir(), self.manifest()).ok()?;
+        let snap = self.snapshot_ref().ok()?;
         let links = previous_links(&self.generation_dir())?;
         let wanted = anchor.to_lowercase();
         snap.files

@@ -78,9 +78,9 @@ impl LexicalIndex {
         let _ = self.page_starts.set(starts);
     }
 
-    /// Whether the page starts were given ([`Self::set_page_starts`]).
-    pub fn has_page_starts(&self) -> bool {
-        self.page_starts.get().is_some()
+    /// The page starts given ([`Self::set_page_starts`]), if any.
+    pub fn page_starts(&self) -> Option<&[u64]> {
+        self.page_starts.get().map(Vec::as_slice)
     }
 
     /// The whole-section statistics (read once; `None` when they cannot be read).
