@@ -1,4 +1,5 @@
-//! sha256 helpers: content hashes, configuration hashes, seals.
+//! sha256 helpers: content hashes, configuration hashes, seals; and BLAKE3 for large
+//! derived files checked on a latency path.
 //!
 //! Must not import any other docfuse module.
 
@@ -21,6 +22,26 @@ pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<String> 
         match reader.read(&mut buf)? {
             0 => return Ok(hex(&h.finalize())),
             n => h.update(&buf[..n]),
+        }
+    }
+}
+
+/// Lowercase hex BLAKE3 (O'Connor et al. 2020, the BLAKE3 specification) of everything
+/// `reader` yields, read in 1 MiB pieces. For large files checked on every use (the
+/// 130 MB folded-model cache): with SIMD over many 1 KiB chunks at once it hashes about
+/// 3× faster than sha256 with SHA extensions on one core.
+///
+/// # Errors
+/// The reader's I/O error.
+pub fn blake3_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut buf)? {
+            0 => return Ok(h.finalize().to_hex().to_string()),
+            n => {
+                h.update(&buf[..n]);
+            }
         }
     }
 }

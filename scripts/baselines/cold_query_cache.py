@@ -8,6 +8,8 @@
             from the index's folded-model cache and the question embedded
   repeated: hybrid, the same question asked again (its vector read from the cache)
   lexical:  `--mode lexical` on the same index (no model at all)
+  previous: with --compare BIN:INDEX, `first` run by another docfuse build (e.g. the last
+            release) on its own copy of the index (each build keeps its own model cache)
 
 For each question of a docfuse question file, each variant runs --runs times (after one
 warm-up run that also fills the cache), the variants taking turns question by question; median and p95 (nearest rank) over all runs in ms,
@@ -16,7 +18,8 @@ variant's speed-up over `unfolded`.
 
 Usage:
   python3 scripts/baselines/cold_query_cache.py --docfuse target/release/docfuse \
-      --index DIR --queries queries.dev.jsonl [--runs 3] [--limit-questions 50]
+      --index DIR --queries queries.dev.jsonl [--runs 3] [--limit-questions 50] \
+      [--compare OLD_DOCFUSE:OLD_INDEX]
 """
 
 import argparse
@@ -49,6 +52,7 @@ def main():
     ap.add_argument("--queries", required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--limit-questions", type=int, default=50)
+    ap.add_argument("--compare", help="BIN:INDEX: also time `first` with another docfuse build")
     a = ap.parse_args()
     questions = [json.loads(l)["query"] for l in open(a.queries) if l.strip()]
     questions = questions[: a.limit_questions]
@@ -57,16 +61,19 @@ def main():
         raise SystemExit(f"error: {a.index} has no model-cache/ folder\nhint: run `docfuse refresh --index {a.index}` once with this docfuse")
     off = dict(base, DOCFUSE_QUERY_CACHE="off")
     variants = {
-        "lexical": (["--mode", "lexical"], base),
-        "repeated": ([], base),
-        "first": ([], off),
-        "unfolded": ([], dict(off, DOCFUSE_MODEL_CACHE="off")),
+        "lexical": (a.docfuse, a.index, ["--mode", "lexical"], base),
+        "repeated": (a.docfuse, a.index, [], base),
+        "first": (a.docfuse, a.index, [], off),
+        "unfolded": (a.docfuse, a.index, [], dict(off, DOCFUSE_MODEL_CACHE="off")),
     }
+    if a.compare:
+        binary, _, index = a.compare.partition(":")
+        variants["previous"] = (binary, index, [], off)
     times = {k: [] for k in variants}
     rss = {k: 0.0 for k in variants}
     for q in questions:  # variants interleaved question by question
-        for name, (flags, env) in variants.items():
-            cmd = [a.docfuse, "search", "--index", a.index, *flags, "--", q]
+        for name, (binary, index, flags, env) in variants.items():
+            cmd = [binary, "search", "--index", index, *flags, "--", q]
             run(cmd, env)  # warm-up (and fills the cache for "repeated")
             for _ in range(a.runs):
                 ms, mb = run(cmd, env)

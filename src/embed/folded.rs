@@ -1,33 +1,40 @@
-//! The folded-model cache: the embedding model as ONNX Runtime's basic-level optimiser
-//! leaves it (every `DequantizeLinear` of the int8 weights constant-folded into f32
-//! weights), kept next to an index so that creating an ONNX session skips the folding.
+//! The folded-model cache: the embedding model as ONNX Runtime's optimiser leaves it for
+//! this CPU (every `DequantizeLinear` of the int8 weights constant-folded into f32
+//! weights, nodes fused, and the weights of its matrix products pre-packed), kept next to
+//! an index so that creating an ONNX session neither folds nor packs.
 //!
 //! Why: folding the int8 all-MiniLM-L6-v2 takes about 250 ms of every session creation
 //! (ONNX Runtime's `ConstantFolding`), which is most of a one-off `docfuse search` with
-//! vectors. A session created from the folded graph, its 90 MB of weights memory-mapped
-//! from `weights.bin`, is ready in about 125 ms and computes bit-identical vectors.
+//! vectors; packing the folded weights for the CPU's matrix kernels takes about 30 ms
+//! more. A session created from the cached graph, its weights and packed weights
+//! memory-mapped from `weights.bin`, is ready in about 30 ms (Python `onnxruntime` 1.31.1,
+//! 2026-12-04) and computes bit-identical vectors.
 //!
-//! Layout: `DIR/<key>/` holds `graph.onnx` (the folded graph, about 55 KB), `weights.bin`
-//! (its weights, external data) and `folded.json` (the [`Record`]). The key is sha256 of
-//! the embedder identity key, ONNX Runtime's build string and [`VERSION`]: another model,
-//! tokenizer or runtime never sees it. A folder is written under a temporary name, synced
-//! and renamed, by the index's one writer.
+//! Layout: `DIR/<key>/` holds `graph.onnx` (the optimised graph, about 55 KB),
+//! `weights.bin` (its weights and packed weights, external data, about 130 MB) and
+//! `folded.json` (the [`Record`]). The key is sha256 of the embedder identity key, ONNX
+//! Runtime's build string, the CPU's features ([`cpu_fingerprint`]: packed layouts and
+//! fused kernels are chosen per instruction set) and [`VERSION`]: another model,
+//! tokenizer, runtime or CPU never sees it. A folder is written under a temporary name,
+//! synced and renamed, by the index's one writer.
 //!
 //! Verification, on every session made from it: the record names the same key, the graph
-//! and the weights have the sha256 recorded (the weights, 90 MB, are hashed on a second
-//! thread while the session is made), and the session embeds a fixed probe text to the
-//! very vector the original model gave when the cache was written (bit for bit). Anything
+//! has the sha256 recorded and the weights the BLAKE3 (hashed in full on a second thread
+//! while the session is made; sha256 of 130 MB would outlast the session), and the
+//! session embeds a fixed probe text to the very vector the original model gave when the
+//! cache was written (bit for bit). Anything
 //! else and the session is made from the original model, as without a cache, and the
 //! folder is removed (the next refresh writes it again).
 
 use crate::fsio::{open_regular, read_regular};
-use crate::hashing::{sha256_hex, sha256_reader, Hasher};
+use crate::hashing::{blake3_reader, sha256_hex, sha256_reader, Hasher};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// Format of the cache; part of its key.
-pub const VERSION: u32 = 1;
+/// Format of the cache; part of its key. 2: optimised at the sessions' level with
+/// pre-packed weights (1: constant folding only).
+pub const VERSION: u32 = 2;
 
 /// Set to `off` (or `0`, `false`, `no`) to neither use nor write the folded-model cache.
 pub const ENV_MODEL_CACHE: &str = "DOCFUSE_MODEL_CACHE";
@@ -61,8 +68,9 @@ pub struct Record {
     pub graph_sha256: String,
     /// Size of `weights.bin` in bytes.
     pub weights_bytes: u64,
-    /// sha256 of `weights.bin`.
-    pub weights_sha256: String,
+    /// BLAKE3 of `weights.bin` (checked on every session: fast enough to run beside
+    /// its creation).
+    pub weights_blake3: String,
     /// Modification time of `weights.bin` when last hashed in full, ns since the Unix
     /// epoch: a writer hashes the weights again only when it changed.
     #[serde(default)]
@@ -89,13 +97,57 @@ pub fn enabled() -> bool {
     !crate::config::env_switched_off(ENV_MODEL_CACHE)
 }
 
-/// The cache key of a model: sha256(identity key, runtime build string, [`VERSION`]).
-pub fn key(identity_key: &str, runtime: &str) -> String {
+/// The cache key of a model: sha256(identity key, runtime build string, CPU
+/// fingerprint, [`VERSION`]).
+pub fn key(identity_key: &str, runtime: &str, cpu: &str) -> String {
     let mut h = Hasher::new();
     h.part(identity_key)
         .part(runtime)
+        .part(cpu)
         .part(VERSION.to_le_bytes());
     h.finish()
+}
+
+/// The instruction-set features ONNX Runtime's CPU kernels choose their code and
+/// packed-weight layouts by, as detected on this CPU (`avx2,fma,avx512f,…`), after the
+/// architecture: a cache written on one CPU is never used on another kind. The probe
+/// would catch a session that computes differently; the key keeps it from being made.
+pub fn cpu_fingerprint() -> String {
+    let mut features: Vec<&str> = Vec::new();
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        macro_rules! detect {
+            ($($f:tt),*) => {
+                $(if std::arch::is_x86_feature_detected!($f) { features.push($f); })*
+            };
+        }
+        detect!(
+            "sse4.1",
+            "sse4.2",
+            "avx",
+            "avx2",
+            "fma",
+            "f16c",
+            "avx512f",
+            "avx512bw",
+            "avx512dq",
+            "avx512vl",
+            "avx512vnni",
+            "avx512bf16",
+            "avx512fp16",
+            "avxvnni"
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        macro_rules! detect {
+            ($($f:tt),*) => {
+                $(if std::arch::is_aarch64_feature_detected!($f) { features.push($f); })*
+            };
+        }
+        detect!("neon", "dotprod", "fp16", "i8mm", "bf16", "sve", "sve2");
+    }
+    format!("{}:{}", std::env::consts::ARCH, features.join(","))
 }
 
 /// sha256 of a vector's f32 little-endian bytes.
@@ -146,14 +198,14 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
     }))
 }
 
-/// Hashes the weights of `f` in full against the record (about 90 ms for 90 MB).
+/// Hashes the weights of `f` in full against the record.
 ///
 /// # Errors
 /// Why they are not the weights recorded.
 pub fn check_weights(f: &Folded) -> Result<(), String> {
-    match open_regular(f.dir.join(WEIGHTS)).and_then(sha256_reader) {
-        Ok(h) if h == f.record.weights_sha256 => Ok(()),
-        Ok(_) => Err("the weights' sha256 differs from the record".into()),
+    match open_regular(f.dir.join(WEIGHTS)).and_then(blake3_reader) {
+        Ok(h) if h == f.record.weights_blake3 => Ok(()),
+        Ok(_) => Err("the weights' BLAKE3 differs from the record".into()),
         Err(e) => Err(format!("cannot read the weights: {e}")),
     }
 }
@@ -283,9 +335,9 @@ fn fill(
         return Err("the folded model embeds differently from the original: not cached".into());
     }
     let (graph, weights) = (tmp.join(GRAPH), tmp.join(WEIGHTS));
-    let hash = |p: &Path| {
+    let hash = |p: &Path, with: fn(std::fs::File) -> std::io::Result<String>| {
         open_regular(p)
-            .and_then(sha256_reader)
+            .and_then(with)
             .map_err(|e| format!("cannot read `{}`: {e}", p.display()))
     };
     let rec = Record {
@@ -293,9 +345,9 @@ fn fill(
         key: key.to_string(),
         identity_key: identity_key.to_string(),
         runtime: runtime.to_string(),
-        graph_sha256: hash(&graph)?,
+        graph_sha256: hash(&graph, sha256_reader)?,
         weights_bytes: std::fs::metadata(&weights).map_or(0, |m| m.len()),
-        weights_sha256: hash(&weights)?,
+        weights_blake3: hash(&weights, blake3_reader)?,
         weights_mtime_ns: mtime_ns(&weights).unwrap_or(0),
         probe_sha256: original,
     };
@@ -403,7 +455,7 @@ mod tests {
     #[test]
     fn written_once_then_opened_and_checked_in_full() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort 1.31");
+        let k = key("identity", "ort 1.31", "x86_64:avx2");
         let f = fake("p1", "p1");
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(true));
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(false));
@@ -414,13 +466,29 @@ mod tests {
         assert_eq!(check_weights(&opened), Ok(()));
         assert!(damaged(d.path()).is_empty());
         assert_eq!(names(d.path()), vec![k]);
-        assert!(open(d.path(), &key("identity", "ort 2")).unwrap().is_none());
+        assert!(open(d.path(), &key("identity", "ort 2", "x86_64:avx2"))
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn another_cpu_kind_gets_another_key() {
+        let cpu = cpu_fingerprint();
+        assert!(
+            cpu.starts_with(&format!("{}:", std::env::consts::ARCH)),
+            "{cpu}"
+        );
+        assert_eq!(cpu, cpu_fingerprint());
+        assert_ne!(
+            key("identity", "ort", "x86_64:avx2,fma"),
+            key("identity", "ort", "x86_64:avx2,fma,avx512f")
+        );
     }
 
     #[test]
     fn a_folded_model_that_embeds_differently_is_never_cached() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort");
+        let k = key("identity", "ort", "x86_64:avx2");
         let e = write(d.path(), &k, "identity", "ort", &fake("p1", "p2")).unwrap_err();
         assert!(e.contains("differently"), "{e}");
         assert!(open(d.path(), &k).unwrap().is_none());
@@ -430,7 +498,7 @@ mod tests {
     #[test]
     fn changed_weights_graph_or_record_do_not_check_out() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort");
+        let k = key("identity", "ort", "x86_64:avx2");
         write(d.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
         let w = d.path().join(&k).join(WEIGHTS);
         // same size, one byte changed: only the full hash sees it
@@ -438,7 +506,7 @@ mod tests {
         bytes[2048] ^= 1;
         std::fs::write(&w, &bytes).unwrap();
         let f = open(d.path(), &k).unwrap().unwrap();
-        assert!(check_weights(&f).unwrap_err().contains("sha256"));
+        assert!(check_weights(&f).unwrap_err().contains("BLAKE3"));
         assert_eq!(damaged(d.path()).len(), 1);
         // the writer sees the new mtime, hashes, and writes it again
         let folds = fake("p", "p");
@@ -478,7 +546,7 @@ mod tests {
                 .contains("not a regular file"));
         }
         // a whole folder under another key's name: its record says so
-        let other = key("identity", "ort 2");
+        let other = key("identity", "ort 2", "x86_64:avx2");
         std::fs::rename(d2.path().join(&k), d2.path().join(&other)).unwrap();
         assert!(open(d2.path(), &other).unwrap_err().contains("another"));
     }
@@ -486,7 +554,10 @@ mod tests {
     #[test]
     fn a_new_key_replaces_the_old_folder_and_interrupted_writes_are_swept() {
         let d = tempfile::tempdir().unwrap();
-        let (a, b) = (key("id-a", "ort"), key("id-b", "ort"));
+        let (a, b) = (
+            key("id-a", "ort", "x86_64:avx2"),
+            key("id-b", "ort", "x86_64:avx2"),
+        );
         write(d.path(), &a, "id-a", "ort", &fake("p", "p")).unwrap();
         let tmp = d.path().join(".tmp-1-2");
         std::fs::create_dir_all(&tmp).unwrap();
