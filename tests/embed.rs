@@ -108,6 +108,14 @@ fn the_folded_model_cache_gives_the_original_vectors_and_is_dropped_when_changed
         .unwrap()
         .unwrap()
         .path();
+    // It was made for this CPU and, on x86, holds the weights ONNX Runtime pre-packs
+    // (their external-data entries are named `prepacked_…` in the graph).
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("folded.json")).unwrap()).unwrap();
+    assert_eq!(record["cpu"], docfuse::embed::folded::cpu_fingerprint());
+    let graph = std::fs::read(folder.join(docfuse::embed::folded::GRAPH)).unwrap();
+    let prepacked = graph.windows(10).any(|w| w == b"prepacked_");
+    assert_eq!(prepacked, docfuse::embed::folded::PREPACKED_WEIGHTS);
     let weights = folder.join(docfuse::embed::folded::WEIGHTS);
     let mut bytes = std::fs::read(&weights).unwrap();
     let mid = bytes.len() / 2;

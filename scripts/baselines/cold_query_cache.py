@@ -40,8 +40,10 @@ def run(cmd, env):
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     p.stdout.read()
-    _, _, usage = os.wait4(p.pid, 0)
-    p.returncode = 0
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode not in (0, 1):  # 1: no results, still a timed answer
+        raise SystemExit(f"error: `{' '.join(cmd)}` exited with {p.returncode}")
     return (time.perf_counter() - t0) * 1000.0, usage.ru_maxrss / 1024.0
 
 
@@ -57,8 +59,15 @@ def main():
     questions = [json.loads(l)["query"] for l in open(a.queries) if l.strip()]
     questions = questions[: a.limit_questions]
     base = {k: v for k, v in os.environ.items() if k not in ("DOCFUSE_MODEL_CACHE", "DOCFUSE_QUERY_CACHE")}
-    if not os.path.isdir(os.path.join(a.index, "model-cache")):
-        raise SystemExit(f"error: {a.index} has no model-cache/ folder\nhint: run `docfuse refresh --index {a.index}` once with this docfuse")
+    compare = None
+    if a.compare:
+        binary, _, index = a.compare.partition(":")
+        if not binary or not index:
+            ap.error("--compare takes BIN:INDEX")
+        compare = (binary, index)
+    for binary, index in [(a.docfuse, a.index)] + ([compare] if compare else []):
+        if not os.path.isdir(os.path.join(index, "model-cache")):
+            raise SystemExit(f"error: {index} has no model-cache/ folder\nhint: run `{binary} refresh --index {index}` once")
     off = dict(base, DOCFUSE_QUERY_CACHE="off")
     variants = {
         "lexical": (a.docfuse, a.index, ["--mode", "lexical"], base),
@@ -66,9 +75,8 @@ def main():
         "first": (a.docfuse, a.index, [], off),
         "unfolded": (a.docfuse, a.index, [], dict(off, DOCFUSE_MODEL_CACHE="off")),
     }
-    if a.compare:
-        binary, _, index = a.compare.partition(":")
-        variants["previous"] = (binary, index, [], off)
+    if compare:
+        variants["previous"] = (*compare, [], off)
     times = {k: [] for k in variants}
     rss = {k: 0.0 for k in variants}
     for q in questions:  # variants interleaved question by question

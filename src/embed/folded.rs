@@ -1,17 +1,18 @@
 //! The folded-model cache: the embedding model as ONNX Runtime's optimiser leaves it for
 //! this CPU (every `DequantizeLinear` of the int8 weights constant-folded into f32
-//! weights, nodes fused, and the weights of its matrix products pre-packed), kept next to
-//! an index so that creating an ONNX session neither folds nor packs.
+//! weights, nodes fused, and on x86 the weights of its matrix products pre-packed), kept
+//! next to an index so that creating an ONNX session neither folds nor packs.
 //!
 //! Why: folding the int8 all-MiniLM-L6-v2 takes about 250 ms of every session creation
 //! (ONNX Runtime's `ConstantFolding`), which is most of a one-off `docfuse search` with
-//! vectors; packing the folded weights for the CPU's matrix kernels takes about 30 ms
-//! more. A session created from the cached graph, its weights and packed weights
-//! memory-mapped from `weights.bin`, is ready in about 30 ms (Python `onnxruntime` 1.31.1,
-//! 2026-12-04) and computes bit-identical vectors.
+//! vectors; packing the folded weights for the CPU's matrix kernels takes 10–30 ms more
+//! (Python `onnxruntime` 1.31.1, 2026-12-04, depending on the machine's load). A session
+//! created from the cached graph, its weights and packed weights memory-mapped from
+//! `weights.bin`, computes bit-identical vectors.
 //!
 //! Layout: `DIR/<key>/` holds `graph.onnx` (the optimised graph, about 55 KB),
-//! `weights.bin` (its weights and packed weights, external data, about 130 MB) and
+//! `weights.bin` (its weights and packed weights, external data, about 130 MB; 90 MB
+//! without packed weights) and
 //! `folded.json` (the [`Record`]). The key is sha256 of the embedder identity key, ONNX
 //! Runtime's build string, the CPU's features ([`cpu_fingerprint`]: packed layouts and
 //! fused kernels are chosen per instruction set) and [`VERSION`]: another model,
@@ -24,13 +25,25 @@
 //! session embeds a fixed probe text to the very vector the original model gave when the
 //! cache was written (bit for bit). Anything
 //! else and the session is made from the original model, as without a cache, and the
-//! folder is removed (the next refresh writes it again).
+//! folder is removed (the next refresh writes it again). A session keeps the weights
+//! mapped for as long as it lives, and they are checked when it is made: docfuse never
+//! rewrites `weights.bin` in place (a new folder is renamed into place), and a tool that
+//! rewrites it in place under a running server is not supported.
 
 use crate::fsio::{open_regular, read_regular};
 use crate::hashing::{blake3_reader, sha256_hex, sha256_reader, Hasher};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+/// Whether the cache also holds the weights ONNX Runtime pre-packs for its matrix
+/// kernels (x86 only). ONNX Runtime uses packed weights read from a model file as they are,
+/// without checking them, so their layout must be the one this CPU's kernels expect. On
+/// x86 the SGEMM kernels' packed layout is fixed and the kernel choice is in
+/// [`cpu_fingerprint`]; on ARM, MLAS may pack through KleidiAI with a layout that
+/// depends on SME and its vector length, which the fingerprint does not capture, so
+/// there the cache holds the folded model only and sessions pack as they start.
+pub const PREPACKED_WEIGHTS: bool = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
 
 /// Format of the cache; part of its key. 2: optimised at the sessions' level with
 /// pre-packed weights (1: constant folding only).
@@ -77,6 +90,9 @@ pub struct Record {
     pub weights_mtime_ns: u128,
     /// sha256 of the original model's vector of [`PROBE`] (`dim` f32, little-endian).
     pub probe_sha256: String,
+    /// The CPU it was made on ([`cpu_fingerprint`], for people reading it).
+    #[serde(default)]
+    pub cpu: String,
 }
 
 /// A cached folded model whose record and graph check out: what a session needs, and
@@ -97,9 +113,14 @@ pub fn enabled() -> bool {
     !crate::config::env_switched_off(ENV_MODEL_CACHE)
 }
 
+/// The cache key of a model on this CPU: [`key_on`] with [`cpu_fingerprint`].
+pub fn key(identity_key: &str, runtime: &str) -> String {
+    key_on(identity_key, runtime, &cpu_fingerprint())
+}
+
 /// The cache key of a model: sha256(identity key, runtime build string, CPU
 /// fingerprint, [`VERSION`]).
-pub fn key(identity_key: &str, runtime: &str, cpu: &str) -> String {
+pub fn key_on(identity_key: &str, runtime: &str, cpu: &str) -> String {
     let mut h = Hasher::new();
     h.part(identity_key)
         .part(runtime)
@@ -108,10 +129,12 @@ pub fn key(identity_key: &str, runtime: &str, cpu: &str) -> String {
     h.finish()
 }
 
-/// The instruction-set features ONNX Runtime's CPU kernels choose their code and
-/// packed-weight layouts by, as detected on this CPU (`avx2,fma,avx512f,…`), after the
-/// architecture: a cache written on one CPU is never used on another kind. The probe
-/// would catch a session that computes differently; the key keeps it from being made.
+/// The instruction-set features ONNX Runtime's CPU kernels (MLAS, chosen by CPUID in
+/// `onnxruntime/core/mlas/lib/platform.cpp`) select their code by, as detected on this
+/// CPU (`avx2,fma,avx512f,…`), after the architecture: a cache written on one CPU is never
+/// used on another kind. The probe would catch a session that computes differently; the
+/// key keeps it from being made. Packed weights are saved only where this list covers
+/// what their layout depends on ([`PREPACKED_WEIGHTS`]).
 pub fn cpu_fingerprint() -> String {
     let mut features: Vec<&str> = Vec::new();
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -166,7 +189,7 @@ fn read_record(folder: &Path) -> Result<Record, String> {
 /// The cached folded model for `key` in `cache_dir`: `Ok(None)` when there is none,
 /// `Err(why)` when its folder is there but its record, graph or weights' size do not
 /// check out (then it should be [`discard`]ed). The weights' hash and the probe are the
-/// caller's to check: they cost a read of 90 MB and a session.
+/// caller's to check: they cost a read of 130 MB and a session.
 ///
 /// # Errors
 /// Why the folder cannot be used.
@@ -350,6 +373,7 @@ fn fill(
         weights_blake3: hash(&weights, blake3_reader)?,
         weights_mtime_ns: mtime_ns(&weights).unwrap_or(0),
         probe_sha256: original,
+        cpu: cpu_fingerprint(),
     };
     let json = serde_json::to_vec_pretty(&rec).map_err(|e| e.to_string())?;
     let record = tmp.join(RECORD);
@@ -381,8 +405,8 @@ fn remove_others(cache_dir: &Path, key: &str) {
 }
 
 /// Full check for `docfuse verify`: each folder of `cache_dir` that does not check out
-/// (record, graph and weights' sha256), and leftovers of interrupted writes, with the
-/// reason. An absent cache has no problems.
+/// (record, graph's sha256 and weights' BLAKE3), of another cache format, and leftovers
+/// of interrupted writes, with the reason. An absent cache has no problems.
 pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(rd) = std::fs::read_dir(cache_dir) else {
         return Vec::new();
@@ -392,6 +416,8 @@ pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
         let name = e.file_name().to_string_lossy().into_owned();
         let problem = if name.starts_with(TMP_PREFIX) {
             Some("left by an interrupted write; the next `docfuse refresh` removes it".to_string())
+        } else if let Some(v) = other_format(&e.path()) {
+            Some(format!("written by another docfuse (cache format {v}, this one writes {VERSION}); searches do not use it, and the next `docfuse refresh` replaces it"))
         } else {
             check_folder(cache_dir, &name).err().map(|why| {
                 format!("{why}; searches do not use it (they remove it when they may), and the next `docfuse refresh` writes it again")
@@ -402,6 +428,13 @@ pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
         }
     }
     out
+}
+
+/// The format of a cache folder whose record names another format than [`VERSION`].
+fn other_format(folder: &Path) -> Option<u64> {
+    let bytes = read_regular(folder.join(RECORD)).ok()?;
+    let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["v"].as_u64()?;
+    (v != u64::from(VERSION)).then_some(v)
 }
 
 fn check_folder(cache_dir: &Path, key: &str) -> Result<(), String> {
@@ -455,7 +488,7 @@ mod tests {
     #[test]
     fn written_once_then_opened_and_checked_in_full() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort 1.31", "x86_64:avx2");
+        let k = key("identity", "ort 1.31");
         let f = fake("p1", "p1");
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(true));
         assert_eq!(write(d.path(), &k, "identity", "ort 1.31", &f), Ok(false));
@@ -466,9 +499,7 @@ mod tests {
         assert_eq!(check_weights(&opened), Ok(()));
         assert!(damaged(d.path()).is_empty());
         assert_eq!(names(d.path()), vec![k]);
-        assert!(open(d.path(), &key("identity", "ort 2", "x86_64:avx2"))
-            .unwrap()
-            .is_none());
+        assert!(open(d.path(), &key("identity", "ort 2")).unwrap().is_none());
     }
 
     #[test]
@@ -479,16 +510,29 @@ mod tests {
             "{cpu}"
         );
         assert_eq!(cpu, cpu_fingerprint());
+        assert_eq!(key("identity", "ort"), key_on("identity", "ort", &cpu));
         assert_ne!(
-            key("identity", "ort", "x86_64:avx2,fma"),
-            key("identity", "ort", "x86_64:avx2,fma,avx512f")
+            key_on("identity", "ort", "x86_64:avx2,fma"),
+            key_on("identity", "ort", "x86_64:avx2,fma,avx512f")
         );
+    }
+
+    #[test]
+    fn verify_names_a_folder_of_another_cache_format() {
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join("a".repeat(64));
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join(RECORD), br#"{"v": 1, "key": "x"}"#).unwrap();
+        let found = damaged(d.path());
+        assert_eq!(found.len(), 1);
+        assert!(found[0].1.contains("cache format 1"), "{}", found[0].1);
+        assert!(found[0].1.contains("replaces it"), "{}", found[0].1);
     }
 
     #[test]
     fn a_folded_model_that_embeds_differently_is_never_cached() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort", "x86_64:avx2");
+        let k = key("identity", "ort");
         let e = write(d.path(), &k, "identity", "ort", &fake("p1", "p2")).unwrap_err();
         assert!(e.contains("differently"), "{e}");
         assert!(open(d.path(), &k).unwrap().is_none());
@@ -498,7 +542,7 @@ mod tests {
     #[test]
     fn changed_weights_graph_or_record_do_not_check_out() {
         let d = tempfile::tempdir().unwrap();
-        let k = key("identity", "ort", "x86_64:avx2");
+        let k = key("identity", "ort");
         write(d.path(), &k, "identity", "ort", &fake("p", "p")).unwrap();
         let w = d.path().join(&k).join(WEIGHTS);
         // same size, one byte changed: only the full hash sees it
@@ -546,7 +590,7 @@ mod tests {
                 .contains("not a regular file"));
         }
         // a whole folder under another key's name: its record says so
-        let other = key("identity", "ort 2", "x86_64:avx2");
+        let other = key("identity", "ort 2");
         std::fs::rename(d2.path().join(&k), d2.path().join(&other)).unwrap();
         assert!(open(d2.path(), &other).unwrap_err().contains("another"));
     }
@@ -554,10 +598,7 @@ mod tests {
     #[test]
     fn a_new_key_replaces_the_old_folder_and_interrupted_writes_are_swept() {
         let d = tempfile::tempdir().unwrap();
-        let (a, b) = (
-            key("id-a", "ort", "x86_64:avx2"),
-            key("id-b", "ort", "x86_64:avx2"),
-        );
+        let (a, b) = (key("id-a", "ort"), key("id-b", "ort"));
         write(d.path(), &a, "id-a", "ort", &fake("p", "p")).unwrap();
         let tmp = d.path().join(".tmp-1-2");
         std::fs::create_dir_all(&tmp).unwrap();
