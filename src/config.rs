@@ -310,13 +310,42 @@ impl IndexConfig {
 }
 
 /// Whether the environment variable `var` turns a feature off: `off`, `0`, `false` or `no`
-/// (any case, spaces around ignored). Unset or anything else leaves it on.
+/// (any case, spaces around ignored). Unset, empty, `on`, `1`, `true` or `yes` leave it
+/// on; anything else leaves it on too, with a warning naming the values understood (once
+/// per variable and process).
 pub fn env_switched_off(var: &str) -> bool {
-    let v = std::env::var(var).unwrap_or_default();
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "off" | "0" | "false" | "no"
-    )
+    let Some(raw) = std::env::var_os(var) else {
+        return false;
+    };
+    let v = raw.to_string_lossy().trim().to_ascii_lowercase();
+    match switch_value(&v) {
+        Some(on) => !on,
+        None => {
+            warn_once(var, &v);
+            false
+        }
+    }
+}
+
+/// `Some(true)` for a value that turns a switch on (or is empty), `Some(false)` for one
+/// that turns it off, `None` for anything else.
+fn switch_value(v: &str) -> Option<bool> {
+    match v {
+        "" | "on" | "1" | "true" | "yes" => Some(true),
+        "off" | "0" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+fn warn_once(var: &str, value: &str) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut warned) = WARNED.lock() else {
+        return;
+    };
+    if !warned.iter().any(|w| w == var) {
+        warned.push(var.to_string());
+        tracing::warn!("{var}={value} is not understood (use `off`, `0`, `false` or `no` to turn it off; `on`, `1`, `true` or `yes` to keep it on): left on");
+    }
 }
 
 /// Merges `over` into `base`: objects key by key, anything else replaces.
@@ -334,6 +363,19 @@ pub fn merge_json(base: &mut serde_json::Value, over: &serde_json::Value) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn switch_values_on_off_and_unknown() {
+        for on in ["", "on", "1", "true", "yes"] {
+            assert_eq!(switch_value(on), Some(true), "{on}");
+        }
+        for off in ["off", "0", "false", "no"] {
+            assert_eq!(switch_value(off), Some(false), "{off}");
+        }
+        for unknown in ["disabled", "of", "2"] {
+            assert_eq!(switch_value(unknown), None, "{unknown}");
+        }
+    }
+
     #[test]
     fn overrides_apply_over_the_defaults() {
         let c = IndexConfig::with_overrides(

@@ -454,6 +454,25 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
     let o = docfuse(d.path(), &["refresh"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(ask(&[]).1, "refresh wrote it again");
+    // a byte changed with the mtime kept (a copy that keeps times): a plain refresh trusts
+    // the mtime, verify names the damage and `refresh --force` checks in full and rewrites
+    let weights = folders[0].join(docfuse::embed::folded::WEIGHTS);
+    let mtime = std::fs::metadata(&weights).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let mid = bytes.len() / 3;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&weights, &bytes).unwrap();
+    drop(bytes);
+    let f = std::fs::File::options().write(true).open(&weights).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    let o = docfuse(d.path(), &["verify"]);
+    assert!(stderr(&o).contains("refresh --force"), "{}", stderr(&o));
+    let o = docfuse(d.path(), &["refresh", "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = docfuse(d.path(), &["verify"]);
+    assert!(!stderr(&o).contains("folded-model cache"), "{}", stderr(&o));
+    assert!(ask(&[]).1, "refresh --force wrote it again");
 }
 
 #[test]

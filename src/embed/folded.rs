@@ -420,7 +420,7 @@ pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
             Some(format!("written by another docfuse (cache format {v}, this one writes {VERSION}); searches do not use it, and the next `docfuse refresh` replaces it"))
         } else {
             check_folder(cache_dir, &name).err().map(|why| {
-                format!("{why}; searches do not use it (they remove it when they may), and the next `docfuse refresh` writes it again")
+                format!("{why}; searches do not use it (the first one removes it when it may), and `docfuse refresh --force` writes it again")
             })
         };
         if let Some(p) = problem {

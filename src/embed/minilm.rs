@@ -188,7 +188,13 @@ impl MiniLm {
         self.made.fetch_add(1, Ordering::Relaxed);
         if let Some(dir) = self.cache_dir() {
             let tried = match folded::open(dir, &self.cache_key()) {
-                Ok(None) => None,
+                Ok(None) => {
+                    tracing::info!(
+                        "no folded model for this docfuse, model and CPU in `{}`: the session is made from the original model (slower); `docfuse refresh` writes one",
+                        dir.display()
+                    );
+                    None
+                }
                 Ok(Some(f)) => Some(self.folded_session(f, threads)),
                 Err(why) => Some(Err((dir.join(self.cache_key()), why))),
             };

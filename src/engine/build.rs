@@ -84,13 +84,23 @@ pub fn build_in(
         after()?;
     }
     if let Some(e) = opts.embedder {
-        prepare_model_cache(e, &cache);
+        prepare_model_cache(e, &cache, opts.force);
     }
     Ok(report)
 }
 
-/// Writes the folded-model cache when it is missing; a failure only costs speed.
-fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path) {
+/// Writes the folded-model cache when it is missing; a failure only costs speed. With
+/// `force`, every folder is first checked in full and removed when it does not check out
+/// (without it, a folder whose weights kept their recorded mtime is trusted).
+fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path, force: bool) {
+    if force {
+        for (folder, why) in crate::embed::folded::damaged(cache) {
+            match crate::embed::folded::discard(&folder) {
+                Ok(()) => tracing::info!("removed `{}` ({why})", folder.display()),
+                Err(e) => tracing::warn!("cannot remove `{}`: {e}", folder.display()),
+            }
+        }
+    }
     match e.prepare_cache(cache) {
         Ok(true) => tracing::info!("wrote the folded-model cache"),
         Ok(false) => {}
