@@ -160,11 +160,7 @@ fn a_series_of_refreshes_ranks_exactly_as_a_full_rebuild() {
 
 #[test]
 fn small_buckets_a_forced_build_and_a_racily_clean_edit_rank_as_a_full_rebuild() {
-    let dir = tempfile::tempdir().unwrap();
-    let docs = dir.path().join("docs");
-    copy_tree(&cargo_book(), &docs);
-    let _ = fs::remove_file(docs.join("queries.dev.jsonl"));
-    let idx = dir.path().join("idx");
+    let (_dir, docs, idx) = cargo_copy();
     let qs = questions_of(&cargo_book());
     let first = build_at(&idx, &docs, 32, false);
     assert!(first.buckets_written > 10, "{first:?}");
@@ -289,4 +285,148 @@ fn a_jsonl_title_edit_is_a_change_and_ranks_as_a_full_rebuild() {
     )
     .unwrap();
     assert_eq!(chunk_list(&idx), chunk_list(fresh.path()));
+}
+
+/// A copy of the Cargo book without its questions: (its temporary folder, the copy, where
+/// its index goes).
+fn cargo_copy() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    copy_tree(&cargo_book(), &docs);
+    let _ = fs::remove_file(docs.join("queries.dev.jsonl"));
+    let idx = dir.path().join("idx");
+    (dir, docs, idx)
+}
+
+/// Adds a section on registry mirrors to the Cargo book copy's `index.md`.
+fn add_mirror_section(docs: &Path) {
+    let edit = docs.join("index.md");
+    let mut text = fs::read_to_string(&edit).unwrap();
+    text.push_str("\n\n## Offline mirrors\n\nA registry mirror serves crates without a network.\n");
+    fs::write(&edit, text).unwrap();
+}
+
+/// The Cargo book's dev questions and one the mirror section answers.
+fn mirror_questions() -> Vec<String> {
+    let mut qs = questions_of(&cargo_book());
+    qs.push("offline registry mirror".into());
+    qs
+}
+
+/// The published generation's lexical folder.
+fn lexical_dir(idx: &Path) -> std::path::PathBuf {
+    let index = DocIndex::open(idx).unwrap();
+    idx.join(&index.manifest().generation_dir).join("lexical")
+}
+
+/// `(segment ids tantivy lists, how many of them hold deleted documents)`.
+fn tantivy_segments(lex: &Path) -> (Vec<String>, usize) {
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(lex.join("meta.json")).unwrap()).unwrap();
+    let segs = meta["segments"].as_array().unwrap();
+    let mut ids: Vec<String> = segs
+        .iter()
+        .map(|s| s["segment_id"].as_str().unwrap().replace('-', ""))
+        .collect();
+    ids.sort();
+    let with_deletes = segs.iter().filter(|s| !s["deletes"].is_null()).count();
+    (ids, with_deletes)
+}
+
+/// The segment ids the bucket list records, sorted (buckets without chunks have none).
+fn bucket_segments(lex: &Path) -> (Vec<String>, usize) {
+    let buckets: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(lex.join("buckets.json")).unwrap()).unwrap();
+    let buckets = buckets.as_array().unwrap();
+    let mut ids: Vec<String> = buckets
+        .iter()
+        .filter_map(|b| b["segment"].as_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    let with_chunks = buckets.iter().filter(|b| b["chunks"] != 0).count();
+    (ids, with_chunks)
+}
+
+/// The published lexical folder and the segments its buckets record, checking that every
+/// bucket with chunks records one.
+fn recorded_segments(idx: &Path) -> (std::path::PathBuf, Vec<String>) {
+    let lex = lexical_dir(idx);
+    let (recorded, with_chunks) = bucket_segments(&lex);
+    assert_eq!(
+        recorded.len(),
+        with_chunks,
+        "a bucket with chunks lacks its segment"
+    );
+    (lex, recorded)
+}
+
+#[test]
+fn a_refresh_drops_the_segments_of_buckets_it_replaces() {
+    let (_dir, docs, idx) = cargo_copy();
+    build_at(&idx, &docs, 64, false);
+    let (lex, recorded) = recorded_segments(&idx);
+    assert_eq!(tantivy_segments(&lex), (recorded, 0));
+
+    add_mirror_section(&docs);
+    fs::remove_file(docs.join("faq.md")).unwrap();
+    let r = build_at(&idx, &docs, 64, false);
+    assert!(r.buckets_kept > 10 && r.buckets_written >= 1, "{r:?}");
+    let (lex, recorded) = recorded_segments(&idx);
+    // the replaced buckets' segments are gone whole: tantivy lists exactly the buckets'
+    // segments, none with a deleted chunk, and their files were never linked
+    assert_eq!(tantivy_segments(&lex), (recorded.clone(), 0));
+    for e in fs::read_dir(&lex).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let stem = name.split('.').next().unwrap_or_default().to_string();
+        if stem.len() == 32 {
+            assert!(recorded.contains(&stem), "`{name}` belongs to no bucket");
+        }
+    }
+    let qs = mirror_questions();
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after an edit and a deletion");
+}
+
+#[test]
+fn an_index_whose_buckets_record_no_segment_is_refreshed_by_deletes() {
+    let (_dir, docs, idx) = cargo_copy();
+    build_at(&idx, &docs, 64, false);
+    // what an index written before buckets recorded their segment holds: the same list
+    // without the field (blanked to the same size, so the generation still checks out)
+    let list = lexical_dir(&idx).join("buckets.json");
+    let text = fs::read_to_string(&list).unwrap();
+    let blanked = blank_members(&text, ",\"segment\":\"");
+    assert!(!blanked.contains("segment") && blanked.len() == text.len());
+    fs::write(&list, blanked).unwrap();
+
+    add_mirror_section(&docs);
+    let r = build_at(&idx, &docs, 64, false);
+    assert!(r.buckets_kept > 10 && r.buckets_written >= 1, "{r:?}");
+    let lex = lexical_dir(&idx);
+    let (tantivy, with_deletes) = tantivy_segments(&lex);
+    assert_eq!(with_deletes, 0, "a segment holds deleted chunks");
+    let (recorded, _) = bucket_segments(&lex);
+    assert_eq!(
+        recorded.len() as u64,
+        r.buckets_written,
+        "new buckets record theirs"
+    );
+    assert!(recorded.iter().all(|s| tantivy.contains(s)));
+    let qs = mirror_questions();
+    assert_same_as_full_rebuild(&idx, &docs, &qs, "after an edit of an older index");
+}
+
+/// `text` with every `"segment":"<id>"` member that starts with `start` replaced by
+/// spaces of the same length.
+fn blank_members(text: &str, start: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(start) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + start.len()..];
+        let end = after.find('"').unwrap() + 1;
+        out.push_str(&" ".repeat(start.len() + end));
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }

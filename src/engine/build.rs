@@ -4,9 +4,9 @@
 //! chunks are reused by hash, and nothing is written when nothing changed (but the
 //! folded-model cache, when it is missing).
 
-use super::boundary::{IndexStore, StoreSnapshot, StoredChunk};
-use super::folder::{rooted_chunks, FolderStore};
-use super::generation::{link_generation, previous_chunks, write_generation};
+use super::boundary::{IndexStore, StoreSnapshot};
+use super::folder::{chunk_refs, rooted_refs, ChunkRef, FolderStore};
+use super::generation::{link_generation, write_generation};
 use super::options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 use super::plan::{plan, Plan};
 use super::previous::{root_names, Previous};
@@ -121,6 +121,11 @@ fn build_locked(
 ) -> Result<BuildReport> {
     let mut notes = Vec::new();
     let (previous, prev_roots, older_gen) = previous_of(index_dir, opts, &mut notes)?;
+    // a refresh of one file rereads megabytes of the previous generation: on a second
+    // thread, while the roots are walked
+    let prefetch = previous
+        .as_ref()
+        .map(|p| super::prefetch::Prefetch::start(p.gen_dir.clone()));
     let mut plan = plan(index_dir, source, &prev_roots, previous.as_ref(), opts)?;
     plan.warnings.splice(0..0, notes);
     // what to write is decided against the staging folder (what a new generation is
@@ -171,9 +176,13 @@ fn build_locked(
                 // the store holds another generation than the staging folder (a publish
                 // that failed after the folder's, a folder made again from the roots)
                 false => {
-                    let here = previous_chunks(&prev.gen_dir).unwrap_or_default();
-                    let here = rooted_chunks(here, &root_names(&plan.spec));
-                    diff_chunks(&store.chunks()?, &here)
+                    let here = prefetch
+                        .map(super::prefetch::Prefetch::take)
+                        .and_then(|p| p.chunks)
+                        .unwrap_or_default();
+                    let names = root_names(&plan.spec);
+                    let here = rooted_refs(&here, &names);
+                    diff_chunks(&chunk_refs(&store.chunks()?), &here)
                 }
             };
             let staged = match decision {
@@ -191,17 +200,19 @@ fn build_locked(
             report.vectors_unavailable = m.embeddings.unavailable.clone();
         }
         _ => {
-            let old_chunks = previous
-                .as_ref()
-                .and_then(|p| previous_chunks(&p.gen_dir))
+            let read = prefetch
+                .map(super::prefetch::Prefetch::take)
                 .unwrap_or_default();
-            let stored_chunks = match (in_step, previous.as_ref()) {
-                (true, Some(p)) => {
-                    rooted_chunks(old_chunks.clone(), &root_names(&p.manifest.source))
-                }
-                (true, None) => Vec::new(),
-                (false, _) => store.chunks()?,
+            let old_chunks = read.chunks.unwrap_or_default();
+            // the store's chunks when it holds another generation than the folder's
+            let stored_chunks = match in_step {
+                true => Vec::new(),
+                false => store.chunks()?,
             };
+            let old_roots = previous
+                .as_ref()
+                .map(|p| root_names(&p.manifest.source))
+                .unwrap_or_default();
             let new_roots = root_names(&plan.spec);
             let warnings = std::mem::take(&mut plan.warnings);
             let old_vectors = older_gen.as_deref().and_then(super::generation::vectors_in);
@@ -210,7 +221,7 @@ fn build_locked(
                 index_dir,
                 plan,
                 previous.as_ref(),
-                &old_chunks,
+                (&old_chunks, read.links),
                 old_vectors,
                 &mut lookup,
                 opts,
@@ -221,8 +232,12 @@ fn build_locked(
             report.skipped = published.unchanged;
             report.warnings = warnings;
             let chunks = written.chunks.len() as u64;
-            let written_chunks = rooted_chunks(written.chunks, &new_roots);
-            report.chunk_diff = diff_chunks(&stored_chunks, &written_chunks);
+            let before = match in_step {
+                true => rooted_refs(&old_chunks, &old_roots),
+                false => chunk_refs(&stored_chunks),
+            };
+            let after = rooted_refs(&written.chunks, &new_roots);
+            report.chunk_diff = diff_chunks(&before, &after);
             report.chunks = chunks;
             report.embedded = written.embedded;
             report.buckets_kept = written.buckets_kept;
@@ -443,7 +458,7 @@ fn diff_stored(stored: Option<&StoreSnapshot>, plan: &Plan, touched: u64) -> Fil
 /// Compares chunk `(root, id, hash)` lists. Both are in ordinal order and a refresh keeps
 /// most chunks where they were, so the common head and tail are counted as unchanged
 /// without hashing; only the middle is matched by root and id.
-fn diff_chunks(old: &[StoredChunk], new: &[StoredChunk]) -> ChunkDiff {
+fn diff_chunks(old: &[ChunkRef<'_>], new: &[ChunkRef<'_>]) -> ChunkDiff {
     let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
     let tail = old[head..]
         .iter()
@@ -452,21 +467,19 @@ fn diff_chunks(old: &[StoredChunk], new: &[StoredChunk]) -> ChunkDiff {
         .take_while(|(a, b)| a == b)
         .count();
     let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
-    let old_map: HashMap<(&str, &str), &str> = old_mid
-        .iter()
-        .map(|(r, i, h)| ((r.as_str(), i.as_str()), h.as_str()))
-        .collect();
+    let old_map: HashMap<(&str, &str), &str> =
+        old_mid.iter().map(|&(r, i, h)| ((r, i), h)).collect();
     let mut d = ChunkDiff {
         total: new.len() as u64,
         unchanged: (head + tail) as u64,
         ..ChunkDiff::default()
     };
     let mut seen = HashSet::new();
-    for (root, id, hash) in new_mid {
-        let key = (root.as_str(), id.as_str());
+    for &(root, id, hash) in new_mid {
+        let key = (root, id);
         match old_map.get(&key) {
             None => d.added += 1,
-            Some(h) if h == hash => d.unchanged += 1,
+            Some(&h) if h == hash => d.unchanged += 1,
             Some(_) => d.changed += 1,
         }
         seen.insert(key);
@@ -477,6 +490,7 @@ fn diff_chunks(old: &[StoredChunk], new: &[StoredChunk]) -> ChunkDiff {
 
 #[cfg(test)]
 mod tests {
+    use super::super::boundary::StoredChunk;
     use super::*;
 
     /// The plain definition: every new chunk matched by id in the whole old list.
@@ -518,7 +532,7 @@ mod tests {
                 let k = rotate % new.len();
                 new.rotate_left(k);
             }
-            let d = diff_chunks(&old, &new);
+            let d = diff_chunks(&chunk_refs(&old), &chunk_refs(&new));
             proptest::prop_assert_eq!((d.added, d.changed, d.unchanged, d.removed), naive_diff(&old, &new));
             proptest::prop_assert_eq!(d.total, new.len() as u64);
         }
@@ -529,7 +543,7 @@ mod tests {
         let s = |a: &str, b: &str| ("r".to_string(), a.to_string(), b.to_string());
         let old = [s("a", "1"), s("b", "2"), s("c", "3")];
         let new = [s("a", "1"), s("b", "9"), s("d", "4")];
-        let d = diff_chunks(&old, &new);
+        let d = diff_chunks(&chunk_refs(&old), &chunk_refs(&new));
         assert_eq!(
             (d.total, d.added, d.changed, d.unchanged, d.removed),
             (3, 1, 1, 1, 1)
@@ -542,12 +556,13 @@ mod tests {
         // dropped the other's ids lose it, yet its chunks are the same
         let s = |a: &str, b: &str| (a.to_string(), b.to_string());
         let roots = |r: &[&str]| r.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let old = rooted_chunks(
-            vec![s("0:a.md#x", "1"), s("0:a.md#y", "2"), s("1:b.md#z", "3")],
-            &roots(&["/A", "/B"]),
+        let (old_roots, new_roots) = (roots(&["/A", "/B"]), roots(&["/B"]));
+        let old = [s("0:a.md#x", "1"), s("0:a.md#y", "2"), s("1:b.md#z", "3")];
+        let new = [s("b.md#z", "3")];
+        let d = diff_chunks(
+            &rooted_refs(&old, &old_roots),
+            &rooted_refs(&new, &new_roots),
         );
-        let new = rooted_chunks(vec![s("b.md#z", "3")], &roots(&["/B"]));
-        let d = diff_chunks(&old, &new);
         assert_eq!(
             (d.total, d.added, d.changed, d.unchanged, d.removed),
             (1, 0, 0, 1, 2)

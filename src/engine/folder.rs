@@ -154,12 +154,27 @@ impl IndexStore for FolderStore {
     }
 }
 
+/// A chunk as `(root, id within the root, hash)`, borrowed.
+pub(super) type ChunkRef<'a> = (&'a str, &'a str, &'a str);
+
 /// `(chunk id, content hash)` of a folder index with roots `roots` as
 /// `(root, id within the root, hash)`: a multi-root index's `N:` prefix names the root.
 pub(super) fn rooted_chunks(chunks: Vec<(String, String)>, roots: &[String]) -> Vec<StoredChunk> {
-    let single = roots.len() <= 1;
-    chunks
+    rooted_refs(&chunks, roots)
         .into_iter()
+        .map(|(r, i, h)| (r.to_string(), i.to_string(), h.to_string()))
+        .collect()
+}
+
+/// [`rooted_chunks`] without copying a string.
+pub(super) fn rooted_refs<'a>(
+    chunks: &'a [(String, String)],
+    roots: &'a [String],
+) -> Vec<ChunkRef<'a>> {
+    let single = roots.len() <= 1;
+    let first = roots.first().map_or("", String::as_str);
+    chunks
+        .iter()
         .map(|(id, hash)| {
             let split = match single {
                 true => None,
@@ -168,9 +183,17 @@ pub(super) fn rooted_chunks(chunks: Vec<(String, String)>, roots: &[String]) -> 
                     .and_then(|(n, rest)| Some((roots.get(n.parse::<usize>().ok()?)?, rest))),
             };
             match split {
-                Some((root, rest)) => (root.clone(), rest.to_string(), hash),
-                None => (roots.first().cloned().unwrap_or_default(), id, hash),
+                Some((root, rest)) => (root.as_str(), rest, hash.as_str()),
+                None => (first, id.as_str(), hash.as_str()),
             }
         })
+        .collect()
+}
+
+/// Borrows a list of stored chunks.
+pub(super) fn chunk_refs(chunks: &[StoredChunk]) -> Vec<ChunkRef<'_>> {
+    chunks
+        .iter()
+        .map(|(r, i, h)| (r.as_str(), i.as_str(), h.as_str()))
         .collect()
 }

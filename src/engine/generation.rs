@@ -13,7 +13,7 @@ use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use super::previous::{Previous, FILES_FILE};
-use super::relations::{graph_unchanged, link_graph, previous_links, write_graph};
+use super::relations::{graph_unchanged, link_graph, write_graph};
 use super::source::{sources_name, write_sources, SOURCES_DIR};
 use crate::chunk::{chunk_document_with_links, Chunked, SourceDoc};
 use crate::error::{Error, Result};
@@ -110,7 +110,7 @@ pub(super) fn write_generation(
     index_dir: &Path,
     mut plan: Plan,
     previous: Option<&Previous>,
-    previous_chunks: &[(String, String)],
+    (previous_chunks, previous_links): (&[(String, String)], Option<Vec<DocLinks>>),
     older_vectors: Option<(VectorSet, VectorsInfo)>,
     lookup: &mut VectorLookup<'_>,
     opts: &BuildOptions,
@@ -138,10 +138,19 @@ pub(super) fn write_generation(
     };
     let keeps = steps.iter().any(|s| matches!(s, Step::Keep { .. }));
     if let (Some(c), true) = (carry.as_mut(), keeps) {
-        c.links = previous_links(&c.previous.gen_dir);
+        c.links = previous_links;
     }
     let mut writer = match (&carry, keeps) {
-        (Some(c), true) => LexicalWriter::update(&lex_dir, &c.previous.gen_dir.join("lexical"))?,
+        (Some(c), true) => {
+            let keep = steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Keep { bucket, .. } => Some(bucket.id),
+                    Step::Build { .. } => None,
+                })
+                .collect();
+            LexicalWriter::update(&lex_dir, &c.previous.gen_dir.join("lexical"), &keep)?
+        }
         _ => LexicalWriter::create(&lex_dir)?,
     };
     let mut out = Indexed::default();
@@ -241,47 +250,56 @@ pub(super) fn write_generation(
     for (d, u) in plan.docs.iter_mut().zip(updates) {
         u.apply(d);
     }
-    let stats = writer.finish()?;
-    tracing::debug!(
-        "lexical buckets: {} kept, {} written",
-        stats.buckets_kept,
-        stats.buckets_written
-    );
-    let mut known = carry
-        .as_ref()
-        .map(|c| linked_files(&c.previous.manifest, &kept))
-        .unwrap_or_default();
-    let same_graph = carry.as_ref().is_some_and(|c| {
-        graph_unchanged(
-            c.previous,
-            c.links.as_deref(),
-            c.chunks,
-            &plan.docs,
-            &links,
-            &out.chunks,
-        )
-    });
-    drop(carry);
-    pause_point("lexical");
-    write_sources(
-        &gen.dir,
-        &mut plan.docs,
-        &kept,
-        previous.map(|p| p.gen_dir.as_path()),
-    )?;
-    match previous.filter(|_| same_graph) {
-        Some(prev) => {
-            for f in link_graph(prev, &gen.dir)? {
-                known.insert(f.path.clone(), f);
+    let chunks = &out.chunks;
+    let gen_dir = gen.dir.as_path();
+    let (stats, known) = std::thread::scope(|scope| -> Result<_> {
+        // the chunk list (megabytes on a large site) is written and hashed meanwhile
+        let chunk_list = scope.spawn(move || write_chunk_list(gen_dir, chunks));
+        let stats = writer.finish()?;
+        tracing::debug!(
+            "lexical buckets: {} kept, {} written",
+            stats.buckets_kept,
+            stats.buckets_written
+        );
+        let mut known = carry
+            .as_ref()
+            .map(|c| linked_files(&c.previous.manifest, &kept))
+            .unwrap_or_default();
+        let same_graph = carry.as_ref().is_some_and(|c| {
+            graph_unchanged(
+                c.previous,
+                c.links.as_deref(),
+                c.chunks,
+                &plan.docs,
+                &links,
+                &out.chunks,
+            )
+        });
+        drop(carry);
+        pause_point("lexical");
+        write_sources(
+            &gen.dir,
+            &mut plan.docs,
+            &kept,
+            previous.map(|p| p.gen_dir.as_path()),
+        )?;
+        match previous.filter(|_| same_graph) {
+            Some(prev) => {
+                for f in link_graph(prev, &gen.dir)? {
+                    known.insert(f.path.clone(), f);
+                }
+            }
+            None => {
+                write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
             }
         }
-        None => {
-            write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
-        }
-    }
-    pause_point("graph");
-    let chunks_json = serde_json::to_vec(&out.chunks).unwrap_or_default();
-    write_atomic(&gen.dir.join(CHUNKS_FILE), &chunks_json)?;
+        pause_point("graph");
+        let file = chunk_list
+            .join()
+            .map_err(|_| Error::Config("internal: the chunk list's writer panicked".into()))??;
+        known.insert(file.path.clone(), file);
+        Ok((stats, known))
+    })?;
     let vectors = write_vectors(
         index_dir,
         &gen.dir,
@@ -323,6 +341,21 @@ pub(super) fn write_generation(
         known,
     };
     Ok((written, staged))
+}
+
+/// Writes the chunk list `chunks` as [`CHUNKS_FILE`] into `gen_dir`; returns its entry
+/// in the manifest's contents (so it is not read back to be hashed).
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be written.
+fn write_chunk_list(gen_dir: &Path, chunks: &[(String, String)]) -> Result<GenerationFile> {
+    let bytes = serde_json::to_vec(chunks).unwrap_or_default();
+    write_atomic(&gen_dir.join(CHUNKS_FILE), &bytes)?;
+    Ok(GenerationFile {
+        path: CHUNKS_FILE.to_string(),
+        size: bytes.len() as u64,
+        sha256: crate::hashing::sha256_hex(&bytes),
+    })
 }
 
 /// What the indexing loop gathers, in ordinal order.
@@ -674,7 +707,7 @@ pub(super) fn publish(staged: Staged) -> Result<u64> {
         mut gen,
         mut manifest,
         snapshot,
-        known,
+        mut known,
     } = staged;
     let files_json = serde_json::to_vec(&snapshot).unwrap_or_default();
     write_atomic(&gen.dir.join(FILES_FILE), &files_json)?;
@@ -682,6 +715,14 @@ pub(super) fn publish(staged: Staged) -> Result<u64> {
     manifest.generation = gen.generation;
     manifest.generation_dir = gen.name.clone();
     manifest.files_sha256 = crate::hashing::sha256_hex(&files_json);
+    known.insert(
+        FILES_FILE.to_string(),
+        GenerationFile {
+            path: FILES_FILE.to_string(),
+            size: files_json.len() as u64,
+            sha256: manifest.files_sha256.clone(),
+        },
+    );
     manifest.contents = list_contents(&gen.dir, &known)?;
     // Hard links and new names must be on disk before the manifest names the folder.
     for sub in ["lexical", SOURCES_DIR, ""] {

@@ -153,6 +153,7 @@ mod tests {
             files,
             chunks,
             lens: [0; 7],
+            segment: None,
         }
     }
 

@@ -31,6 +31,7 @@ mod matchline;
 mod open;
 mod options;
 mod plan;
+mod prefetch;
 mod previous;
 mod proximity;
 mod query_cache;

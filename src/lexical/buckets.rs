@@ -25,6 +25,12 @@ pub struct Bucket {
     pub chunks: u64,
     /// Terms per field summed over the run's chunks, [`crate::config::Field::ALL`] order.
     pub lens: PerField<u64>,
+    /// The tantivy segment holding the run's chunks (its id, 32 hex digits), so a refresh
+    /// that does not keep the bucket drops the segment instead of deleting its chunks one
+    /// by one; `None` for a bucket without chunks and in an index written before buckets
+    /// recorded it (a refresh then deletes the bucket's chunks by their bucket term).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<String>,
 }
 
 impl Bucket {
@@ -34,6 +40,7 @@ impl Bucket {
             files: 0,
             chunks: 0,
             lens: [0; 7],
+            segment: None,
         }
     }
 }

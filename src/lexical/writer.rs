@@ -1,8 +1,8 @@
 //! Building a lexical index from projected entries, in **buckets**: runs of consecutive
 //! documents whose chunks form one tantivy segment each. A refresh keeps the buckets
 //! whose documents did not change (their segment files are hard links of the previous
-//! generation's), deletes the others whole and writes their documents again as new
-//! buckets. No segment ever holds a deleted chunk, so every collection statistic that
+//! generation's), drops the others' segments whole and writes their documents again as
+//! new buckets. No segment ever holds a deleted chunk, so every collection statistic that
 //! BM25F reads — document frequencies, the term dictionaries used for prefix expansion,
 //! field lengths — is exactly that of a full rebuild.
 
@@ -12,10 +12,14 @@ use crate::analysis::index_terms;
 use crate::config::PerField;
 use crate::error::{Error, Result};
 use crate::projection::Entry;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use tantivy::directory::Directory;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexWriter, TantivyDocument, Term};
+
+/// tantivy's list of an index's segments, in the index folder.
+const META_FILE: &str = "meta.json";
 
 /// Writer heap for tantivy, bytes.
 const WRITER_HEAP_BYTES: usize = 128 * 1024 * 1024;
@@ -90,6 +94,10 @@ pub struct LexicalWriter {
     open: Option<Bucket>,
     /// Buckets of the previous index, to delete unless kept.
     previous: Vec<Bucket>,
+    /// Ids of the previous buckets whose segments were dropped when the writer started.
+    dropped: HashSet<u64>,
+    /// Ids of the index's segments, to tell which one a bucket's commit made.
+    segments: HashSet<String>,
     next_id: u64,
     written: u64,
     /// The position of each section's first piece in the bucket being written.
@@ -108,17 +116,33 @@ impl LexicalWriter {
     }
 
     /// Starts a new index in the empty folder `dir` from the index in `previous_dir`
-    /// (its files are hard-linked, copied where links fail): its buckets can be kept with
-    /// [`LexicalWriter::keep`]; the others are deleted by [`LexicalWriter::finish`].
+    /// (its files are hard-linked, copied where links fail): the buckets named in `keep`
+    /// can be kept with [`LexicalWriter::keep`]. The others' segments are left out of the
+    /// new index at once (the files of none of them are linked); a bucket whose segment
+    /// is not recorded (an index written before buckets recorded it) is deleted by
+    /// [`LexicalWriter::finish`] instead.
     ///
     /// # Errors
     /// [`Error::Io`] when a file cannot be linked or copied; [`Error::Corrupt`] when the
-    /// previous index has no bucket list; [`Error::Tantivy`] when it cannot be opened.
-    pub fn update(dir: &Path, previous_dir: &Path) -> Result<Self> {
+    /// previous index has no bucket list; [`Error::Tantivy`] when it cannot be opened or
+    /// its segment list cannot be written.
+    pub fn update(dir: &Path, previous_dir: &Path, keep: &HashSet<u64>) -> Result<Self> {
         let previous = super::buckets::read_buckets(previous_dir)?;
-        link_index_files(previous_dir, dir)?;
-        let index = Index::open_in_dir(dir)?;
-        Self::with_index(dir, index, previous)
+        let gone: Vec<&Bucket> = previous
+            .iter()
+            .filter(|b| !keep.contains(&b.id) && b.segment.is_some())
+            .collect();
+        let segments: HashSet<&str> = gone.iter().filter_map(|b| b.segment.as_deref()).collect();
+        link_index_files(previous_dir, dir, &segments)?;
+        let mut index = Index::open_in_dir(dir)?;
+        if !segments.is_empty() {
+            drop_segments(&index, &segments)?;
+            index = Index::open_in_dir(dir)?;
+        }
+        let dropped = gone.iter().map(|b| b.id).collect();
+        let mut w = Self::with_index(dir, index, previous)?;
+        w.dropped = dropped;
+        Ok(w)
     }
 
     fn with_index(dir: &Path, index: Index, previous: Vec<Bucket>) -> Result<Self> {
@@ -129,6 +153,7 @@ impl LexicalWriter {
         let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_HEAP_BYTES)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
         let next_id = previous.iter().map(|b| b.id + 1).max().unwrap_or(0);
+        let segments = segment_ids(&index)?;
         Ok(LexicalWriter {
             dir: dir.to_path_buf(),
             writer,
@@ -136,6 +161,8 @@ impl LexicalWriter {
             layout: Vec::new(),
             open: None,
             previous,
+            dropped: HashSet::new(),
+            segments,
             next_id,
             written: 0,
             sections: HashMap::new(),
@@ -169,12 +196,26 @@ impl LexicalWriter {
     /// [`Error::Tantivy`] when the commit fails.
     pub fn close_bucket(&mut self) -> Result<()> {
         self.sections.clear();
-        if let Some(b) = self.open.take() {
+        if let Some(mut b) = self.open.take() {
             self.writer.commit()?;
+            b.segment = self.new_segment()?;
             self.written += 1;
             self.layout.push(b);
         }
         Ok(())
+    }
+
+    /// The segment the last commit made, when it made exactly one (a bucket's commit
+    /// makes one when the bucket has chunks: one indexing thread, no merges).
+    fn new_segment(&mut self) -> Result<Option<String>> {
+        let now = segment_ids(self.writer.index())?;
+        let mut new: Vec<&String> = now.difference(&self.segments).collect();
+        let made = match new.len() {
+            1 => new.pop().cloned(),
+            _ => None,
+        };
+        self.segments = now;
+        Ok(made)
     }
 
     /// Chunks in the bucket being written (0 when none is open).
@@ -249,20 +290,32 @@ impl LexicalWriter {
         self.open.get_or_insert_with(|| Bucket::empty(id))
     }
 
-    /// Ends the last bucket, deletes the previous index's buckets that were not kept,
-    /// commits, writes the bucket list and returns the collection statistics.
+    /// Deletes the previous index's buckets that were neither kept nor dropped, ends the
+    /// last bucket, commits (once: the deletes with the last bucket), writes the bucket
+    /// list and returns the collection statistics.
     ///
     /// # Errors
     /// [`Error::Tantivy`] when a commit fails; [`Error::Io`] when the bucket list
     /// cannot be written.
     pub fn finish(mut self) -> Result<BuildStats> {
-        self.close_bucket()?;
-        let kept: Vec<u64> = self.layout.iter().map(|b| b.id).collect();
-        for b in self.previous.iter().filter(|b| !kept.contains(&b.id)) {
-            self.writer
-                .delete_term(Term::from_field_u64(self.fields.bucket, b.id));
+        let kept: HashSet<u64> = self.layout.iter().map(|b| b.id).collect();
+        let mut deletes = false;
+        for b in self.previous.iter() {
+            if !kept.contains(&b.id) && !self.dropped.contains(&b.id) {
+                // new buckets have ids above every previous one: the open bucket's
+                // chunks are never deleted
+                self.writer
+                    .delete_term(Term::from_field_u64(self.fields.bucket, b.id));
+                deletes = true;
+            }
         }
-        self.writer.commit()?;
+        match self.open.is_some() {
+            true => self.close_bucket()?,
+            false if deletes => {
+                self.writer.commit()?;
+            }
+            false => {}
+        }
         self.writer.wait_merging_threads()?;
         write_buckets(&self.dir, &self.layout)?;
         let chunks: u64 = self.layout.iter().map(|b| b.chunks).sum();
@@ -282,16 +335,47 @@ impl LexicalWriter {
     }
 }
 
+/// The ids of the segments `index` lists (32 hex digits each).
+fn segment_ids(index: &Index) -> Result<HashSet<String>> {
+    Ok(index
+        .searchable_segment_ids()?
+        .iter()
+        .map(|s| s.uuid_string())
+        .collect())
+}
+
+/// Rewrites the segment list of `index` without the segments `gone`.
+///
+/// # Errors
+/// [`Error::Tantivy`] when the list cannot be read or written.
+fn drop_segments(index: &Index, gone: &HashSet<&str>) -> Result<()> {
+    let mut meta = index.load_metas()?;
+    meta.segments
+        .retain(|s| !gone.contains(s.id().uuid_string().as_str()));
+    let bytes = serde_json::to_vec_pretty(&meta)
+        .map_err(|e| Error::Config(format!("cannot serialise the segment list: {e}")))?;
+    index
+        .directory()
+        .atomic_write(Path::new(META_FILE), &bytes)
+        .map_err(tantivy::TantivyError::from)?;
+    Ok(())
+}
+
 /// Hard-links (copies where links fail) the files of the tantivy index in `from` into
-/// `to`. The small files tantivy rewrites (`meta.json`, `.managed.json`) and the bucket
-/// list are copied, so the previous index never changes.
-fn link_index_files(from: &Path, to: &Path) -> Result<()> {
+/// `to`, but for those of the segments `skip`. The small files tantivy rewrites
+/// (`meta.json`, `.managed.json`) and the bucket list are copied, so the previous index
+/// never changes.
+fn link_index_files(from: &Path, to: &Path, skip: &HashSet<&str>) -> Result<()> {
     let rd = std::fs::read_dir(from).map_err(|e| Error::io("list", from, e))?;
     for e in rd {
         let e = e.map_err(|e| Error::io("list", from, e))?;
         let name = e.file_name();
         let name_str = name.to_string_lossy();
         if name_str.ends_with(".lock") {
+            continue;
+        }
+        let segment = name_str.split('.').next().unwrap_or_default();
+        if skip.contains(segment) {
             continue;
         }
         let (src, dst) = (e.path(), to.join(&name));
