@@ -1,10 +1,10 @@
 //! The `docfuse` binary: parse arguments, run, map the outcome to an exit code
 //! (0 results, 1 no results, 2 error).
 
-// mimalloc instead of the system allocator: a build or refresh allocates and frees
-// millions of small strings (chunk ids, hashes, terms); on rust-docs it cut a 1-file
-// refresh by about a quarter and a full lexical build by about a sixth
-// (benches/RESULTS.md).
+// mimalloc (version 2) instead of the system allocator: a build or refresh allocates
+// and frees millions of small strings (chunk ids, hashes, terms); on rust-docs it cut a
+// 1-file refresh by about a fifth and a cold hybrid search by about a sixth, for about
+// 10 MB more at peak (benches/RESULTS.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

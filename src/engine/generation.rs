@@ -140,18 +140,10 @@ pub(super) fn write_generation(
     if let (Some(c), true) = (carry.as_mut(), keeps) {
         c.links = previous_links;
     }
-    let mut writer = match (&carry, keeps) {
-        (Some(c), true) => {
-            let keep = steps
-                .iter()
-                .filter_map(|s| match s {
-                    Step::Keep { bucket, .. } => Some(bucket.id),
-                    Step::Build { .. } => None,
-                })
-                .collect();
-            LexicalWriter::update(&lex_dir, &c.previous.gen_dir.join("lexical"), &keep)?
-        }
-        _ => LexicalWriter::create(&lex_dir)?,
+    // where the lexical index starts from: the previous one, less the buckets not kept
+    let update = match (&carry, keeps) {
+        (Some(c), true) => Some((c.previous.gen_dir.join("lexical"), kept_ids(&steps))),
+        _ => None,
     };
     let mut out = Indexed::default();
     let mut kept = std::collections::HashSet::new();
@@ -166,9 +158,9 @@ pub(super) fn write_generation(
         .flatten()
         .collect();
     // Chunking and analysis run on a second thread, ahead of tantivy's indexing and the
-    // bucket commits.
+    // bucket commits (and of the writer's start: linking the kept segments' files).
     let plan_ref = &plan;
-    std::thread::scope(|scope| -> Result<()> {
+    let writer = std::thread::scope(|scope| -> Result<LexicalWriter> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<DocWork>>(64);
         scope.spawn(move || {
             for p in build_docs {
@@ -179,6 +171,12 @@ pub(super) fn write_generation(
                 }
             }
         });
+        let mut writer = match &update {
+            Some((previous_lexical, keep)) => {
+                LexicalWriter::update(&lex_dir, previous_lexical, keep)?
+            }
+            None => LexicalWriter::create(&lex_dir)?,
+        };
         for step in &steps {
             match step {
                 Step::Keep {
@@ -241,7 +239,7 @@ pub(super) fn write_generation(
                 });
             }
         }
-        Ok(())
+        Ok(writer)
     })?;
     let links: Vec<DocLinks> = updates
         .iter_mut()
@@ -341,6 +339,17 @@ pub(super) fn write_generation(
         known,
     };
     Ok((written, staged))
+}
+
+/// The ids of the previous buckets that `steps` keep.
+fn kept_ids(steps: &[Step]) -> std::collections::HashSet<u64> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Keep { bucket, .. } => Some(bucket.id),
+            Step::Build { .. } => None,
+        })
+        .collect()
 }
 
 /// Writes the chunk list `chunks` as [`CHUNKS_FILE`] into `gen_dir`; returns its entry
