@@ -47,6 +47,7 @@ pub(super) fn walk_root(
         out,
         visited: HashMap::new(),
         files: HashSet::new(),
+        links_met: false,
         deferred: Vec::new(),
     };
     let rules = if opts.no_ignore {
@@ -81,8 +82,10 @@ struct Walk<'a> {
     out: &'a mut Discovery,
     /// Canonical folders already walked, with the path they were walked under.
     visited: HashMap<PathBuf, PathBuf>,
-    /// Canonical files already found.
+    /// Canonical files already found, once a symbolic link led to a file.
     files: HashSet<PathBuf>,
+    /// Whether a symbolic link led to a file yet.
+    links_met: bool,
     /// Folders reached through a symbolic link, walked after the real ones.
     deferred: Vec<Pending>,
 }
@@ -196,9 +199,13 @@ impl Walk<'_> {
             self.count(SkipReason::Ignored);
             return None;
         }
-        let canon = if linked || via_link.is_some() {
+        let through_link = linked || via_link.is_some();
+        let (canon, rel) = if through_link {
             match path.canonicalize() {
-                Ok(c) if c.starts_with(&self.canon_root) => c,
+                Ok(c) if c.starts_with(&self.canon_root) => {
+                    let rel = rel_path(&self.canon_root, &c);
+                    (c, rel)
+                }
                 Ok(_) => {
                     let msg = "a symbolic link that leaves the root; skipped".into();
                     self.warn(path, SkipReason::LinkOutsideRoot, msg);
@@ -214,7 +221,8 @@ impl Walk<'_> {
                 }
             }
         } else {
-            self.canon_root.join(rel_path(&self.root, path))
+            let rel = rel_path(&self.root, path);
+            (self.canon_root.join(&rel), rel)
         };
         if is_dir {
             let pending = Pending {
@@ -239,7 +247,7 @@ impl Walk<'_> {
             return None;
         }
         let kind = kind_of(Path::new(name))?;
-        if !self.files.insert(canon.clone()) {
+        if !self.first_time(&canon, through_link) {
             let msg = format!(
                 "the same file as `{}` (through a symbolic link); indexed once",
                 canon.display()
@@ -247,11 +255,28 @@ impl Walk<'_> {
             self.warn(path, SkipReason::Duplicate, msg);
             return None;
         }
-        let rel = rel_path(&self.canon_root, &canon);
         self.out
             .files
             .push(super::found(self.root_index, canon, rel, kind, &meta));
         None
+    }
+
+    /// Whether the file at canonical path `canon` is met for the first time. A file
+    /// reached by its own path alone cannot be met twice, so the set of files met is
+    /// only made (from those found so far) once a symbolic link leads to a file.
+    fn first_time(&mut self, canon: &Path, through_link: bool) -> bool {
+        if through_link && !self.links_met {
+            self.links_met = true;
+            let root = self.root_index;
+            self.files = self
+                .out
+                .files
+                .iter()
+                .filter(|f| f.root == root)
+                .map(|f| f.path.clone())
+                .collect();
+        }
+        !self.links_met || self.files.insert(canon.to_path_buf())
     }
 }
 
