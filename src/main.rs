@@ -5,6 +5,7 @@
 // and frees millions of small strings (chunk ids, hashes, terms); on rust-docs it cut a
 // 1-file refresh by about a fifth and a cold hybrid search by about a sixth, for about
 // 10 MB more at peak (benches/RESULTS.md).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

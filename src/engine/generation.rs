@@ -252,7 +252,11 @@ pub(super) fn write_generation(
     let gen_dir = gen.dir.as_path();
     let (stats, known) = std::thread::scope(|scope| -> Result<_> {
         // the chunk list (megabytes on a large site) is written and hashed meanwhile
-        let chunk_list = scope.spawn(move || write_chunk_list(gen_dir, chunks));
+        // (written here, at the join, when no thread can be started)
+        let chunk_list = std::thread::Builder::new()
+            .name("docfuse-chunk-list".into())
+            .spawn_scoped(scope, move || write_chunk_list(gen_dir, chunks))
+            .ok();
         let stats = writer.finish()?;
         tracing::debug!(
             "lexical buckets: {} kept, {} written",
@@ -292,9 +296,12 @@ pub(super) fn write_generation(
             }
         }
         pause_point("graph");
-        let file = chunk_list
-            .join()
-            .map_err(|_| Error::Config("internal: the chunk list's writer panicked".into()))??;
+        let file = match chunk_list {
+            Some(h) => h.join().map_err(|_| {
+                Error::Config("internal: the chunk list's writer panicked".into())
+            })??,
+            None => write_chunk_list(gen_dir, chunks)?,
+        };
         known.insert(file.path.clone(), file);
         Ok((stats, known))
     })?;

@@ -27,8 +27,10 @@ pub struct Bucket {
     pub lens: PerField<u64>,
     /// The tantivy segment holding the run's chunks (its id, 32 hex digits), so a refresh
     /// that does not keep the bucket drops the segment instead of deleting its chunks one
-    /// by one; `None` for a bucket without chunks and in an index written before buckets
-    /// recorded it (a refresh then deletes the bucket's chunks by their bucket term).
+    /// by one; `None` for a bucket without chunks, for one whose chunks tantivy wrote as
+    /// two segments (past its memory budget, on a very large document) and in an index
+    /// written before buckets recorded it (a refresh then deletes the bucket's chunks by
+    /// their bucket term).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<String>,
 }

@@ -16,6 +16,8 @@ mod schema;
 mod search;
 mod units;
 mod writer;
+#[cfg(test)]
+mod writer_tests;
 
 pub use bm25f::{idf, length_norm, saturate};
 pub use buckets::{read_buckets, Bucket, BUCKETS_FILE};

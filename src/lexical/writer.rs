@@ -92,7 +92,7 @@ pub struct LexicalWriter {
     layout: Vec<Bucket>,
     /// The bucket being written, if any.
     open: Option<Bucket>,
-    /// Buckets of the previous index, to delete unless kept.
+    /// Buckets of the previous index: those neither kept nor dropped are deleted.
     previous: Vec<Bucket>,
     /// Ids of the previous buckets whose segments were dropped when the writer started.
     dropped: HashSet<u64>,
@@ -125,14 +125,16 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Io`] when a file cannot be linked or copied; [`Error::Corrupt`] when the
     /// previous index has no bucket list; [`Error::Tantivy`] when it cannot be opened or
-    /// its segment list cannot be written.
+    /// its segment list cannot be written; [`Error::Config`] when that list cannot be
+    /// serialised.
     pub fn update(dir: &Path, previous_dir: &Path, keep: &HashSet<u64>) -> Result<Self> {
         let previous = super::buckets::read_buckets(previous_dir)?;
+        // a bucket without chunks has no segment and nothing to delete
         let gone: Vec<&Bucket> = previous
             .iter()
-            .filter(|b| !keep.contains(&b.id) && b.segment.is_some())
+            .filter(|b| !keep.contains(&b.id) && (b.chunks == 0 || segment_of(b).is_some()))
             .collect();
-        let segments: HashSet<&str> = gone.iter().filter_map(|b| b.segment.as_deref()).collect();
+        let segments: HashSet<&str> = gone.iter().filter_map(|b| segment_of(b)).collect();
         link_index_files(previous_dir, dir, &segments)?;
         let mut index = Index::open_in_dir(dir)?;
         if !segments.is_empty() {
@@ -335,6 +337,14 @@ impl LexicalWriter {
     }
 }
 
+/// The segment `b` records, when it is one (32 hex digits: a damaged value never names
+/// another file of the folder).
+fn segment_of(b: &Bucket) -> Option<&str> {
+    b.segment
+        .as_deref()
+        .filter(|s| s.len() == 32 && s.bytes().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// The ids of the segments `index` lists (32 hex digits each).
 fn segment_ids(index: &Index) -> Result<HashSet<String>> {
     Ok(index
@@ -347,7 +357,8 @@ fn segment_ids(index: &Index) -> Result<HashSet<String>> {
 /// Rewrites the segment list of `index` without the segments `gone`.
 ///
 /// # Errors
-/// [`Error::Tantivy`] when the list cannot be read or written.
+/// [`Error::Tantivy`] when the list cannot be read or written; [`Error::Config`] when it
+/// cannot be serialised.
 fn drop_segments(index: &Index, gone: &HashSet<&str>) -> Result<()> {
     let mut meta = index.load_metas()?;
     meta.segments
