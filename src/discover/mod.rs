@@ -326,6 +326,28 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_duplicate_is_named_by_the_path_met_first_also_a_link_sorted_before_its_file() {
+        let d = tree();
+        std::os::unix::fs::symlink(
+            d.path().join("guide/d.markdown"),
+            d.path().join("0-link.md"),
+        )
+        .unwrap();
+        let found = walk(d.path(), WalkOptions::default());
+        assert!(rels(&found).contains(&"guide/d.markdown"));
+        assert_eq!(found.skips.get(&SkipReason::Duplicate), Some(&1));
+        let w = found
+            .warnings
+            .iter()
+            .find(|w| w.message.contains("the same file as"))
+            .unwrap();
+        // the link is met first: the file's own path is the one skipped, named beside it
+        assert!(w.path.ends_with("guide/d.markdown"), "{w:?}");
+        assert!(w.message.contains("0-link.md"), "{w:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn special_files_are_never_opened_and_each_is_named() {
         let d = tree();
         let fifo = |p: PathBuf| {

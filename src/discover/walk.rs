@@ -8,7 +8,7 @@ use super::rules::{kind_of, skip_by_name, SkipReason, WalkOptions, IGNORE_FILES}
 use super::{Discovery, Warning};
 use crate::error::{Error, Result};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,7 +46,7 @@ pub(super) fn walk_root(
         opts,
         out,
         visited: HashMap::new(),
-        files: HashSet::new(),
+        files: HashMap::new(),
         links_met: false,
         deferred: Vec::new(),
     };
@@ -82,8 +82,9 @@ struct Walk<'a> {
     out: &'a mut Discovery,
     /// Canonical folders already walked, with the path they were walked under.
     visited: HashMap<PathBuf, PathBuf>,
-    /// Canonical files already found, once a symbolic link led to a file.
-    files: HashSet<PathBuf>,
+    /// Canonical files already found, with the path each was first met under, once a
+    /// symbolic link led to a file.
+    files: HashMap<PathBuf, PathBuf>,
     /// Whether a symbolic link led to a file yet.
     links_met: bool,
     /// Folders reached through a symbolic link, walked after the real ones.
@@ -247,10 +248,12 @@ impl Walk<'_> {
             return None;
         }
         let kind = kind_of(Path::new(name))?;
-        if !self.first_time(&canon, through_link) {
+        if let Some(first) = self.met_before(&canon, path, through_link) {
+            // named by the path it was first met under (a link sorted before its target
+            // is met first; its canonical path would name the skipped file itself)
             let msg = format!(
                 "the same file as `{}` (through a symbolic link); indexed once",
-                canon.display()
+                first.display()
             );
             self.warn(path, SkipReason::Duplicate, msg);
             return None;
@@ -261,22 +264,32 @@ impl Walk<'_> {
         None
     }
 
-    /// Whether the file at canonical path `canon` is met for the first time. A file
-    /// reached by its own path alone cannot be met twice, so the set of files met is
-    /// only made (from those found so far) once a symbolic link leads to a file.
-    fn first_time(&mut self, canon: &Path, through_link: bool) -> bool {
+    /// The path the file at canonical path `canon` was first met under, if it was met
+    /// before (else it is recorded as met under `path`). A file reached by its own path
+    /// alone cannot be met twice, so the files met are only recorded (from those found so
+    /// far) once a symbolic link leads to a file.
+    fn met_before(&mut self, canon: &Path, path: &Path, through_link: bool) -> Option<PathBuf> {
         if through_link && !self.links_met {
             self.links_met = true;
-            let root = self.root_index;
+            let (root, root_path) = (self.root_index, &self.root);
             self.files = self
                 .out
                 .files
                 .iter()
                 .filter(|f| f.root == root)
-                .map(|f| f.path.clone())
+                .map(|f| (f.path.clone(), root_path.join(&f.rel_path)))
                 .collect();
         }
-        !self.links_met || self.files.insert(canon.to_path_buf())
+        if !self.links_met {
+            return None;
+        }
+        match self.files.entry(canon.to_path_buf()) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(e.get().clone()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(path.to_path_buf());
+                None
+            }
+        }
     }
 }
 
