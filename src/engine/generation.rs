@@ -141,12 +141,12 @@ pub(super) fn write_generation(
         c.links = previous_links;
     }
     // where the lexical index starts from: the previous one, less the buckets not kept
+    let kept = kept_ids(&steps);
     let update = match (&carry, keeps) {
-        (Some(c), true) => Some((c.previous.gen_dir.join("lexical"), kept_ids(&steps))),
+        (Some(c), true) => Some(c.previous.gen_dir.join("lexical")),
         _ => None,
     };
     let mut out = Indexed::default();
-    let mut kept = std::collections::HashSet::new();
     let mut updates: Vec<DocUpdate> = vec![DocUpdate::default(); plan.docs.len()];
     let total = plan.docs.len() as u64;
     let build_docs: Vec<usize> = steps
@@ -172,9 +172,7 @@ pub(super) fn write_generation(
             }
         });
         let mut writer = match &update {
-            Some((previous_lexical, keep)) => {
-                LexicalWriter::update(&lex_dir, previous_lexical, keep)?
-            }
+            Some(previous_lexical) => LexicalWriter::update(&lex_dir, previous_lexical, &kept)?,
             None => LexicalWriter::create(&lex_dir)?,
         };
         for step in &steps {
@@ -190,7 +188,6 @@ pub(super) fn write_generation(
                         ));
                     };
                     writer.keep(bucket.id)?;
-                    kept.insert(bucket.id);
                     let ords = *previous_first..*previous_first + bucket.chunks;
                     keep_bucket(
                         c,

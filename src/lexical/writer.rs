@@ -136,10 +136,10 @@ impl LexicalWriter {
             .collect();
         let segments: HashSet<&str> = gone.iter().filter_map(|b| segment_of(b)).collect();
         link_index_files(previous_dir, dir, &segments)?;
-        let mut index = Index::open_in_dir(dir)?;
+        let index = Index::open_in_dir(dir)?;
         if !segments.is_empty() {
+            // the writer reads the segment list from the folder when it starts
             drop_segments(&index, &segments)?;
-            index = Index::open_in_dir(dir)?;
         }
         let dropped = gone.iter().map(|b| b.id).collect();
         let mut w = Self::with_index(dir, index, previous)?;
