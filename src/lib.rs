@@ -4,17 +4,24 @@
 //! chunks (sections), indexes their projected fields with tantivy, and ranks them with
 //! BM25F plus named, explainable score parts.
 //!
-//! Layers (dependencies point one way, down this list):
-//! 1. foundation: [`error`], [`config`], [`hashing`]
-//! 2. ingest and storage: [`discover`], [`chunk`], [`analysis`], [`projection`], [`store`]
-//! 3. indexes: [`lexical`]
-//! 4. composition: [`engine`], [`eval`], [`retriever`] (the composable `Retriever` API:
-//!    hybrid and reranked retrievers, prompt formatting with citations)
-//! 5. front ends: [`cli`], [`server`] (HTTP API and MCP server over the retriever API)
+//! Layers (dependencies point one way, down this list; `ARCHITECTURE.md` is the map and
+//! a test walks the imports):
+//! 1. foundation: [`error`], [`config`], [`hashing`], [`dburl`], [`fsio`]
+//! 2. ingest and storage: [`discover`], [`chunk`], [`analysis`], [`pack`], [`projection`],
+//!    [`store`]
+//! 3. indexes: [`lexical`], [`embed`], [`graph`], [`vector`], [`fusion`]
+//! 4. a generation's files: [`generation`]
+//! 5. the two sides: [`write`] (build and refresh over an `IndexStore`) and [`read`] (an
+//!    opened index and what answers a query)
+//! 6. built on both: [`views`] (handoffs, graph views), [`pgstore`], [`eval`],
+//!    [`retriever`] (the composable `Retriever` API)
+//! 7. front ends: [`cli`], [`server`] (HTTP API and MCP server over the retriever API)
 //!
 //! ```no_run
 //! use docfuse::config::IndexConfig;
-//! use docfuse::engine::{build, BuildOptions, DocIndex, SearchOptions, Source};
+//! use docfuse::generation::Source;
+//! use docfuse::read::{DocIndex, SearchOptions};
+//! use docfuse::write::{build, BuildOptions};
 //! # fn main() -> docfuse::Result<()> {
 //! let dir = std::path::Path::new(".docfuse");
 //! let opts = BuildOptions { config: IndexConfig::default(), ..Default::default() };
@@ -34,20 +41,23 @@ pub mod config;
 pub mod dburl;
 pub mod discover;
 pub mod embed;
-pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod fsio;
 pub mod fusion;
+pub mod generation;
 pub mod graph;
 pub mod hashing;
 pub mod lexical;
 pub mod pack;
 pub mod pgstore;
 pub mod projection;
+pub mod read;
 pub mod retriever;
 pub mod server;
 pub mod store;
 pub mod vector;
+pub mod views;
+pub mod write;
 
 pub use error::{Error, Result};

@@ -63,7 +63,7 @@ pub struct IngestArgs {
     #[arg(long, value_name = "URL")]
     pub nats: String,
     /// Index folder (created by the first pack ingested when there is none).
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Largest pack accepted, in bytes (compressed).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
@@ -99,7 +99,7 @@ pub struct PackArgs {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Set when `index` is the local copy of a PostgreSQL index: no refresh jobs (the
     /// writer publishes to the database; the server follows it).
@@ -136,7 +136,7 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Keep every tool result under this many tokens (≈ bytes / 4): passages are cut at
     /// a line and paged.
@@ -149,7 +149,7 @@ pub struct McpArgs {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Print the result as JSON.
     #[arg(long)]
@@ -159,14 +159,14 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 pub struct ChunksArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Folders (or files) to index.
     #[arg(value_name = "ROOT", required_unless_present_any = ["jsonl", "pack"])]
@@ -252,8 +252,8 @@ impl RunArgs {
         config: crate::config::IndexConfig,
         overrides: serde_json::Value,
         vectors: &'a super::build_run::Vectors,
-    ) -> crate::engine::BuildOptions<'a> {
-        crate::engine::BuildOptions {
+    ) -> crate::write::BuildOptions<'a> {
+        crate::write::BuildOptions {
             config,
             config_overrides: overrides,
             embeddings: vectors.wanted,
@@ -274,7 +274,7 @@ impl RunArgs {
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Roots to refresh (default: every root of the index); the others are kept as they are.
     #[arg(value_name = "ROOT")]
@@ -299,7 +299,7 @@ pub struct RefreshArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Most results to print, 1 to 100.
     #[arg(short = 'n', long, default_value_t = 10)]
@@ -336,7 +336,7 @@ pub struct SearchArgs {
     pub refresh: bool,
     /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
     #[arg(long, default_value = "auto")]
-    pub mode: crate::engine::Mode,
+    pub mode: crate::read::Mode,
     /// The question or keywords (several words are joined with spaces). Options may come
     /// before or after it; a word that starts with `-` and is not an option of this
     /// command is part of the query (`docfuse search --torch-backend`).
@@ -347,7 +347,7 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Print the status as JSON.
     #[arg(long)]
@@ -361,7 +361,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct GraphArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A document (path relative to its root; `ROOT:PATH` with several roots): list its
     /// relations instead of the top pages.
@@ -382,7 +382,7 @@ pub struct GraphArgs {
 #[derive(Debug, Args)]
 pub struct ReadArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A result's id (`guide/install.md#install/from-source`: its whole section), or a
     /// path relative to its root, with an optional line or range (`guide/install.md:12`,
@@ -410,7 +410,7 @@ pub struct ReadArgs {
 #[derive(Debug, Args)]
 pub struct HandoffArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A document path, a folder, a section id (`path#slug`) or a document's title or
     /// alias.
@@ -428,7 +428,7 @@ pub struct HandoffArgs {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
-    #[arg(long, default_value = crate::engine::DEFAULT_INDEX_DIR)]
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Questions: docfuse JSONL ({"id","query","relevant":[{"path","heading","grade"}]})
     /// or BEIR queries.jsonl (with --qrels).
@@ -439,7 +439,7 @@ pub struct EvalArgs {
     pub qrels: Option<PathBuf>,
     /// Retrieval modes to evaluate, comma-separated: lexical, vector, hybrid.
     #[arg(long, default_value = "lexical", value_delimiter = ',')]
-    pub mode: Vec<crate::engine::Mode>,
+    pub mode: Vec<crate::read::Mode>,
     /// Evaluate each value of one setting, e.g. `alpha=0.3,0.5,0.7` (lexical weight of
     /// the default, calibrated fusion), `noise=1,2` (its noise level in standard
     /// deviations), `cal=0.4:2,0.5:1` (both), `mm_alpha=0.4` (min-max convex fusion),

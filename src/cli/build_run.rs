@@ -3,7 +3,8 @@
 //! (one line, or JSON).
 
 use super::output::{print_json, print_line};
-use crate::engine::{build_in, BuildOptions, BuildReport, FolderStore, IndexStore, Phase, Source};
+use crate::generation::Source;
+use crate::write::{build_in, BuildOptions, BuildReport, FolderStore, IndexStore, Phase};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -187,7 +188,7 @@ impl PlainProgress {
         }
     }
 
-    fn update(&mut self, p: crate::engine::Progress) {
+    fn update(&mut self, p: crate::write::Progress) {
         let now = Instant::now();
         let unit = if p.phase == Phase::Embedding {
             "chunk"

@@ -2,7 +2,7 @@
 
 use super::args::ChunksArgs;
 use super::output::print_line;
-use crate::engine::DocIndex;
+use crate::read::DocIndex;
 
 pub fn run(a: ChunksArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;

@@ -2,9 +2,9 @@
 
 use super::args::EvalArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{DocIndex, SearchOptions};
 use crate::eval::{evaluate, read_beir, read_docfuse, unjudged, unmatched_labels, EvalReport};
 use crate::fusion::Fusion;
+use crate::read::{DocIndex, SearchOptions};
 use anyhow::{bail, Context};
 
 pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
@@ -82,7 +82,7 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions, b
     let mut out = Vec::new();
     for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
         let label = format!("{}={v}", name.trim());
-        let (alpha, noise) = match crate::engine::DEFAULT_FUSION {
+        let (alpha, noise) = match crate::read::DEFAULT_FUSION {
             Fusion::Calibrated { alpha, noise, .. } => (alpha, noise),
             _ => (0.45, 0.5),
         };

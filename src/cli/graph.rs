@@ -3,7 +3,8 @@
 
 use super::args::GraphArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{graph_summary, page_relations, DocIndex, GraphPage, RelationView};
+use crate::read::{DocIndex, RelationView};
+use crate::views::{graph_summary, page_relations, GraphPage};
 
 pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;

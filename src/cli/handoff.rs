@@ -2,7 +2,8 @@
 
 use super::args::HandoffArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{handoff_for_entity, DocIndex};
+use crate::read::DocIndex;
+use crate::views::handoff_for_entity;
 
 pub fn run(a: HandoffArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;

@@ -3,7 +3,7 @@
 use super::args::IndexArgs;
 use super::build_run::{print_report, Vectors};
 use crate::config::{merge_json, Field, IndexConfig};
-use crate::engine::Source;
+use crate::generation::Source;
 use crate::store::Existing;
 use anyhow::{bail, Context};
 use serde_json::{json, Value};

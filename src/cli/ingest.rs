@@ -9,8 +9,8 @@
 use super::args::IngestArgs;
 use super::build_run::{report_line, Vectors};
 use super::job::{is_no_index, run_job, Job, Recorded};
-use crate::engine::BuildReport;
 use crate::pack::event::{self, Event};
+use crate::write::BuildReport;
 use anyhow::Context;
 use futures::StreamExt;
 use serde_json::json;
@@ -244,7 +244,7 @@ impl Ingest<'_> {
             if !self.known()?.contains_key(&code) {
                 return Ok(false);
             }
-            let _lock = crate::engine::acquire_writer_lock(&self.a.index, true, &mut |_| {})?;
+            let _lock = crate::generation::acquire_writer_lock(&self.a.index, true, &mut |_| {})?;
             let roots = [PathBuf::from(format!("pack:{code}"))];
             super::pack::PackSteps::new(&self.a.index, None, &roots).after()?;
             Ok(true)

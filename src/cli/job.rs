@@ -6,9 +6,10 @@
 use super::args::RunArgs;
 use super::build_run::{run_build, Vectors};
 use super::pack::PackSteps;
-use crate::engine::{BuildReport, Source};
+use crate::generation::Source;
 use crate::pack::Pack;
 use crate::store::SourceSpec;
+use crate::write::BuildReport;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -113,8 +114,8 @@ impl Recorded {
     /// first `index` still running), waits for it (or, with `wait` false, says so).
     pub fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
         match Recorded::load(index) {
-            Err(e) if is_no_index(&e) && index.join(crate::engine::LOCK_FILE).exists() => {
-                let lock = crate::engine::acquire_writer_lock(index, wait, &mut |holder| {
+            Err(e) if is_no_index(&e) && index.join(crate::generation::LOCK_FILE).exists() => {
+                let lock = crate::generation::acquire_writer_lock(index, wait, &mut |holder| {
                     eprintln!(
                         "waiting for another docfuse ({holder}) building `{}`…",
                         index.display()

@@ -105,7 +105,7 @@ fn building_hint(e: anyhow::Error) -> anyhow::Error {
         | (_, Some(RetrieveError::Engine(crate::Error::NoIndex { dir }))) => dir,
         _ => return e,
     };
-    match crate::engine::writer_lock_holder(dir) {
+    match crate::generation::writer_lock_holder(dir) {
         Some(holder) => anyhow::anyhow!(
             "no docfuse index at `{d}` yet: a first build is running ({holder})\nhint: wait for it to finish; `docfuse refresh --index {d}` and `docfuse search --refresh` wait for it",
             d = dir.display()

@@ -169,7 +169,7 @@ impl<'a> PackSteps<'a> {
             return;
         }
         let dir = dir_of(self.index, pack);
-        let _lock = crate::engine::acquire_writer_lock(self.index, true, &mut |_| {});
+        let _lock = crate::generation::acquire_writer_lock(self.index, true, &mut |_| {});
         if let Err(e) = std::fs::remove_dir_all(&dir) {
             if e.kind() != std::io::ErrorKind::NotFound {
                 eprintln!("warning: cannot delete `{}`: {e}", dir.display());
@@ -190,13 +190,13 @@ pub(super) fn drop_roots(index: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
 /// it fails.
 pub(super) fn build_with<T>(
     steps: &PackSteps,
-    opts: crate::engine::BuildOptions<'_>,
-    build: impl FnOnce(&crate::engine::BuildOptions<'_>) -> anyhow::Result<T>,
+    opts: crate::write::BuildOptions<'_>,
+    build: impl FnOnce(&crate::write::BuildOptions<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let before = || steps.before();
     let after = || steps.after();
-    let opts = crate::engine::BuildOptions {
-        hooks: crate::engine::BuildHooks {
+    let opts = crate::write::BuildOptions {
+        hooks: crate::write::BuildHooks {
             before: Some(&before),
             after: Some(&after),
         },

@@ -69,7 +69,7 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
 /// with the options this one was given.
 fn next_page_command(a: &ReadArgs, target: &str, p: &Passage, next: u32) -> String {
     let mut cmd = String::from("docfuse read");
-    if a.index != std::path::Path::new(crate::engine::DEFAULT_INDEX_DIR) {
+    if a.index != std::path::Path::new(crate::generation::DEFAULT_INDEX_DIR) {
         cmd.push_str(&format!(" --index {}", quoted(&a.index.to_string_lossy())));
     }
     if let Some(r) = a.root {

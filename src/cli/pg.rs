@@ -7,8 +7,9 @@
 //! whose build publishes into the database in one transaction.
 
 use super::build_run::{run_build, run_build_in, Vectors};
-use crate::engine::{BuildOptions, BuildReport, IndexStore, Source};
+use crate::generation::Source;
 use crate::pgstore::{self, Followed, PgLocation, PgStore};
+use crate::write::{BuildOptions, BuildReport, IndexStore};
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 

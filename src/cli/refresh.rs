@@ -3,8 +3,9 @@
 use super::args::{RefreshArgs, RunArgs};
 use super::build_run::{print_report, report_line, run_build, Vectors};
 use super::job::Recorded;
-use crate::engine::{BuildOptions, Source};
+use crate::generation::Source;
 use crate::store::SourceSpec;
+use crate::write::BuildOptions;
 use anyhow::Context;
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -134,7 +135,7 @@ fn refresh_in_background(
     let config = crate::config::IndexConfig::with_overrides(&rec.overrides)?;
     let opts = RunArgs::default().build_options(config, rec.overrides.clone(), &vectors);
     let source = rec.source_for(&[]);
-    let mut report = |r: anyhow::Result<crate::engine::BuildReport>| {
+    let mut report = |r: anyhow::Result<crate::write::BuildReport>| {
         match r {
             Ok(r) => eprintln!("docfuse: {}", report_line(index, &r, &vectors)),
             Err(e) => eprintln!("docfuse: refresh failed: {e:#}"),
@@ -273,7 +274,7 @@ impl Watching {
         index: &std::path::Path,
         source: &Source,
         opts: &BuildOptions,
-        report: &mut dyn FnMut(anyhow::Result<crate::engine::BuildReport>) -> anyhow::Result<()>,
+        report: &mut dyn FnMut(anyhow::Result<crate::write::BuildReport>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let index_dir = index.canonicalize().unwrap_or_else(|_| index.to_path_buf());
         let mut missing_said = false;
@@ -296,7 +297,7 @@ impl Watching {
                 continue;
             }
             // Refresh only when a file really changed (or appeared, or went).
-            let stale = crate::engine::DocIndex::open(index).map_or(true, |i| i.stale());
+            let stale = crate::read::DocIndex::open(index).map_or(true, |i| crate::read::stale(&i));
             if !stale {
                 continue;
             }

@@ -3,7 +3,7 @@
 
 use super::args::SearchArgs;
 use super::output::{name_field, print_json, print_line, printable};
-use crate::engine::HitExplain;
+use crate::read::HitExplain;
 use crate::retriever::{
     DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
 };
@@ -110,7 +110,7 @@ fn print_text(
     Ok(())
 }
 
-fn print_proximity(p: &crate::engine::ProximityExplain) -> anyhow::Result<()> {
+fn print_proximity(p: &crate::read::ProximityExplain) -> anyhow::Result<()> {
     let Some(anchor) = &p.anchor else {
         return print_line("    proximity 0.000 (no strong hit within two relations)");
     };

@@ -2,7 +2,7 @@
 
 use super::args::StatusArgs;
 use super::output::{print_json, print_line};
-use crate::engine::{status_now, DocIndex, Status};
+use crate::read::{status_now, DocIndex, Status};
 
 pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     let index = DocIndex::open(&a.index)?;

@@ -4,7 +4,7 @@ use super::args::VerifyArgs;
 use super::output::{print_json, print_line};
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<i32> {
-    let v = crate::engine::verify(&a.index)?;
+    let v = crate::read::verify(&a.index)?;
     if a.json {
         print_json(&v)?;
     } else if v.damaged.is_empty() {

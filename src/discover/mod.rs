@@ -1,7 +1,7 @@
 //! Discovery: walking roots for documentation files and reading them safely.
 //!
 //! Owns: the file kinds by name (`.md`, `.markdown`, `.mdx`, `.txt`, `mkdocs.yml`, API
-//! specs — whether a spec parses is the engine's reading, `engine::docread`), the walk (ignore rules
+//! specs — whether a spec parses is the engine's reading, `generation::read_document`), the walk (ignore rules
 //! from `.gitignore`/`.ignore` through the `ignore` crate's matcher, hidden, version-
 //! control, dependency and build-output folders skipped by default, symbolic links kept
 //! inside their root, each file once by its canonical path, special files never

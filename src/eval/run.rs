@@ -3,8 +3,8 @@
 use super::judge::{gains, unit_key};
 use super::metrics::Metrics;
 use super::questions::Question;
-use crate::engine::{DocIndex, SearchOptions};
 use crate::error::Result;
+use crate::read::{DocIndex, SearchOptions};
 use serde::Serialize;
 use std::time::Instant;
 

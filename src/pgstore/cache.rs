@@ -7,8 +7,10 @@ use super::read::{documents, roots, vector_counts, Docs};
 use super::{block_on, check, connect, published, PgLocation, Published};
 use crate::config::IndexConfig;
 use crate::embed::EmbedderIdentity;
-use crate::engine::{acquire_writer_lock, build, BuildOptions, EmbedderInfo, Source};
 use crate::error::{Error, Result};
+use crate::generation::{acquire_writer_lock, Source};
+use crate::read::EmbedderInfo;
+use crate::write::{build, BuildOptions};
 use std::path::{Component, Path, PathBuf};
 
 /// Where the local caches of database indexes live: `DOCFUSE_PG_CACHE`, else
@@ -125,7 +127,7 @@ struct NewGeneration {
     identity: Option<EmbedderIdentity>,
     vectors: (u64, u64),
     /// This host's sync lock, held until the cache is written.
-    lock: crate::engine::WriterLock,
+    lock: crate::generation::WriterLock,
 }
 
 /// Reads the published generation in one snapshot, unless the cache holds it already.

@@ -6,8 +6,9 @@
 //! path, place) and content hash, once per (cache generation, database generation).
 
 use super::{connect, db_err, PgLocation, ReaderCache};
-use crate::engine::{chunk_keys, DocIndex, EmbedderInfo, RemoteAnswer, RemoteVectors};
 use crate::error::{Error, Result};
+use crate::generation::chunk_keys;
+use crate::read::{EmbedderInfo, OpenGeneration, RemoteAnswer, RemoteVectors};
 use crate::vector::Moments;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -64,7 +65,7 @@ struct Conn {
 }
 
 /// PostgreSQL + pgvector as the vector side of a reader's cache folder
-/// ([`crate::engine::attach`]). Makes its runtime and connections on the first query.
+/// ([`crate::read::attach`]). Makes its runtime and connections on the first query.
 pub struct PgVectors {
     loc: PgLocation,
     rt: OnceLock<std::result::Result<tokio::runtime::Runtime, String>>,
@@ -186,7 +187,12 @@ impl PgVectors {
 
     /// The layout of `index`'s generation: kept, or read from the database (once for
     /// concurrent searches).
-    fn layout(&self, index: &DocIndex, conn: &mut Conn, synced: &Synced) -> Result<Arc<Layout>> {
+    fn layout(
+        &self,
+        index: &OpenGeneration,
+        conn: &mut Conn,
+        synced: &Synced,
+    ) -> Result<Arc<Layout>> {
         let key = (
             index.manifest().seal.clone(),
             synced.epoch.clone(),
@@ -226,7 +232,7 @@ impl PgVectors {
 
     fn answer(
         &self,
-        index: &DocIndex,
+        index: &OpenGeneration,
         query: &[f32],
         identity_key: &str,
         (k, ef_search): (usize, usize),
@@ -348,7 +354,7 @@ impl RemoteVectors for PgVectors {
 
     fn search(
         &self,
-        index: &DocIndex,
+        index: &OpenGeneration,
         query: &[f32],
         identity_key: &str,
         k: usize,
@@ -538,12 +544,12 @@ async fn read_layout(client: &mut Client, loc: &PgLocation) -> Result<Rows> {
 
 /// Matches each chunk of `index` to its database row: the same root, path and place,
 /// and the same content hash (a chunk the database has since changed gets no vector).
-fn match_layout(index: &DocIndex, rows: Rows, key: (String, String, i64)) -> Result<Layout> {
+fn match_layout(index: &OpenGeneration, rows: Rows, key: (String, String, i64)) -> Result<Layout> {
     let moments = rows
         .moments
         .ok_or_else(|| Error::Database("the database holds no vector moments yet: run `docfuse refresh --index URL` once to publish them".into()))
         .and_then(|b| Moments::from_bytes(&b).map_err(Error::Database))?;
-    let keys = chunk_keys(index)?;
+    let keys = chunk_keys(index.dir(), &index.generation_dir(), index.snapshot_ref()?)?;
     let mut ords: HashMap<String, Vec<u64>> = HashMap::new();
     let mut hashes = Vec::with_capacity(keys.len());
     for (ord, k) in keys.iter().enumerate() {

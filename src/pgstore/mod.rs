@@ -5,10 +5,10 @@
 //! its cache:
 //!
 //! - a **writer** (`index`/`refresh --index postgres://…`) opens a [`PgStore`] — the
-//!   database as an [`crate::engine::IndexStore`]: its advisory lock, its documents,
+//!   database as an [`crate::write::IndexStore`]: its advisory lock, its documents,
 //!   chunks and vectors by embedding hash (a vector the database holds is never embedded
 //!   again), this host's writer folder to stage generations in — and builds into it with
-//!   [`crate::engine::build_in`], the folder store's pipeline; each build [`publish`]es the
+//!   [`crate::write::build_in`], the folder store's pipeline; each build [`publish`]es the
 //!   difference in one transaction;
 //! - a **reader** (`search`, `status`, `serve`, …) brings its local cache — the
 //!   documents' text written under a mirror folder, indexed lexically — to the published

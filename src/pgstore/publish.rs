@@ -4,8 +4,8 @@
 //! writer killed or disconnected mid-way leaves the last published generation whole.
 
 use super::{db_err, PgLocation};
-use crate::engine::{Exported, ExportedDoc};
 use crate::error::Result;
+use crate::generation::{Exported, ExportedDoc};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use tokio_postgres::{Client, Transaction};
@@ -95,7 +95,7 @@ pub async fn publish(
     report.generation = generation;
     report.epoch = epoch;
     report.skipped = skipped;
-    crate::engine::pause_point("db-before-commit");
+    crate::write::pause_point("db-before-commit");
     tx.commit()
         .await
         .map_err(|e| db_err(loc, "cannot commit the publish", e))?;

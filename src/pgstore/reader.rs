@@ -87,7 +87,7 @@ fn attached(loc: &PgLocation, cache: &ReaderCache) -> Arc<PgVectors> {
         h.vectors = fresh();
         h.loc = loc.clone();
     }
-    crate::engine::attach(&cache.index_dir, h.vectors.clone());
+    crate::read::attach(&cache.index_dir, h.vectors.clone());
     h.vectors.clone()
 }
 

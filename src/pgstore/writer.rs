@@ -7,10 +7,10 @@
 //! whether its folder is the database's.
 
 use super::{lock_writer, migrate, PgLocation, PublishReport, Published};
-use crate::engine::{
+use crate::error::{Error, Result};
+use crate::write::{
     FolderStore, IndexStore, Publication, Staged, StoreLock, StoreSnapshot, StoredChunk, StoredDoc,
 };
-use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tokio::runtime::Runtime;
@@ -113,7 +113,7 @@ impl PgStore {
     pub fn clear_staging(&self) -> Result<()> {
         // the vectors of the folder's generation (embedded by a build whose database
         // publish failed) go to the resumable cache first: not embedded again
-        match crate::engine::keep_vectors(self.folder.dir()) {
+        match crate::write::keep_vectors(self.folder.dir()) {
             Ok(n) if n > 0 => tracing::debug!("{n} vectors of the writer folder kept by hash"),
             Ok(_) => {}
             Err(e) => tracing::warn!("the writer folder's vectors are not kept ({e})"),
@@ -213,7 +213,7 @@ impl IndexStore for PgStore {
     fn publish(&mut self, staged: Option<Staged>) -> Result<Publication> {
         self.folder.publish(staged)?;
         let folder = manifest_sha256(self.folder.dir()).unwrap_or_default();
-        let ex = crate::engine::export(self.folder.dir())?;
+        let ex = crate::generation::export(self.folder.dir())?;
         let writer = format!("docfuse {} on {}", env!("CARGO_PKG_VERSION"), host_name());
         let r = self
             .rt
@@ -289,7 +289,7 @@ fn wipe_keeping_packs(dir: &Path) -> Result<()> {
         return Ok(());
     };
     for e in entries.flatten() {
-        if e.file_name() == "packs" || e.file_name() == crate::engine::EMBED_CACHE_FILE {
+        if e.file_name() == "packs" || e.file_name() == crate::write::EMBED_CACHE_FILE {
             continue;
         }
         let p = e.path();

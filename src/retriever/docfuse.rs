@@ -9,7 +9,7 @@
 
 use super::passage::{self, Passage, PassageRequest};
 use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
-use crate::engine::{status_now, DocIndex, Mode, Status};
+use crate::read::{status_now, DocIndex, Mode, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
@@ -79,7 +79,7 @@ pub struct Retrieval {
     /// Generation of the index that answered.
     pub generation: u64,
     /// Files under the roots changed since that generation was built (a cheap size and
-    /// mtime check, see [`crate::engine::quick_stale`]); `docfuse refresh` brings it up to date.
+    /// mtime check, see [`crate::read::stale`]); `docfuse refresh` brings it up to date.
     pub stale: bool,
     /// The query's content words no indexed passage contains (stop words aside; analysed,
     /// lower-cased forms), in query order: the documentation may not cover them.
@@ -428,7 +428,7 @@ impl DocfuseRetriever {
 
     /// The handoff for `target` (a document path, folder, section id, title or alias):
     /// where to start reading, what to read before editing, where to edit, which checks
-    /// apply ([`crate::engine::handoff_for_entity`]).
+    /// apply ([`crate::views::handoff_for_entity`]).
     ///
     /// # Errors
     /// [`RetrieveError::NotFound`] naming the closest paths for an unknown target (or an
@@ -440,7 +440,7 @@ impl DocfuseRetriever {
     ) -> Result<super::Handoff, RetrieveError> {
         let target = target.to_string();
         self.run_blocking(false, move |inner| {
-            crate::engine::handoff_for_entity(&inner.index, &target, caveats).map_err(|e| match e {
+            crate::views::handoff_for_entity(&inner.index, &target, caveats).map_err(|e| match e {
                 crate::Error::NotFound(m) => RetrieveError::NotFound(m),
                 e => RetrieveError::Engine(e),
             })

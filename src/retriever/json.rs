@@ -2,7 +2,7 @@
 //! and the MCP `search_docs` tool (its structured content).
 
 use super::RetrievedDocument;
-use crate::engine::HitExplain;
+use crate::read::HitExplain;
 use serde::Serialize;
 
 /// One result: `{"rank", "id", "root", "path", "start_line", "end_line", "match_line",
@@ -242,7 +242,7 @@ fn first_line(content: &str) -> String {
         .iter()
         .position(|l| l.as_deref().is_some_and(|l| !l.trim().is_empty()));
     offset.map_or_else(String::new, |i| {
-        crate::engine::snippet_at(content, i, &[], true)
+        crate::read::snippet_at(content, i, &[], true)
     })
 }
 

@@ -88,9 +88,11 @@ pub use request::{
 };
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 
-/// Engine types that are part of this API (front ends need no other `engine` import).
-pub use crate::engine::{
-    Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, HitExplain, Mode, Tier,
+/// Read-side and view types that are part of this API (front ends need no other import
+/// of them).
+pub use crate::read::{HitExplain, Mode};
+pub use crate::views::{
+    Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
 };
 
 use serde::{Deserialize, Serialize};

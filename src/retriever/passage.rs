@@ -269,7 +269,7 @@ pub(super) fn verified_text(
 ) -> Result<(String, Option<String>), RetrieveError> {
     let index = &inner.index;
     let state = index.file_state(root, path)?;
-    if state == crate::engine::FileState::Fresh {
+    if state == crate::read::FileState::Fresh {
         let file = confined(inner, root, path)?;
         let max = index.manifest().config.max_file_bytes;
         match crate::discover::read_checked(&file, max, &mut Vec::new()) {

@@ -7,7 +7,7 @@ use super::docfuse::{Inner, Retrieval};
 use super::filter::PathFilter;
 use super::passage::section_id;
 use super::{relative, DocumentMetadata, Mode, RetrieveError, RetrieveOptions, RetrievedDocument};
-use crate::engine::{DocIndex, Hit, SearchOptions, SearchResponse, FUSION_DEPTH};
+use crate::read::{DocIndex, Hit, SearchOptions, SearchResponse, FUSION_DEPTH};
 use std::collections::HashMap;
 
 /// A filtered or grouped query first asks the engine for `limit × OVERFETCH` chunks (at
@@ -42,7 +42,7 @@ pub(super) fn search(
     opts.params.floor = floor;
     opts.params.agent = options.agent;
     let generation = index.generation();
-    let stale = index.stale();
+    let stale = crate::read::stale(index);
     let params = opts.params;
     let resp = if filter.is_empty() && !options.group {
         index.search(query, &opts)?

@@ -3,7 +3,8 @@
 //! under a budget, and use outside a tokio runtime.
 
 use super::*;
-use crate::engine::{build, BuildOptions, Source};
+use crate::generation::Source;
+use crate::write::{build, BuildOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -449,7 +450,7 @@ fn works_outside_a_tokio_runtime_and_under_concurrency() {
     assert_eq!(docs[0].metadata.path, "guide/install.md");
     // 16 concurrent searches on a single-threaded runtime, 1 at a time on the pool
     let one = DocfuseRetriever::with_concurrency(
-        std::sync::Arc::new(crate::engine::DocIndex::open(r.index().dir()).unwrap()),
+        std::sync::Arc::new(crate::read::DocIndex::open(r.index().dir()).unwrap()),
         1,
     );
     let queries = ["install", "plugins", "parallel jobs", "configuration file"];
@@ -478,7 +479,7 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
     use futures::FutureExt;
     let (_tmp, r) = indexed(&sample_docs());
     let one = DocfuseRetriever::with_concurrency(
-        std::sync::Arc::new(crate::engine::DocIndex::open(r.index().dir()).unwrap()),
+        std::sync::Arc::new(crate::read::DocIndex::open(r.index().dir()).unwrap()),
         1,
     )
     .with_max_queued(1);

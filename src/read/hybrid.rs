@@ -1,10 +1,12 @@
 //! Answering a query in the requested mode: lexical, vector, or the fusion of both.
 
-use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchResponse};
-use super::open::{DocIndex, SearchOptions, VectorSide};
+use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchOptions, SearchResponse};
+use super::opened::OpenGeneration;
+use super::proximity::ProximityPart;
+use super::vectors::{VectorPart, VectorSide};
 use crate::error::{Error, Result};
 use crate::fusion::{fuse, Candidate};
-use crate::lexical::{LexicalRun, Scored};
+use crate::lexical::{LexicalQuery, LexicalRun, Scored};
 use crate::vector::{CosineStats, VectorSearch};
 use std::collections::HashMap;
 
@@ -14,7 +16,15 @@ pub const FUSION_DEPTH: usize = 100;
 /// `ef_search` of HNSW queries (at least the fusion depth).
 const EF_SEARCH: usize = 128;
 
-impl DocIndex {
+/// The parts of an opened index a search reads.
+#[derive(Clone, Copy)]
+pub(super) struct Parts<'a> {
+    pub g: &'a OpenGeneration,
+    pub v: &'a VectorPart,
+    pub p: &'a ProximityPart,
+}
+
+impl<'a> Parts<'a> {
     /// Ranks chunks for `query` in `opts.mode`, best first.
     ///
     /// `auto` answers with hybrid when the vector side is usable, else lexically with the
@@ -25,10 +35,10 @@ impl DocIndex {
     /// vector side is not usable; [`Error::Corrupt`]/[`Error::Tantivy`] when the index
     /// cannot be read; [`Error::Embedder`] when the query cannot be embedded. Any query
     /// text is accepted.
-    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+    pub(super) fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         self.search_modes(query, opts).map_err(|e| match e {
             // A tantivy failure is damage to this index: say so, with the hint.
-            Error::Tantivy(t) => Error::corrupt(self.dir(), format!("lexical index: {t}")),
+            Error::Tantivy(t) => Error::corrupt(self.g.dir(), format!("lexical index: {t}")),
             other => other,
         })
     }
@@ -46,7 +56,7 @@ impl DocIndex {
             }
             _ => Err(Error::VectorsUnavailable(reason)),
         };
-        let side = match self.query_side(query)? {
+        let side = match self.v.query_side(self.g, query)? {
             Ok(side) => side,
             Err(reason) => return without_vectors(reason),
         };
@@ -55,12 +65,46 @@ impl DocIndex {
         } else {
             Mode::Hybrid
         };
-        let run = self.lexical_run(query, &opts.params)?;
-        let dense = match Dense::of(self, &run, side, opts, mode) {
+        let run = self.g.lexical_run(query, &opts.params)?;
+        let dense = match Dense::of(self.g, &run, side, opts, mode) {
             Ok(d) => d,
             Err(reason) => return without_vectors(reason),
         };
         self.fused_search(run, opts, mode, dense)
+    }
+
+    /// The lexical ranking alone, cut by floor and limit.
+    fn lexical_search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+        let q = LexicalQuery {
+            text: query,
+            limit: opts.limit,
+            params: opts.params,
+            explain: opts.explain,
+        };
+        let run = self.g.lexical_run(query, &opts.params)?;
+        let weights = run.term_weights();
+        let hits = if opts.params.prox_gain > 0.0 {
+            self.p.lexical_with_proximity(self.g, &run, opts)?
+        } else {
+            let mut hits: Vec<Hit> = self
+                .g
+                .lexical()
+                .cut(&run, &q)?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            if opts.explain {
+                self.p.explain_proximity(self.g, &run.scored(), &mut hits);
+            }
+            hits
+        };
+        Ok(SearchResponse {
+            hits,
+            weights,
+            mode: Mode::Lexical,
+            degraded: None,
+            missing_words: run.missing_words(),
+        })
     }
 
     fn fused_search(
@@ -68,7 +112,7 @@ impl DocIndex {
         run: LexicalRun,
         opts: &SearchOptions,
         mode: Mode,
-        dense: Dense<'_>,
+        dense: Dense<'a>,
     ) -> Result<SearchResponse> {
         let depth = opts.limit.max(FUSION_DEPTH);
         let lexical = run.scored();
@@ -118,7 +162,9 @@ impl DocIndex {
         }
         // graph proximity to the strongest lexical hits (hybrid only: it needs them)
         let prox = match mode {
-            Mode::Hybrid => self.proximity(&lexical, opts.params.prox_gain, opts.explain),
+            Mode::Hybrid => self
+                .p
+                .proximity(self.g, &lexical, opts.params.prox_gain, opts.explain),
             _ => None,
         };
         let present = lexical
@@ -137,7 +183,7 @@ impl DocIndex {
                 let graph_only = only.contains(&f.key);
                 // a graph-only page is shown at the section its link names
                 let ord = match (&prox, graph_only) {
-                    (Some(p), true) => p.surface(self, f.key),
+                    (Some(p), true) => p.surface(self.g, f.key),
                     _ => f.key,
                 };
                 let c = match by_ord.get(&ord) {
@@ -177,7 +223,7 @@ impl DocIndex {
         score: f32,
         fusion: Option<FusionExplain>,
     ) -> Result<Hit> {
-        let h = self.lexical.hit_for(run, ord, fusion.is_some())?;
+        let h = self.g.lexical().hit_for(run, ord, fusion.is_some())?;
         Ok(Hit {
             score,
             ord,
@@ -297,7 +343,7 @@ impl<'a> Dense<'a> {
     ///
     /// Errors: why a store could not answer.
     fn of(
-        index: &DocIndex,
+        index: &OpenGeneration,
         run: &LexicalRun,
         (side, qvec): (VectorSide<'a>, Vec<f32>),
         opts: &SearchOptions,

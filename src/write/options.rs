@@ -70,7 +70,7 @@ pub struct BuildOptions<'a> {
     /// to delete the files of a dropped root). An error of `before` fails the build
     /// before anything is written; an error of `after` is returned after the publish.
     pub hooks: BuildHooks<'a>,
-    /// Chunks per lexical bucket (default [`crate::engine::BUCKET_CHUNKS`]): what a refresh
+    /// Chunks per lexical bucket (default [`crate::write::BUCKET_CHUNKS`]): what a refresh
     /// indexes again around a changed file. Rankings never depend on it.
     pub bucket_chunks: Option<u64>,
 }

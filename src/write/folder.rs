@@ -5,10 +5,11 @@
 //! an edit does not embed the old text again.
 
 use super::boundary::{IndexStore, Publication, StoreLock, StoreSnapshot, StoredChunk, StoredDoc};
-use super::generation::{generation_dirs, previous_chunks, publish, Staged};
-use super::lock;
-use super::previous::{read_snapshot, root_names};
+use super::stage::{publish, Staged};
 use crate::error::{Error, Result};
+use crate::generation::acquire_writer_lock;
+use crate::generation::{generation_dirs, previous_chunks};
+use crate::generation::{read_snapshot, root_names};
 use crate::store::{manifest_generation, Existing, Manifest};
 use crate::vector::VectorSet;
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ impl IndexStore for FolderStore {
     }
 
     fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
-        Ok(Box::new(lock::acquire(&self.dir, wait, &mut |_| {
+        Ok(Box::new(acquire_writer_lock(&self.dir, wait, &mut |_| {
             waiting()
         })?))
     }

@@ -1,8 +1,9 @@
 //! Search results of the engine, whatever the mode.
 
-use super::proximity::ProximityExplain;
+use crate::config::QueryParams;
 use crate::fusion::Fusion;
 use crate::graph::Confidence;
+use crate::graph::{Relation, RelationKind};
 use crate::lexical::Explain;
 use crate::projection::StoredChunk;
 use serde::{Deserialize, Serialize};
@@ -151,6 +152,87 @@ impl From<crate::lexical::Hit> for Hit {
                 fusion: None,
                 proximity: None,
             }),
+        }
+    }
+}
+
+/// The fusion used when none is given: chosen on the two dev sets and checked on
+/// SciFact (see `benches/QUALITY.md`).
+pub const DEFAULT_FUSION: Fusion = Fusion::Calibrated {
+    alpha: 0.45,
+    noise: 0.5,
+    tmm: false,
+};
+
+/// Search settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchOptions {
+    /// Results wanted (after the floor). Default 10.
+    pub limit: usize,
+    /// Attach the named score parts to each hit.
+    pub explain: bool,
+    pub mode: Mode,
+    pub params: QueryParams,
+    pub fusion: Fusion,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 10,
+            explain: false,
+            mode: Mode::Auto,
+            params: QueryParams::default(),
+            fusion: DEFAULT_FUSION,
+        }
+    }
+}
+
+/// The proximity part of one result, for `--explain`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProximityExplain {
+    /// Added to the score: `prox_gain × best × reach` (0 at `prox_gain` 0).
+    pub proximity: f32,
+    /// How close the page is to the anchor, in `[0, 1]`: the anchor's share of the best
+    /// score times the normalised weights of the relations (0 when no anchor is within
+    /// two relations).
+    pub reach: f32,
+    /// The page of the strong lexical hit the proximity comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+    /// The relations from the anchor's page to this one, in order (each as written,
+    /// with its evidence line).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<RelationView>,
+    /// Surfaced by the relations alone: the result has no evidence of its own.
+    pub graph_only: bool,
+}
+
+/// One relation with its two ends named.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RelationView {
+    pub kind: RelationKind,
+    pub confidence: Confidence,
+    pub from: String,
+    pub to: String,
+    /// 1-based line of `from` where it is written (0 for `covers`).
+    pub line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    pub in_code_block: bool,
+}
+
+impl RelationView {
+    /// `r` with its two documents named by `path`.
+    pub fn of(r: &Relation, path: impl Fn(u32) -> String) -> RelationView {
+        RelationView {
+            kind: r.kind,
+            confidence: r.confidence,
+            from: path(r.from),
+            to: path(r.to),
+            line: r.line,
+            section: r.section.clone(),
+            in_code_block: r.in_code_block,
         }
     }
 }

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::open::DocIndex;
 use crate::error::{Error, Result};
-use crate::graph::{Confidence, Graph, Relation, RelationKind};
+use crate::graph::{Graph, Relation, RelationKind};
+use crate::read::{shown_path, DocIndex, RelationView};
 use crate::store::Snapshot;
 
 /// One page of the graph.
@@ -56,35 +56,6 @@ pub struct BrokenLinkView {
     pub why: crate::graph::Broken,
 }
 
-/// One relation with its two ends named.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RelationView {
-    pub kind: RelationKind,
-    pub confidence: Confidence,
-    pub from: String,
-    pub to: String,
-    /// 1-based line of `from` where it is written (0 for `covers`).
-    pub line: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    pub in_code_block: bool,
-}
-
-impl RelationView {
-    /// `r` with its two documents named by `path`.
-    pub(super) fn of(r: &Relation, path: impl Fn(u32) -> String) -> RelationView {
-        RelationView {
-            kind: r.kind,
-            confidence: r.confidence,
-            from: path(r.from),
-            to: path(r.to),
-            line: r.line,
-            section: r.section.clone(),
-            in_code_block: r.in_code_block,
-        }
-    }
-}
-
 /// One page and every relation that starts or ends at it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageRelations {
@@ -101,20 +72,6 @@ pub struct BrokenView {
     pub line: u32,
     pub target: String,
     pub why: crate::graph::Broken,
-}
-
-/// Every document's path as shown, in snapshot order: `root:path` when the index has
-/// several roots, else the path.
-pub(super) fn shown_paths(files: &[crate::store::FileEntry]) -> Vec<String> {
-    let multi = files.iter().any(|f| f.root != 0);
-    files.iter().map(|f| shown_path(f, multi)).collect()
-}
-
-fn shown_path(f: &crate::store::FileEntry, multi_root: bool) -> String {
-    match multi_root {
-        true => format!("{}:{}", f.root, f.rel_path),
-        false => f.rel_path.clone(),
-    }
 }
 
 /// The open generation's graph.
@@ -139,7 +96,7 @@ impl GraphContext {
     /// an older docfuse: `docfuse refresh` rebuilds it); [`Error::Corrupt`] when the
     /// snapshot cannot be read or does not match the graph.
     pub fn load(index: &DocIndex) -> Result<GraphContext> {
-        let graph = super::relations::load_graph(&index.generation_dir())
+        let graph = crate::generation::load_graph(&index.generation_dir())
             .map_err(|why| Error::corrupt(index.dir(), why))?
             .ok_or_else(|| {
             Error::NotFound(format!(

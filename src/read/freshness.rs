@@ -5,11 +5,11 @@
 //! the bytes as indexed), and the answer is remembered for that size, mtime and ctime, so
 //! a touched file is hashed once, not on every query.
 
-use super::docread::read_document;
-use super::open::DocIndex;
+use super::opened::OpenGeneration;
 use crate::chunk::SourceKind;
 use crate::discover::{discover, read_checked, ReadError};
 use crate::error::Result;
+use crate::generation::read_document;
 use crate::store::{FileEntry, SourceSpec};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -53,10 +53,10 @@ type Check = ((u64, u64, u64), FileState);
 
 /// Remembered content checks by `(root, path)`.
 #[derive(Default)]
-pub(crate) struct FileChecks {
+pub struct FileChecks {
     same: Mutex<HashMap<(usize, String), Check>>,
     /// The last cheap status and when it was computed.
-    pub(super) last_stale: Mutex<Option<(std::time::Instant, bool)>>,
+    last_stale: Mutex<Option<(std::time::Instant, bool)>>,
 }
 
 /// Indexed files compared with the disk.
@@ -87,18 +87,18 @@ impl Freshness {
     }
 }
 
-impl DocIndex {
+impl FileChecks {
     /// The state of indexed file `rel_path` of root `root` on disk now. A file of a JSONL
     /// source is always fresh (its records are served from the index).
     ///
     /// # Errors
     /// [`crate::Error::Corrupt`] when the snapshot cannot be read; a path the snapshot
     /// does not hold is [`FileState::Deleted`].
-    pub fn file_state(&self, root: usize, rel_path: &str) -> Result<FileState> {
-        let Some(root_dir) = self.root_dir(root) else {
+    pub fn file_state(&self, g: &OpenGeneration, root: usize, rel_path: &str) -> Result<FileState> {
+        let Some(root_dir) = g.root_dir(root) else {
             return Ok(FileState::Fresh);
         };
-        let Some(entry) = self.entry(root, rel_path)? else {
+        let Some(entry) = g.entry(root, rel_path)? else {
             return Ok(FileState::Deleted);
         };
         let path = if std::path::Path::new(root_dir).is_file() {
@@ -124,11 +124,12 @@ impl DocIndex {
             crate::discover::mtime_ns(&meta),
             crate::discover::ctime_ns(&meta),
         );
-        Ok(self.content_state(&entry, &path, stat))
+        Ok(self.content_state(g, &entry, &path, stat))
     }
 
     fn content_state(
         &self,
+        g: &OpenGeneration,
         entry: &FileEntry,
         path: &std::path::Path,
         stat: (u64, u64, u64),
@@ -140,14 +141,14 @@ impl DocIndex {
             return FileState::Fresh;
         }
         let key = (entry.root, entry.rel_path.clone());
-        let mut same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
+        let mut same = self.same.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((seen, state)) = same.get(&key) {
             if *seen == stat {
                 return state.clone();
             }
         }
         drop(same);
-        let max = self.manifest().config.max_file_bytes;
+        let max = g.manifest().config.max_file_bytes;
         let spec = SourceKind::of_path(&entry.rel_path) == Some(SourceKind::OpenApi);
         let state = match read_checked(path, max, &mut Vec::new()) {
             Ok(t) if t.sha256 == entry.sha256 => FileState::Fresh,
@@ -161,7 +162,7 @@ impl DocIndex {
             | Err(ReadError::InvalidSpec(_)) => FileState::Changed,
             Err(ReadError::Unreadable(e)) => return FileState::Unreadable(e),
         };
-        same = self.checks.same.lock().unwrap_or_else(|p| p.into_inner());
+        same = self.same.lock().unwrap_or_else(|p| p.into_inner());
         same.insert(key, (stat, state.clone()));
         state
     }
@@ -171,12 +172,12 @@ impl DocIndex {
     ///
     /// # Errors
     /// [`crate::Error::Corrupt`] when the snapshot cannot be read.
-    pub fn freshness(&self) -> Result<Freshness> {
-        let m = self.manifest();
-        let snapshot = self.snapshot()?;
+    pub fn freshness(&self, g: &OpenGeneration) -> Result<Freshness> {
+        let m = g.manifest();
+        let snapshot = g.snapshot_ref()?;
         let mut out = Freshness::default();
         let SourceSpec::Roots { roots } = &m.source else {
-            return Ok(self.jsonl_freshness(&snapshot.files));
+            return Ok(jsonl_freshness(m, &snapshot.files));
         };
         let present: Vec<usize> = (0..roots.len())
             .filter(|&i| PathBuf::from(&roots[i]).exists())
@@ -209,15 +210,19 @@ impl DocIndex {
                         out.added.push(f.rel_path.clone());
                     }
                 }
-                Some(e) => match self.content_state(e, &f.path, (f.size, f.mtime_ns, f.ctime_ns)) {
-                    FileState::Fresh if e.size != f.size || e.mtime_ns != f.mtime_ns => {
-                        out.touched += 1
+                Some(e) => {
+                    match self.content_state(g, e, &f.path, (f.size, f.mtime_ns, f.ctime_ns)) {
+                        FileState::Fresh if e.size != f.size || e.mtime_ns != f.mtime_ns => {
+                            out.touched += 1
+                        }
+                        FileState::Fresh => {}
+                        FileState::Changed => out.changed.push(f.rel_path.clone()),
+                        FileState::Deleted | FileState::Outside => {
+                            out.removed.push(f.rel_path.clone())
+                        }
+                        FileState::Unreadable(_) => out.unreadable.push(f.rel_path.clone()),
                     }
-                    FileState::Fresh => {}
-                    FileState::Changed => out.changed.push(f.rel_path.clone()),
-                    FileState::Deleted | FileState::Outside => out.removed.push(f.rel_path.clone()),
-                    FileState::Unreadable(_) => out.unreadable.push(f.rel_path.clone()),
-                },
+                }
             }
         }
         for e in known.into_values() {
@@ -241,44 +246,40 @@ impl DocIndex {
         Ok(out)
     }
 
-    /// A JSONL source is one file: changed when its size or mtime moved.
-    fn jsonl_freshness(&self, files: &[FileEntry]) -> Freshness {
-        let mut out = Freshness::default();
-        if let SourceSpec::Jsonl { file } = &self.manifest().source {
-            let moved = match std::fs::metadata(file) {
-                Err(_) => {
-                    out.missing_roots.push(file.clone());
-                    return out;
-                }
-                Ok(meta) => files.first().is_none_or(|e| {
-                    e.size != meta.len() || e.mtime_ns != crate::discover::mtime_ns(&meta)
-                }),
-            };
-            if moved {
-                out.changed.push(file.clone());
-            }
-        }
-        out
-    }
-
-    /// Whether the index is stale: [`super::status`] (without loading a model) says it
-    /// is not fresh. A check is reused for a second (a server answers many queries a
-    /// second; each check walks the roots). True when the check itself fails.
-    pub fn stale(&self) -> bool {
-        let mut last = self
-            .checks
-            .last_stale
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+    /// Whether the index is stale, as `compute` says (a cheap status), reusing the last
+    /// answer for a second: a server answers many queries a second, each check walks the
+    /// roots.
+    pub fn cached_stale(&self, compute: impl FnOnce() -> bool) -> bool {
+        let mut last = self.last_stale.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((at, stale)) = *last {
             if at.elapsed() < STALE_CHECK_TTL {
                 return stale;
             }
         }
-        let stale = super::status::status(self).map_or(true, |s| !s.fresh);
+        let stale = compute();
         *last = Some((std::time::Instant::now(), stale));
         stale
     }
+}
+
+/// A JSONL source is one file: changed when its size or mtime moved.
+fn jsonl_freshness(m: &crate::store::Manifest, files: &[FileEntry]) -> Freshness {
+    let mut out = Freshness::default();
+    if let SourceSpec::Jsonl { file } = &m.source {
+        let moved = match std::fs::metadata(file) {
+            Err(_) => {
+                out.missing_roots.push(file.clone());
+                return out;
+            }
+            Ok(meta) => files.first().is_none_or(|e| {
+                e.size != meta.len() || e.mtime_ns != crate::discover::mtime_ns(&meta)
+            }),
+        };
+        if moved {
+            out.changed.push(file.clone());
+        }
+    }
+    out
 }
 
 /// A stale check is reused for this long.

@@ -2,8 +2,8 @@
 //! the chunk list and the documents' links, several megabytes of JSON on a large site —
 //! read on a second thread while the roots are walked.
 
-use super::generation::previous_chunks;
-use super::relations::previous_links;
+use crate::generation::previous_chunks;
+use crate::generation::previous_links;
 use crate::graph::DocLinks;
 use std::path::PathBuf;
 use std::thread::JoinHandle;

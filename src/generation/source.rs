@@ -29,7 +29,7 @@ pub enum Source {
 
 /// A document ready to chunk, with its snapshot entry (`entry.root` indexes the build's roots).
 #[derive(Debug, Clone)]
-pub(super) struct Loaded {
+pub struct Loaded {
     /// The document; its text is empty while `carried` (not read yet).
     pub doc: SourceDoc,
     pub entry: FileEntry,
@@ -51,7 +51,7 @@ struct SourceRecord {
 ///
 /// # Errors
 /// [`Error::Root`] when it does not exist.
-pub(super) fn absolute(path: &Path) -> Result<PathBuf> {
+pub fn absolute(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|source| Error::Root {
         path: path.to_path_buf(),
         source,
@@ -62,7 +62,7 @@ pub(super) fn absolute(path: &Path) -> Result<PathBuf> {
 ///
 /// # Errors
 /// [`Error::Io`] when unreadable; [`Error::Config`] when it holds no record.
-pub(super) fn load_jsonl(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<Loaded>> {
+pub fn load_jsonl(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<Loaded>> {
     let docs = read_jsonl(path, warnings)?;
     if docs.is_empty() {
         return Err(Error::Config(format!(
@@ -109,7 +109,7 @@ fn record_sha256(doc: &SourceDoc) -> String {
 ///
 /// # Errors
 /// [`Error::Io`] when a file cannot be written or linked.
-pub(super) fn write_sources(
+pub fn write_sources(
     gen_dir: &Path,
     docs: &mut [Loaded],
     kept: &HashSet<u64>,
@@ -143,7 +143,7 @@ pub(super) fn write_sources(
 }
 
 /// The name of a bucket's sources file.
-pub(super) fn sources_name(bucket: Option<u64>) -> String {
+pub fn sources_name(bucket: Option<u64>) -> String {
     format!("b{}.jsonl", bucket.unwrap_or(0))
 }
 
@@ -188,11 +188,7 @@ fn source_line(doc: &SourceDoc) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// [`Error::Corrupt`] (naming `index_dir`) when the record is missing or does not parse.
-pub(crate) fn read_record(
-    index_dir: &Path,
-    gen_dir: &Path,
-    entry: &FileEntry,
-) -> Result<SourceDoc> {
+pub fn read_record(index_dir: &Path, gen_dir: &Path, entry: &FileEntry) -> Result<SourceDoc> {
     let corrupt = |why: String| Error::corrupt(index_dir, format!("{SOURCES_DIR}: {why}"));
     let (offset, len) = entry
         .record

@@ -6,7 +6,7 @@
 use super::layout::{layout, DocState, Step};
 use super::options::BuildOptions;
 use super::plan::Plan;
-use super::previous::{root_names, Previous};
+use crate::generation::{root_names, Previous};
 use crate::lexical::{read_buckets, Bucket};
 use crate::store::SourceSpec;
 use crate::vector::VectorSet;

@@ -8,11 +8,14 @@ use crate::store::{check_sizes, FileEntry, Manifest, Snapshot, SourceSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// File of a generation listing `(chunk id, content hash)` in ordinal order.
+pub const CHUNKS_FILE: &str = "chunks.json";
+
 /// File of a generation holding its snapshot (one entry per indexed file).
 pub const FILES_FILE: &str = "files.json";
 
 /// A usable published generation.
-pub(super) struct Previous {
+pub struct Previous {
     pub manifest: Manifest,
     pub index_dir: PathBuf,
     pub gen_dir: PathBuf,
@@ -118,7 +121,7 @@ impl Previous {
 }
 
 /// The names of a source's roots (a JSONL source has one: its file).
-pub(super) fn root_names(spec: &SourceSpec) -> Vec<String> {
+pub fn root_names(spec: &SourceSpec) -> Vec<String> {
     match spec {
         SourceSpec::Roots { roots } => roots.clone(),
         SourceSpec::Jsonl { file } => vec![file.clone()],
@@ -130,7 +133,7 @@ pub(super) fn root_names(spec: &SourceSpec) -> Vec<String> {
 /// # Errors
 /// [`Error::Corrupt`] (naming `index_dir`) when `files.json` is missing, altered or does
 /// not parse.
-pub(crate) fn read_snapshot(index_dir: &Path, manifest: &Manifest) -> Result<Snapshot> {
+pub fn read_snapshot(index_dir: &Path, manifest: &Manifest) -> Result<Snapshot> {
     let path = index_dir.join(&manifest.generation_dir).join(FILES_FILE);
     let bytes = crate::fsio::read_regular(&path)
         .map_err(|e| Error::corrupt(index_dir, format!("cannot read {FILES_FILE} ({e})")))?;
@@ -142,4 +145,41 @@ pub(crate) fn read_snapshot(index_dir: &Path, manifest: &Manifest) -> Result<Sna
     }
     serde_json::from_slice(&bytes)
         .map_err(|e| Error::corrupt(index_dir, format!("{FILES_FILE} does not parse ({e})")))
+}
+
+/// The `(id, hash)` list of a published generation, if readable.
+pub fn previous_chunks(gen_dir: &Path) -> Option<Vec<(String, String)>> {
+    let bytes = crate::fsio::read_regular(gen_dir.join(CHUNKS_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The vectors in a generation folder of any docfuse version (the vector files keep
+/// their format; a vector is only reused when its embedding hash matches).
+pub fn vectors_in(gen_dir: &Path) -> Option<(crate::vector::VectorSet, crate::store::VectorsInfo)> {
+    let set = crate::vector::VectorSet::read(gen_dir).ok()?;
+    let pending = set.meta.hashes.iter().filter(|h| h.is_empty()).count() as u64;
+    let info = crate::store::VectorsInfo {
+        identity_key: set.meta.identity_key.clone(),
+        model: set.meta.identity["model"]
+            .as_str()
+            .unwrap_or("embedder")
+            .to_string(),
+        dim: set.meta.dim,
+        embedded: set.len() as u64 - pending,
+        pending,
+    };
+    Some((set, info))
+}
+
+pub fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(index_dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let g = name.strip_prefix("gen-")?.parse::<u64>().ok()?;
+            Some((g, e.path()))
+        })
+        .collect()
 }

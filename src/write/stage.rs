@@ -12,11 +12,11 @@ use super::hooks::pause_point;
 use super::layout::{Step, BUCKET_CHUNKS};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
-use super::previous::{Previous, FILES_FILE};
-use super::relations::{graph_unchanged, link_graph, write_graph};
-use super::source::{sources_name, write_sources, SOURCES_DIR};
 use crate::chunk::{chunk_document_with_links, Chunked, SourceDoc};
 use crate::error::{Error, Result};
+use crate::generation::{generation_dirs, Previous, CHUNKS_FILE, FILES_FILE};
+use crate::generation::{graph_unchanged, link_graph, write_graph};
+use crate::generation::{sources_name, write_sources, SOURCES_DIR};
 use crate::graph::DocLinks;
 use crate::lexical::{LexicalWriter, Prepared};
 use crate::projection::{chunk_embedding_input, project};
@@ -27,9 +27,6 @@ use crate::store::{
 use crate::vector::VectorSet;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// File of a generation listing `(chunk id, content hash)` in ordinal order.
-pub const CHUNKS_FILE: &str = "chunks.json";
 
 /// What writing a generation produced.
 pub(super) struct Written {
@@ -395,7 +392,7 @@ struct DocUpdate {
 }
 
 impl DocUpdate {
-    fn apply(self, d: &mut super::source::Loaded) {
+    fn apply(self, d: &mut crate::generation::Loaded) {
         d.entry.chunks = self.chunks;
         d.entry.bucket = self.bucket;
         if self.record.is_some() {
@@ -418,7 +415,7 @@ fn keep_bucket(
     out: &mut Indexed,
     updates: &mut [DocUpdate],
 ) -> Result<()> {
-    let names = super::previous::root_names(&plan.spec);
+    let names = crate::generation::root_names(&plan.spec);
     let internal = |what: &str| Error::Config(format!("internal: a kept bucket {what}"));
     for p in docs {
         let d = &plan.docs[p];
@@ -456,7 +453,7 @@ fn keep_bucket(
 /// or — for an index written before links were kept — extracted from its text again.
 fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Result<DocLinks> {
     let d = &plan.docs[p];
-    let names = super::previous::root_names(&plan.spec);
+    let names = crate::generation::root_names(&plan.spec);
     let root = names.get(d.entry.root).map_or("", String::as_str);
     let recorded = c
         .previous
@@ -495,7 +492,7 @@ fn doc_graph_links(chunked: Chunked) -> DocLinks {
 /// The record's error when neither can be read.
 fn carried_text(
     plan: &Plan,
-    d: &super::source::Loaded,
+    d: &crate::generation::Loaded,
     previous: Option<&Previous>,
     opts: &BuildOptions,
 ) -> Result<String> {
@@ -508,7 +505,7 @@ fn carried_text(
             ))
         }
     };
-    let names = super::previous::root_names(&plan.spec);
+    let names = crate::generation::root_names(&plan.spec);
     let Some(root) = names.get(d.entry.root) else {
         return Err(err);
     };
@@ -817,12 +814,6 @@ fn write_vectors(
     })
 }
 
-/// The `(id, hash)` list of a published generation, if readable.
-pub(super) fn previous_chunks(gen_dir: &Path) -> Option<Vec<(String, String)>> {
-    let bytes = crate::fsio::read_regular(gen_dir.join(CHUNKS_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
 /// Builds and dumps an HNSW graph when the collection is large enough for it to pay,
 /// recording the graph files' sha256 in the vector metadata.
 #[cfg(feature = "embeddings")]
@@ -856,24 +847,6 @@ fn previous_vectors(prev: &Previous) -> Option<(VectorSet, VectorsInfo)> {
             None
         }
     }
-}
-
-/// The vectors in a generation folder of any docfuse version (the vector files keep
-/// their format; a vector is only reused when its embedding hash matches).
-pub(super) fn vectors_in(gen_dir: &Path) -> Option<(VectorSet, VectorsInfo)> {
-    let set = VectorSet::read(gen_dir).ok()?;
-    let pending = set.meta.hashes.iter().filter(|h| h.is_empty()).count() as u64;
-    let info = VectorsInfo {
-        identity_key: set.meta.identity_key.clone(),
-        model: set.meta.identity["model"]
-            .as_str()
-            .unwrap_or("embedder")
-            .to_string(),
-        dim: set.meta.dim,
-        embedded: set.len() as u64 - pending,
-        pending,
-    };
-    Some((set, info))
 }
 
 /// Hard-links every file of `from` into `to` (same relative paths) but `except`;
@@ -910,25 +883,12 @@ fn next_generation(index_dir: &Path) -> u64 {
     from_manifest.max(from_dirs) + 1
 }
 
-pub(super) fn generation_dirs(index_dir: &Path) -> Vec<(u64, PathBuf)> {
-    let Ok(rd) = std::fs::read_dir(index_dir) else {
-        return Vec::new();
-    };
-    rd.filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let g = name.strip_prefix("gen-")?.parse::<u64>().ok()?;
-            Some((g, e.path()))
-        })
-        .collect()
-}
-
 /// Removes every generation but the current one, the one published before it (a reader
 /// that opened the previous manifest moments ago can still finish) and any older one a
 /// live reader still holds (see [`super::readers`]). Folders left by crashed builds go too.
 fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>) {
     for (g, path) in generation_dirs(index_dir) {
-        let held = g < current && super::readers::in_use(index_dir, g);
+        let held = g < current && crate::generation::reader_in_use(index_dir, g);
         if g != current && Some(g) != previous && !held {
             if let Err(e) = std::fs::remove_dir_all(&path) {
                 tracing::warn!("cannot remove old generation `{}`: {e}", path.display());

@@ -3,12 +3,10 @@
 //! result and as results that a relation alone surfaces.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
-use serde::Serialize;
-
-use super::graph_view::RelationView;
-use super::hit::Hit;
-use super::open::{DocIndex, SearchOptions};
+use super::hit::{Hit, ProximityExplain, RelationView, SearchOptions};
+use super::opened::{shown_paths, OpenGeneration};
 use crate::error::Result;
 use crate::graph::proximity::{Anchor, Neighbours, Reach};
 use crate::graph::{Confidence, Graph};
@@ -21,7 +19,7 @@ pub const ANCHORS: usize = 10;
 const SECTION_SCAN: u64 = 256;
 
 /// The graph a search reads for proximity, loaded once per open index.
-pub(super) struct ProximityGraph {
+struct ProximityGraph {
     graph: Graph,
     neighbours: Neighbours,
     /// First chunk ordinal of each document, then the chunk count (`[documents + 1]`).
@@ -34,12 +32,7 @@ impl ProximityGraph {
     /// Builds the query-time graph from `graph`, the chunk count of each document and
     /// the document paths (all in snapshot order); `None` when their lengths disagree or
     /// the counts do not add up to the index's `total` chunks.
-    pub(super) fn new(
-        graph: Graph,
-        chunks: &[u32],
-        paths: Vec<String>,
-        total: u64,
-    ) -> Option<Self> {
+    fn new(graph: Graph, chunks: &[u32], paths: Vec<String>, total: u64) -> Option<Self> {
         let sum: u64 = chunks.iter().map(|&n| u64::from(n)).sum();
         if chunks.len() != graph.pagerank.len() || paths.len() != chunks.len() || sum != total {
             return None;
@@ -69,26 +62,6 @@ impl ProximityGraph {
         let d = self.first_ord.partition_point(|&f| f <= ord) - 1;
         u32::try_from(d).ok()
     }
-}
-
-/// The proximity part of one result, for `--explain`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ProximityExplain {
-    /// Added to the score: `prox_gain × best × reach` (0 at `prox_gain` 0).
-    pub proximity: f32,
-    /// How close the page is to the anchor, in `[0, 1]`: the anchor's share of the best
-    /// score times the normalised weights of the relations (0 when no anchor is within
-    /// two relations).
-    pub reach: f32,
-    /// The page of the strong lexical hit the proximity comes from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub anchor: Option<String>,
-    /// The relations from the anchor's page to this one, in order (each as written,
-    /// with its evidence line).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub via: Vec<RelationView>,
-    /// Surfaced by the relations alone: the result has no evidence of its own.
-    pub graph_only: bool,
 }
 
 /// One query's proximity: the pages within reach of its anchors.
@@ -140,7 +113,7 @@ impl ProximityRun<'_> {
 
     /// The chunk to show for a graph-only page whose first chunk is `first`: the section
     /// the last relation of its path names, else `first`.
-    pub(super) fn surface(&self, index: &DocIndex, first: u64) -> u64 {
+    pub(super) fn surface(&self, g: &OpenGeneration, first: u64) -> u64 {
         let Some((doc, r)) = self
             .pg
             .doc_of(first)
@@ -158,8 +131,7 @@ impl ProximityRun<'_> {
         };
         (first..end.min(first + SECTION_SCAN))
             .find(|&o| {
-                index
-                    .lexical()
+                g.lexical()
                     .chunk_at(o)
                     .is_ok_and(|c| crate::chunk::section_id(&c.id) == section)
             })
@@ -198,19 +170,44 @@ impl ProximityRun<'_> {
     }
 }
 
-impl DocIndex {
+/// The proximity part of an opened index: its graph, read on first use.
+#[derive(Default)]
+pub struct ProximityPart {
+    /// `None` inside: the generation has no graph of this version, or it does not match
+    /// the snapshot (proximity is then 0).
+    graph: OnceLock<Option<ProximityGraph>>,
+}
+
+impl ProximityPart {
+    /// The graph for proximity, read once; `None` when the generation has no graph of
+    /// this version or it does not match the snapshot (proximity is then 0).
+    fn graph(&self, g: &OpenGeneration) -> Option<&ProximityGraph> {
+        self.graph
+            .get_or_init(|| {
+                let gen = g.generation_dir();
+                let graph = crate::generation::load_graph(&gen).ok()??;
+                let chunks = crate::generation::chunk_counts(&gen)?;
+                let files = &g.snapshot_ref().ok()?.files;
+                let paths = shown_paths(files);
+                let total = g.manifest().collection.chunks;
+                ProximityGraph::new(graph, &chunks, paths, total)
+            })
+            .as_ref()
+    }
+
     /// The proximity of a query whose lexical ranking is `lexical` (best first), when
     /// `gain` is positive or `explain` is asked for and the generation has a graph.
-    pub(super) fn proximity(
-        &self,
+    pub(super) fn proximity<'a>(
+        &'a self,
+        g: &OpenGeneration,
         lexical: &[Scored],
         gain: f32,
         explain: bool,
-    ) -> Option<ProximityRun<'_>> {
+    ) -> Option<ProximityRun<'a>> {
         if gain <= 0.0 && !explain {
             return None;
         }
-        let pg = self.proximity_graph()?;
+        let pg = self.graph(g)?;
         let best = lexical.first().map_or(0.0, |s| s.score);
         let mut seen = HashSet::new();
         let anchors: Vec<Anchor> = lexical
@@ -227,9 +224,7 @@ impl DocIndex {
             gain: gain.max(0.0),
         })
     }
-}
 
-impl DocIndex {
     /// The lexical ranking with each chunk's proximity part added and the pages the
     /// relations alone reach surfaced, cut by floor and limit.
     ///
@@ -237,12 +232,13 @@ impl DocIndex {
     /// [`crate::Error::Tantivy`] when a stored chunk cannot be read.
     pub(super) fn lexical_with_proximity(
         &self,
+        g: &OpenGeneration,
         run: &LexicalRun,
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>> {
         let scored = run.scored();
         let best = scored.first().map_or(0.0, |s| s.score);
-        let prox = self.proximity(&scored, opts.params.prox_gain, opts.explain);
+        let prox = self.proximity(g, &scored, opts.params.prox_gain, opts.explain);
         let part = |ord: u64| prox.as_ref().map_or(0.0, |p| p.part(ord, best));
         let mut list: Vec<(u64, f32, bool)> = scored
             .iter()
@@ -259,10 +255,10 @@ impl DocIndex {
             .take(opts.limit)
             .map(|(ord, score, only)| {
                 let ord = match (&prox, only) {
-                    (Some(p), true) => p.surface(self, ord),
+                    (Some(p), true) => p.surface(g, ord),
                     _ => ord,
                 };
-                let mut hit: Hit = self.lexical.hit_for(run, ord, opts.explain)?.into();
+                let mut hit: Hit = g.lexical().hit_for(run, ord, opts.explain)?.into();
                 hit.score = score;
                 mark(prox.as_ref(), &mut hit, best, only);
                 Ok(hit)
@@ -272,9 +268,14 @@ impl DocIndex {
 
     /// Attaches the proximity part (0 at `prox_gain` 0) to the explain of `hits`, whose
     /// lexical ranking is `scored`.
-    pub(super) fn explain_proximity(&self, scored: &[Scored], hits: &mut [Hit]) {
+    pub(super) fn explain_proximity(
+        &self,
+        g: &OpenGeneration,
+        scored: &[Scored],
+        hits: &mut [Hit],
+    ) {
         let best = scored.first().map_or(0.0, |s| s.score);
-        let prox = self.proximity(scored, 0.0, true);
+        let prox = self.proximity(g, scored, 0.0, true);
         for h in hits {
             mark(prox.as_ref(), h, best, false);
         }

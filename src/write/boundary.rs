@@ -10,7 +10,7 @@
 //! lexical index, the sources and the vectors are written there first, then the store
 //! publishes it ([`IndexStore::publish`]).
 
-use super::generation::Staged;
+use super::stage::Staged;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::path::Path;

@@ -35,11 +35,11 @@ pub fn verify(dir: &Path) -> Result<Verification> {
     if !m
         .contents
         .iter()
-        .any(|f| f.path == super::previous::FILES_FILE)
+        .any(|f| f.path == crate::generation::FILES_FILE)
     {
         damaged.push("the manifest does not list the snapshot".into());
     }
-    let model_cache = crate::embed::folded::damaged(&dir.join(super::MODEL_CACHE_DIR))
+    let model_cache = crate::embed::folded::damaged(&dir.join(crate::generation::MODEL_CACHE_DIR))
         .into_iter()
         .map(|(folder, why)| format!("{}: {why}", folder.display()))
         .collect();

@@ -6,13 +6,13 @@
 
 use super::boundary::{IndexStore, StoreSnapshot};
 use super::folder::{chunk_refs, rooted_refs, ChunkRef, FolderStore};
-use super::generation::{link_generation, write_generation};
 use super::options::{BuildOptions, BuildReport, ChunkDiff, FileDiff, Phase, Progress};
 use super::plan::{plan, Plan};
-use super::previous::{root_names, Previous};
-use super::source::Source;
+use super::stage::{link_generation, write_generation};
 use crate::discover::Warning;
 use crate::error::{Error, Result};
+use crate::generation::Source;
+use crate::generation::{root_names, Previous};
 use crate::store::{Existing, Manifest};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -72,7 +72,7 @@ pub fn build_in(
             total: 0,
         })
     })?;
-    let cache = index_dir.join(super::MODEL_CACHE_DIR);
+    let cache = index_dir.join(crate::generation::MODEL_CACHE_DIR);
     if let Some(e) = opts.embedder {
         e.use_cache_dir(&cache);
     }
@@ -215,7 +215,7 @@ fn build_locked(
                 .unwrap_or_default();
             let new_roots = root_names(&plan.spec);
             let warnings = std::mem::take(&mut plan.warnings);
-            let old_vectors = older_gen.as_deref().and_then(super::generation::vectors_in);
+            let old_vectors = older_gen.as_deref().and_then(crate::generation::vectors_in);
             let mut lookup = |key: &str, hashes: &[&str]| store.vectors(key, hashes);
             let (written, staged) = write_generation(
                 index_dir,

@@ -12,7 +12,7 @@ use crate::graph::{DocLinks, Graph, GraphDoc, GRAPH_FILE, GRAPH_METRICS_VERSION}
 use crate::store::write_atomic;
 
 /// Every document's links as written, in the generation folder.
-pub(super) const LINKS_FILE: &str = "links.json";
+pub const LINKS_FILE: &str = "links.json";
 
 #[derive(Serialize, Deserialize)]
 struct LinksFile {
@@ -24,7 +24,7 @@ struct LinksFile {
 
 /// The links of a generation's documents in snapshot order; `None` when the file is
 /// missing, unreadable or of another version (the caller extracts them again).
-pub(super) fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
+pub fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
     let bytes = crate::fsio::read_regular(gen_dir.join(LINKS_FILE)).ok()?;
     let file: LinksFile = serde_json::from_slice(&bytes).ok()?;
     (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)
@@ -35,7 +35,7 @@ pub(super) fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
 ///
 /// # Errors
 /// [`Error::Io`] when a file cannot be written.
-pub(super) fn write_graph(
+pub fn write_graph(
     gen_dir: &Path,
     docs: &[Loaded],
     links: Vec<DocLinks>,
@@ -93,12 +93,12 @@ struct PageRanks {
 }
 
 /// The small file a search reads for canonicality.
-pub(super) const PAGERANK_FILE: &str = "pagerank.json";
+pub const PAGERANK_FILE: &str = "pagerank.json";
 
 /// The canonicality of each chunk's page (`[0, 1]`) and whether it is written for agents,
 /// by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
 /// version or its shape does not match.
-pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
+pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
     let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
     if r.graph_metrics_version != GRAPH_METRICS_VERSION
@@ -120,7 +120,7 @@ pub(super) fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical
 
 /// The chunk count of each document (snapshot order) from `pagerank.json`; `None` when
 /// it is missing, unreadable or of another version.
-pub(super) fn chunk_counts(gen_dir: &Path) -> Option<Vec<u32>> {
+pub fn chunk_counts(gen_dir: &Path) -> Option<Vec<u32>> {
     let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
     (r.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(r.chunks)
@@ -133,7 +133,7 @@ const GRAPH_FILES: [&str; 3] = [LINKS_FILE, GRAPH_FILE, PAGERANK_FILE];
 /// documents in the same order with the same links (and audience), and the same chunk ids
 /// (so the same sections for anchors and the same chunk counts). Then a refresh links
 /// them instead of resolving, ranking and writing them again.
-pub(super) fn graph_unchanged(
+pub fn graph_unchanged(
     previous: &super::previous::Previous,
     previous_links: Option<&[DocLinks]>,
     previous_chunks: &[(String, String)],
@@ -160,7 +160,7 @@ pub(super) fn graph_unchanged(
 
 /// Links the previous generation's graph files into `gen_dir`, returning their manifest
 /// records (their recorded sha256 holds for the links).
-pub(super) fn link_graph(
+pub fn link_graph(
     previous: &super::previous::Previous,
     gen_dir: &Path,
 ) -> Result<Vec<crate::store::GenerationFile>> {
@@ -182,7 +182,7 @@ pub(super) fn link_graph(
 /// The graph of a generation: `Ok(None)` when the generation has none of this version
 /// (written by an older docfuse), `Err` naming the problem when `graph.json` is there but
 /// unreadable.
-pub(super) fn load_graph(gen_dir: &Path) -> std::result::Result<Option<Graph>, String> {
+pub fn load_graph(gen_dir: &Path) -> std::result::Result<Option<Graph>, String> {
     let path = gen_dir.join(GRAPH_FILE);
     let bytes = match crate::fsio::read_regular(&path) {
         Ok(b) => b,
@@ -192,32 +192,4 @@ pub(super) fn load_graph(gen_dir: &Path) -> std::result::Result<Option<Graph>, S
     let g: Graph = serde_json::from_slice(&bytes)
         .map_err(|e| format!("`{}` does not parse: {e}", path.display()))?;
     Ok((g.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(g))
-}
-
-impl super::DocIndex {
-    /// The section id an anchor of page `rel_path` (under root `root`, or any) names among the
-    /// anchors site generators give it besides its sections' own slugs (another
-    /// generator's slug, a MyST target `(label)=`, a `<summary>` line), compared without
-    /// case, with the root of the page that has it; `None` when the page has none such or
-    /// the generation has no links file.
-    pub fn anchor_section(
-        &self,
-        root: Option<usize>,
-        rel_path: &str,
-        anchor: &str,
-    ) -> Option<(usize, String)> {
-        let snap = self.snapshot_ref().ok()?;
-        let links = previous_links(&self.generation_dir())?;
-        let wanted = anchor.to_lowercase();
-        snap.files
-            .iter()
-            .zip(&links)
-            .filter(|(f, _)| root.is_none_or(|r| r == f.root) && f.rel_path == rel_path)
-            .find_map(|(f, l)| {
-                l.anchors
-                    .iter()
-                    .find(|(a, _)| a.to_lowercase() == wanted)
-                    .map(|(_, section)| (f.root, section.clone()))
-            })
-    }
 }

@@ -3,9 +3,9 @@
 //! another store to hold (`pgstore`). Reads only; the generation is verified as a build
 //! verifies it.
 
-use super::previous::{root_names, Previous};
+use super::previous::{previous_chunks, root_names, vectors_in, Previous};
 use crate::error::{Error, Result};
-use crate::store::{Manifest, SourceSpec};
+use crate::store::{Manifest, Snapshot, SourceSpec};
 use crate::vector::VectorSet;
 use std::path::Path;
 
@@ -77,9 +77,9 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
         ));
     }
     let prev = Previous::open(index_dir, manifest).map_err(|why| Error::corrupt(index_dir, why))?;
-    let ids = super::generation::previous_chunks(&prev.gen_dir)
+    let ids = previous_chunks(&prev.gen_dir)
         .ok_or_else(|| Error::corrupt(index_dir, "cannot read chunks.json"))?;
-    let vectors = super::generation::vectors_in(&prev.gen_dir).map(|(v, _)| v);
+    let vectors = vectors_in(&prev.gen_dir).map(|(v, _)| v);
     let roots = root_names(&prev.manifest.source);
     let total: usize = prev.snapshot.files.iter().map(|f| f.chunks as usize).sum();
     if total != ids.len() {
@@ -138,16 +138,15 @@ pub struct ChunkKey {
     pub content_hash: String,
 }
 
-/// The key of every chunk of `index`'s generation, by ordinal.
+/// The key of every chunk of the generation in `gen_dir` (of the index in `dir`, whose
+/// file snapshot is `snapshot`), by ordinal.
 ///
 /// # Errors
 /// [`Error::Corrupt`] when `chunks.json` cannot be read or its length differs from the
 /// snapshot's chunk counts.
-pub fn chunk_keys(index: &super::DocIndex) -> Result<Vec<ChunkKey>> {
-    let dir = index.dir();
-    let ids = super::generation::previous_chunks(&index.generation_dir())
-        .ok_or_else(|| Error::corrupt(dir, "cannot read chunks.json"))?;
-    let snapshot = index.snapshot()?;
+pub fn chunk_keys(dir: &Path, gen_dir: &Path, snapshot: &Snapshot) -> Result<Vec<ChunkKey>> {
+    let ids =
+        previous_chunks(gen_dir).ok_or_else(|| Error::corrupt(dir, "cannot read chunks.json"))?;
     let total: usize = snapshot.files.iter().map(|f| f.chunks as usize).sum();
     if total != ids.len() {
         return Err(Error::corrupt(

@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::graph_view::GraphContext;
-use super::open::DocIndex;
+use super::graph::GraphContext;
 use crate::chunk::{front_matter, printable, SourceDoc, SourceKind};
 use crate::error::{Error, Result};
 use crate::graph::{is_index_page, Confidence, RelationKind};
+use crate::read::DocIndex;
 
 /// Most entries in `start_here`.
 pub const MAX_START_HERE: usize = 10;
@@ -251,8 +251,8 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
         if let Some(d) = ctx.find(path) {
             let f = &ctx.snapshot.files[d];
             let chunks =
-                super::generation::previous_chunks(&index.generation_dir()).unwrap_or_default();
-            let anchors = super::relations::previous_links(&index.generation_dir())
+                crate::generation::previous_chunks(&index.generation_dir()).unwrap_or_default();
+            let anchors = crate::generation::previous_links(&index.generation_dir())
                 .and_then(|mut l| (d < l.len()).then(|| std::mem::take(&mut l[d].anchors)))
                 .unwrap_or_default();
             if let Some((id, how)) = section_named(&chunks, &f.rel_path, clean, &anchors) {
@@ -266,7 +266,7 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
         return Ok(make("area", f.root, folder, None, "folder"));
     }
     // a page's title or alias, by the rule the graph's mentions use
-    let named = super::relations::previous_links(&index.generation_dir())
+    let named = crate::generation::previous_links(&index.generation_dir())
         .map(|links| crate::graph::named_documents(&links, clean))
         .unwrap_or_default();
     let doc = match named.as_slice() {
@@ -345,11 +345,11 @@ fn by_title_or_alias(index: &DocIndex, text: &str) -> Result<Option<(usize, Stri
     if text.is_empty() {
         return Ok(None);
     }
-    let opts = super::open::SearchOptions {
-        mode: super::hit::Mode::Lexical,
+    let opts = crate::read::SearchOptions {
+        mode: crate::read::Mode::Lexical,
         limit: 5,
         explain: true,
-        ..super::open::SearchOptions::default()
+        ..crate::read::SearchOptions::default()
     };
     let hits = index.search(text, &opts)?.hits;
     let named = hits.into_iter().find(|h| {
@@ -735,7 +735,7 @@ fn front_matter_lines(text: &str) -> usize {
 }
 
 fn caveats_of(index: &DocIndex, no_agent_doc: bool) -> Result<Caveats> {
-    let s = super::status::status(index)?;
+    let s = crate::read::status(index)?;
     Ok(Caveats {
         stale: if s.fresh {
             Vec::new()

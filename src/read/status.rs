@@ -3,7 +3,8 @@
 //! `index_status` and the `stale` flag of every search response.
 
 use super::freshness::Freshness;
-use super::open::DocIndex;
+use super::index::DocIndex;
+use super::remote::EmbedderInfo;
 use crate::config::IndexConfig;
 use crate::error::Result;
 use serde::Serialize;
@@ -56,14 +57,6 @@ pub struct Status {
     pub skipped: BTreeMap<String, u64>,
     /// Human-readable reasons, empty when fresh.
     pub reasons: Vec<String>,
-}
-
-/// The embedder identity recorded in the manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct EmbedderInfo {
-    pub model: String,
-    pub identity_key: String,
-    pub dim: usize,
 }
 
 /// The status of `index`. Does not load the embedding model: the embedder is compared
@@ -248,4 +241,13 @@ fn read_in_part(index: &DocIndex) -> Result<Vec<String>> {
             })
         })
         .collect())
+}
+
+/// Whether `index` is stale: [`status`] (without loading a model) says it is not fresh.
+/// A check is reused for a second (a server answers many queries a second; each check
+/// walks the roots). True when the check itself fails.
+pub fn stale(index: &DocIndex) -> bool {
+    index
+        .checks()
+        .cached_stale(|| status(index).map_or(true, |s| !s.fresh))
 }

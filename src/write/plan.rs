@@ -4,11 +4,11 @@
 //! recorded as partial); a root whose own listing fails stops the build.
 
 use super::options::BuildOptions;
-use super::previous::Previous;
-use super::source::{absolute, load_jsonl, Loaded, Source};
 use crate::chunk::SourceDoc;
 use crate::discover::{discover, Discovery, ReadError, SkipReason, Skips, Warning};
 use crate::error::{Error, Result};
+use crate::generation::Previous;
+use crate::generation::{absolute, load_jsonl, Loaded, Source};
 use crate::store::{FileEntry, PartialFile, SourceSpec};
 use std::path::{Path, PathBuf};
 
@@ -289,7 +289,7 @@ fn read_found(
                 }
             }
         }
-        let read = super::docread::read_document(&f.path, f.kind, max_bytes, &mut out.warnings);
+        let read = crate::generation::read_document(&f.path, f.kind, max_bytes, &mut out.warnings);
         let (skip, what) = match read {
             Ok(t) => {
                 out.docs.push(Loaded {
@@ -419,7 +419,7 @@ fn carry_root(name: &str, root: usize, previous: Option<&Previous>, out: &mut Pl
     for e in entries {
         out.docs.push(prev.load(e, root)?);
     }
-    let old_index = super::previous::root_names(&prev.manifest.source)
+    let old_index = crate::generation::root_names(&prev.manifest.source)
         .iter()
         .position(|r| r == name);
     for p in prev

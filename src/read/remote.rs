@@ -6,12 +6,20 @@
 //! it. While the store cannot answer, `auto` searches are lexical (the reason in
 //! `degraded`) and explicit `vector`/`hybrid` searches fail with it.
 
-use super::status::EmbedderInfo;
-use super::DocIndex;
+use super::opened::OpenGeneration;
 use crate::vector::CosineStats;
+use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// The embedder identity recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct EmbedderInfo {
+    pub model: String,
+    pub identity_key: String,
+    pub dim: usize,
+}
 
 /// One query's answer from a remote vector side.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,7 +52,7 @@ pub trait RemoteVectors: Send + Sync {
     /// another embedder): `auto` searches answer lexically with it as `degraded`.
     fn search(
         &self,
-        index: &DocIndex,
+        index: &OpenGeneration,
         query: &[f32],
         identity_key: &str,
         k: usize,

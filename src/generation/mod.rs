@@ -1,0 +1,44 @@
+//! An index folder's generations on disk, as both the write pipeline and the read side
+//! see them: what a generation holds (file snapshot, chunk list, indexed sources, links,
+//! graph and PageRank) — names, formats, readers and writers of those files —, the sources
+//! a build reads (roots, JSONL), the writer lock and the readers' registry that keep a
+//! generation in use from being deleted.
+//!
+//! Must not import: `write`, `read`, `views`, `retriever`, `cli`, `server`, `pgstore`.
+//! Imports ingest (`discover`, `chunk`), storage (`store`) and indexes (`lexical`,
+//! `graph`, `vector`).
+
+mod docread;
+mod export;
+mod jsonl;
+mod lock;
+mod previous;
+mod readers;
+mod relations;
+mod source;
+
+pub use docread::read_document;
+pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
+pub use jsonl::read_jsonl;
+pub use lock::{
+    acquire as acquire_writer_lock, holder as writer_lock_holder, WriterLock, LOCK_FILE,
+};
+pub use previous::{
+    generation_dirs, previous_chunks, read_snapshot, root_names, vectors_in, Previous, CHUNKS_FILE,
+    FILES_FILE,
+};
+pub use readers::{in_use as reader_in_use, register as register_reader, ReaderMark, READERS_DIR};
+pub use relations::{
+    chunk_counts, chunk_priors, graph_unchanged, link_graph, load_graph, previous_links,
+    write_graph, LINKS_FILE, PAGERANK_FILE,
+};
+pub use source::{
+    absolute, load_jsonl, read_record, sources_name, write_sources, Loaded, Source, SOURCES_DIR,
+};
+
+/// Folder of the folded-model cache inside the index folder ([`crate::embed::folded`]):
+/// written by a build or refresh with an embedder, read by every session it creates.
+pub const MODEL_CACHE_DIR: &str = "model-cache";
+
+/// Default index folder, relative to the current folder.
+pub const DEFAULT_INDEX_DIR: &str = ".docfuse";

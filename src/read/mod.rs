@@ -1,0 +1,40 @@
+//! The read side: an opened index and everything that answers a query over it.
+//!
+//! Layering inside (each file imports only files listed before it):
+//! `hit` (options in, hits out), `matchline`, `query_cache` → `opened` (the generation:
+//! manifest, lexical index, snapshot) → `remote` (a vector store attached to a folder),
+//! `vectors` (vector side and query embedder), `proximity`, `freshness` → `hybrid` (the
+//! modes and their fusion over those parts) → `index` ([`DocIndex`]: holds the parts) →
+//! `status`, `verify`.
+//!
+//! Must not import: `write`, `views`, `retriever`, `cli`, `server`, `pgstore`. Imports
+//! `generation` (the files of a published generation), the indexes (`lexical`, `embed`,
+//! `vector`, `graph`), `fusion` and `store`.
+
+mod freshness;
+mod hit;
+mod hybrid;
+mod index;
+mod matchline;
+mod opened;
+mod proximity;
+mod query_cache;
+mod remote;
+mod status;
+mod vectors;
+mod verify;
+
+pub use freshness::{FileChecks, FileState, Freshness};
+pub use hit::{
+    FusionExplain, Hit, HitExplain, Mode, ProximityExplain, RelationView, SearchOptions,
+    SearchResponse, DEFAULT_FUSION,
+};
+pub use hybrid::FUSION_DEPTH;
+pub use index::DocIndex;
+pub use matchline::{best_line, snippet_at, MatchLine, TermWeights, SNIPPET_CHARS};
+pub use opened::{shown_path, shown_paths, OpenGeneration};
+pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
+pub use remote::{attach, EmbedderInfo, RemoteAnswer, RemoteVectors};
+pub use status::{stale, status, status_now, Status};
+pub use vectors::{VectorPart, VectorSide};
+pub use verify::{verify, Verification};

@@ -1,0 +1,289 @@
+//! The vector side of an opened index: the generation's vectors (or a store attached to
+//! the folder, [`super::remote`]) and the embedder of queries, both loaded on first use,
+//! and the identity check between them.
+
+use super::opened::OpenGeneration;
+use super::query_cache::QueryCache;
+use super::remote::{EmbedderInfo, RemoteVectors};
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::store::VectorsInfo;
+use crate::vector::VectorSearch;
+use std::sync::{Arc, OnceLock};
+
+/// Loads the embedder for the vector side (the default MiniLM, or one given).
+pub type EmbedderSlot = OnceLock<std::result::Result<Arc<dyn Embedder>, String>>;
+
+/// Where a query's vector side is answered.
+#[derive(Clone)]
+pub enum VectorSide<'a> {
+    /// The generation's own vector files.
+    Local(&'a VectorSearch),
+    /// A store attached to the folder (PostgreSQL + pgvector), and the identity key of
+    /// the embedder the query is embedded with (the store refuses vectors of another).
+    Remote(&'a dyn RemoteVectors, String),
+}
+
+/// The vectors and the embedder of one opened generation, each loaded once.
+pub struct VectorPart {
+    vectors: OnceLock<std::result::Result<VectorSearch, String>>,
+    embedder: EmbedderSlot,
+    /// The installed embedder's identity key, read from the model files once (for
+    /// answering cached questions without loading the model).
+    installed_key: OnceLock<Option<String>>,
+    /// Why the vector files cannot be used (sizes differ from the manifest), if so.
+    vectors_damage: Option<String>,
+    /// The vector store attached to this folder ([`super::remote::attach`]), which then
+    /// answers the vector side instead of the generation's files.
+    remote: Option<Arc<dyn RemoteVectors>>,
+}
+
+impl VectorPart {
+    /// Nothing loaded yet; `vectors_damage` is why the vector files cannot be used, and
+    /// the store attached to `g`'s folder, if any, answers instead of them.
+    pub fn new(g: &OpenGeneration, vectors_damage: Option<String>) -> VectorPart {
+        VectorPart {
+            vectors: OnceLock::new(),
+            embedder: OnceLock::new(),
+            installed_key: OnceLock::new(),
+            vectors_damage,
+            remote: super::remote::attached_to(g.dir()),
+        }
+    }
+
+    /// Uses `embedder` for queries instead of loading the default one (e.g. to share one
+    /// loaded model between indexes). Has no effect after the first vector query. The
+    /// embedder is given this index's folded-model cache, which only sessions it has not
+    /// made yet use (the first index given to an embedder keeps it).
+    pub fn with_embedder(&self, g: &OpenGeneration, embedder: Arc<dyn Embedder>) {
+        embedder.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
+        let _ = self.embedder.set(Ok(embedder));
+    }
+
+    /// The embedder loaded for queries, if one has been loaded (or given): to carry a
+    /// loaded model over to the next generation of the same index.
+    pub fn loaded_embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.get().and_then(|e| e.as_ref().ok().cloned())
+    }
+
+    /// Why the index has no usable vectors before any model is loaded, if so.
+    fn vectors_absent(&self, g: &OpenGeneration) -> Option<String> {
+        if g.manifest().vectors.is_some() {
+            return self.vectors_damage.clone();
+        }
+        Some(match &g.manifest().embeddings {
+            e if !e.wanted => "the index was built without vectors (--no-embeddings); rebuild it without that flag to get them".into(),
+            e => format!(
+                "the index has no vectors yet: {}; run `docfuse refresh` once the model loads",
+                e.unavailable.as_deref().unwrap_or("the model was not loaded")
+            ),
+        })
+    }
+
+    /// Why the vector files cannot be used (their sizes differ from the manifest), if so.
+    pub fn vectors_damage(&self) -> Option<&str> {
+        self.vectors_damage.as_deref()
+    }
+
+    /// True once the embedding model has been loaded (or failed to load).
+    pub fn embedder_loaded(&self) -> bool {
+        self.embedder.get().is_some()
+    }
+
+    /// The vectors and the embedder, if both are usable and agree on the identity;
+    /// otherwise the reason, for messages and the `degraded` flag. With a store attached
+    /// ([`super::remote::attach`]) the vectors are the store's.
+    pub fn vector_side(
+        &self,
+        g: &OpenGeneration,
+    ) -> std::result::Result<(VectorSide<'_>, &dyn Embedder), String> {
+        if let Some(remote) = &self.remote {
+            let info = remote.embedder()?;
+            let embedder = self.query_embedder(g)?;
+            check_identity(&info.model, &info.identity_key, embedder)?;
+            let key = info.identity_key;
+            return Ok((VectorSide::Remote(remote.as_ref(), key), embedder));
+        }
+        let info = self.vectors_info(g)?;
+        let embedder = self.query_embedder(g)?;
+        check_identity(&info.model, &info.identity_key, embedder)?;
+        Ok((VectorSide::Local(self.vector_search(g)?), embedder))
+    }
+
+    /// The embedder of queries: the one given, else the default, loaded once.
+    fn query_embedder(&self, g: &OpenGeneration) -> std::result::Result<&dyn Embedder, String> {
+        let e = self
+            .embedder
+            .get_or_init(|| {
+                crate::embed::load_default_embedder()
+                    .map(|e| {
+                        e.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
+                        Arc::from(e)
+                    })
+                    .map_err(|e| match e {
+                        Error::VectorsUnavailable(why) => why,
+                        other => other.to_string(),
+                    })
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        Ok(e.as_ref())
+    }
+
+    /// The embedder of the attached vector store, when one is attached and says.
+    pub fn remote_embedder(&self) -> Option<std::result::Result<EmbedderInfo, String>> {
+        self.remote.as_ref().map(|r| r.embedder())
+    }
+
+    /// Whether vector and hybrid queries work now: [`Self::vector_side`], and for an
+    /// attached store, an answer from it (a round trip).
+    ///
+    /// # Errors
+    /// Why not.
+    pub fn vector_usable(&self, g: &OpenGeneration) -> std::result::Result<(), String> {
+        self.vector_side(g)?;
+        match &self.remote {
+            Some(r) => r.health(),
+            None => Ok(()),
+        }
+    }
+
+    /// True when the index answers lexically by choice: built without vectors (a
+    /// folder built with `--no-embeddings`, a store whose index has none).
+    pub fn lexical_by_choice(&self, g: &OpenGeneration) -> bool {
+        match &self.remote {
+            Some(r) => !r.has_vectors(),
+            None => !g.manifest().embeddings.wanted,
+        }
+    }
+
+    /// The generation number callers are told: the attached store's (a database's
+    /// published generation this folder holds), else the manifest's.
+    pub fn generation(&self, g: &OpenGeneration) -> u64 {
+        self.remote
+            .as_ref()
+            .map_or(g.manifest().generation, |r| r.generation())
+    }
+
+    /// The vector store attached to this folder, if any.
+    pub fn remote_vectors(&self) -> Option<&dyn RemoteVectors> {
+        self.remote.as_deref()
+    }
+
+    /// The vectors and the vector of `query`, once the embedder is known to be the
+    /// index's ([`Self::vector_side`]: files read and identity checked; the ONNX
+    /// session is created on the first embedding only): from the query-vector cache when
+    /// it holds the query, else embedded (and cached). `Ok(Err(reason))` when the vector
+    /// side is not usable.
+    ///
+    /// # Errors
+    /// [`Error::Embedder`] when the query cannot be embedded.
+    pub fn query_side(
+        &self,
+        g: &OpenGeneration,
+        query: &str,
+    ) -> Result<std::result::Result<(VectorSide<'_>, Vec<f32>), String>> {
+        if let Some(hit) = self.cached_query_side(g, query) {
+            return Ok(Ok(hit));
+        }
+        let (vectors, embedder) = match self.vector_side(g) {
+            Ok(side) => side,
+            Err(why) => return Ok(Err(why)),
+        };
+        let cache = QueryCache::new(g.dir(), &embedder.identity().key(), embedder.dim());
+        if let Some(v) = cache.get(query) {
+            return Ok(Ok((vectors, v)));
+        }
+        let v = embedder.embed(&[query])?;
+        cache.put(query, &v);
+        Ok(Ok((vectors, v)))
+    }
+
+    /// The vectors and the cached vector of `query` when the query-vector cache holds one
+    /// made by the embedder the vectors were made with and that embedder is the one
+    /// installed (its identity from the model files, [`crate::embed::installed_identity`]),
+    /// without loading ONNX Runtime or making a session: the vector is the one the model
+    /// gave, so the answer is the one an embedding would give (about 35 ms less for a
+    /// one-off process). `None` when the model is already loaded (the usual path then
+    /// checks it), the installed model is another or missing (the usual path says so, as
+    /// for a new question), nothing is cached, or the vectors are not usable.
+    fn cached_query_side(
+        &self,
+        g: &OpenGeneration,
+        query: &str,
+    ) -> Option<(VectorSide<'_>, Vec<f32>)> {
+        if self.embedder_loaded() {
+            return None;
+        }
+        let (side, key, dim) = match &self.remote {
+            Some(remote) => {
+                let info = remote.embedder().ok()?;
+                let side = VectorSide::Remote(remote.as_ref(), info.identity_key.clone());
+                (side, info.identity_key, info.dim)
+            }
+            None => {
+                let info = self.vectors_info(g).ok()?;
+                let side = VectorSide::Local(self.vector_search(g).ok()?);
+                (side, info.identity_key.clone(), info.dim)
+            }
+        };
+        // read once; the model files are hashed (once per index) only for a cached question
+        let v = QueryCache::new(g.dir(), &key, dim).get(query)?;
+        let installed = self
+            .installed_key
+            .get_or_init(|| crate::embed::installed_identity().ok().map(|i| i.key()));
+        if installed.as_deref() != Some(key.as_str()) {
+            return None;
+        }
+        tracing::debug!("query vector from the cache, no model loaded");
+        Some((side, v))
+    }
+
+    /// What the manifest says of the vectors, or why there are none usable.
+    fn vectors_info<'g>(
+        &self,
+        g: &'g OpenGeneration,
+    ) -> std::result::Result<&'g VectorsInfo, String> {
+        if let Some(why) = self.vectors_absent(g) {
+            return Err(why);
+        }
+        g.manifest()
+            .vectors
+            .as_ref()
+            .ok_or_else(|| "the index has no vectors".to_string())
+    }
+
+    /// The generation's vectors, opened once.
+    fn vector_search(&self, g: &OpenGeneration) -> std::result::Result<&VectorSearch, String> {
+        self.vectors
+            .get_or_init(|| {
+                VectorSearch::open(&g.dir().join(&g.manifest().generation_dir)).map_err(|e| match e
+                {
+                    Error::Corrupt { reason, .. } => {
+                        format!("the vectors are damaged ({reason}); run `docfuse verify`")
+                    }
+                    other => other.to_string(),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Refuses an embedder other than the one the vectors come from.
+fn check_identity(
+    model: &str,
+    identity_key: &str,
+    embedder: &dyn Embedder,
+) -> std::result::Result<(), String> {
+    let key = embedder.identity().key();
+    if key == identity_key {
+        return Ok(());
+    }
+    Err(format!(
+        "the index's vectors come from another embedder ({model} {}…), the loaded one is {} {}…; run `docfuse refresh` to re-embed",
+        &identity_key[..12.min(identity_key.len())],
+        embedder.identity().model,
+        &key[..12.min(key.len())]
+    ))
+}

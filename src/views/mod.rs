@@ -1,0 +1,17 @@
+//! Features built on both sides of the engine: handoffs (what to read and run before
+//! changing a part of the repository) and graph views (a generation's relations, page by
+//! page, for `docfuse graph` and the handoff's evidence).
+//!
+//! Must not import: `retriever`, `cli`, `server`, `pgstore`. Imports `read` (an opened
+//! index), `generation` and the indexes (`graph`, `lexical`, `analysis`, `chunk`).
+
+mod graph;
+mod handoff;
+
+pub use graph::{
+    graph_summary, page_relations, BrokenLinkView, BrokenView, GraphPage, GraphSummary,
+    PageRelations,
+};
+pub use handoff::{
+    handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
+};
