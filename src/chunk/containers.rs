@@ -10,8 +10,8 @@
 //! (`document::plan_sections`). Only whole lines open and close a box, and only a box
 //! that is closed counts; lines inside fenced code and front matter are never markers.
 
+use super::fences::fenced_lines;
 use super::lines::LineTable;
-use super::source::fenced_lines;
 
 /// What a line does to boxes, by a key that pairs an opener with its closer
 /// (`tag:hint`, `colons:3`, `html:Tabs`).
@@ -61,7 +61,7 @@ fn mark(line: &str) -> Option<Mark> {
         });
     }
     // the line as written: an indented `///` is code, not a block
-    if let Some((slashes, opens)) = super::split::slash_block(line) {
+    if let Some((slashes, opens)) = super::markers::slash_block(line) {
         let key = format!("slashes:{slashes}");
         return Some(if opens {
             Mark::Open(key)
@@ -69,7 +69,7 @@ fn mark(line: &str) -> Option<Mark> {
             Mark::Close(key)
         });
     }
-    if t.starts_with(":::") && !super::split::is_autodoc(t) {
+    if t.starts_with(":::") && !super::markers::is_autodoc(t) {
         let colons = t.bytes().take_while(|&b| b == b':').count();
         let key = format!("colons:{colons}");
         return Some(if t[colons..].trim().is_empty() {

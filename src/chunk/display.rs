@@ -11,8 +11,8 @@
 //! Lines inside fenced code are shown as they are. Used for snippets and match lines;
 //! passages themselves stay the exact lines of the file.
 
+use super::fences::{FenceLine, NestedFence};
 use super::inline_html::strip_inline_tags;
-use super::source::{FenceLine, NestedFence};
 
 /// Each line of `text` as shown, or `None` when nothing of it is shown (inside a
 /// comment, a link definition, a `<script>` or `<style>` element that starts a line, or
@@ -106,7 +106,7 @@ pub fn visible_lines_of(text: &str, markdown: bool) -> Vec<Option<String>> {
         if !in_html && !in_mdx {
             if prose
                 .last()
-                .is_some_and(|&f| super::source::closes_fence(line, f))
+                .is_some_and(|&f| super::fences::closes_fence(line, f))
             {
                 prose.pop();
                 out.push(None);
@@ -432,7 +432,7 @@ fn render_links(line: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'`' {
-            let end = super::source::skip_code_span(b, i);
+            let end = super::fences::skip_code_span(b, i);
             out.push_str(&line[i..end]);
             i = end;
             continue;
@@ -475,7 +475,7 @@ pub(crate) fn strip_roles(s: &str) -> std::borrow::Cow<'_, str> {
     while i < s.len() {
         // a code span is shown as written (`` `{embed}` `` is no role)
         if s.as_bytes()[i] == b'`' {
-            let end = super::source::skip_code_span(s.as_bytes(), i);
+            let end = super::fences::skip_code_span(s.as_bytes(), i);
             out.push_str(&s[i..end]);
             i = end;
             continue;

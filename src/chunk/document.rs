@@ -592,7 +592,7 @@ fn section_starts<'a>(
                     (0..s)
                         .rev()
                         .find(|&i| !prep.blank[i])
-                        .is_some_and(|i| super::split::is_opener(prep.table.content(prep.src, i)))
+                        .is_some_and(|i| super::markers::is_opener(prep.table.content(prep.src, i)))
                 };
                 let Some(start) = start.filter(|&s| !glued(s)) else {
                     continue;

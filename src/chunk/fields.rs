@@ -391,7 +391,7 @@ fn shown_attributes(tag: &str) -> Vec<&str> {
     let lower = tag.to_ascii_lowercase();
     SHOWN_ATTRIBUTES
         .iter()
-        .filter_map(|name| super::links::attribute(tag, &lower, 0..tag.len(), name))
+        .filter_map(|name| super::inline_html::attribute(tag, &lower, 0..tag.len(), name))
         .map(|(_, v)| v)
         .filter(|v| !v.trim().is_empty())
         .collect()

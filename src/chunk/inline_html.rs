@@ -219,6 +219,37 @@ fn braces_end(b: &[u8], i: usize, end: usize) -> Option<usize> {
     None
 }
 
+/// The quoted value of attribute `name` inside `tag` (a range of `html`; `lower` is
+/// `html` lower-cased) and its offset from the tag's start.
+pub(crate) fn attribute<'h>(
+    html: &'h str,
+    lower: &str,
+    tag: std::ops::Range<usize>,
+    name: &str,
+) -> Option<(usize, &'h str)> {
+    let inside = lower.get(tag.clone())?;
+    let mut search = 0;
+    while let Some(i) = inside[search..].find(name) {
+        let at = search + i;
+        let before_ok = inside[..at].ends_with(|c: char| c.is_whitespace());
+        let rest = inside[at + name.len()..].trim_start();
+        if before_ok && rest.starts_with('=') {
+            let value = rest[1..].trim_start();
+            let quote = value.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let value_start = tag.start + (inside.len() - value.len()) + 1;
+                let len = value[1..].find(quote)?;
+                return Some((
+                    value_start - tag.start,
+                    html.get(value_start..value_start + len)?,
+                ));
+            }
+        }
+        search = at + name.len();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::strip_inline_tags as s;

@@ -5,8 +5,8 @@
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 
+use super::cmark::{options, options_for};
 use super::lines::LineTable;
-use super::markdown::{options, options_for};
 use super::source::Prepared;
 use super::{SourceDoc, SourceKind};
 
@@ -513,7 +513,7 @@ fn tag_values(
         let names = pick(html.get(tag_start + 1..).unwrap_or(""), rest);
         if let Some(v) = names
             .iter()
-            .find_map(|n| attribute(html, &lower, tag_start..tag_end, n))
+            .find_map(|n| super::inline_html::attribute(html, &lower, tag_start..tag_end, n))
         {
             out.push(v);
         }
@@ -530,37 +530,6 @@ fn tag_opens(rest: &str, name: &str) -> bool {
     rest.strip_prefix(name)
         .and_then(|r| r.bytes().next())
         .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-}
-
-/// The quoted value of attribute `name` inside `tag` (a range of `html`; `lower` is
-/// `html` lower-cased) and its offset from the tag's start.
-pub(crate) fn attribute<'h>(
-    html: &'h str,
-    lower: &str,
-    tag: std::ops::Range<usize>,
-    name: &str,
-) -> Option<(usize, &'h str)> {
-    let inside = lower.get(tag.clone())?;
-    let mut search = 0;
-    while let Some(i) = inside[search..].find(name) {
-        let at = search + i;
-        let before_ok = inside[..at].ends_with(|c: char| c.is_whitespace());
-        let rest = inside[at + name.len()..].trim_start();
-        if before_ok && rest.starts_with('=') {
-            let value = rest[1..].trim_start();
-            let quote = value.chars().next()?;
-            if quote == '"' || quote == '\'' {
-                let value_start = tag.start + (inside.len() - value.len()) + 1;
-                let len = value[1..].find(quote)?;
-                return Some((
-                    value_start - tag.start,
-                    html.get(value_start..value_start + len)?,
-                ));
-            }
-        }
-        search = at + name.len();
-    }
-    None
 }
 
 #[cfg(test)]

@@ -5,12 +5,13 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
+use super::cmark::{options, options_for};
 use super::fields::{collapse_ws, heading_symbols, BlockFields, FieldsBuilder, MAX_SYMBOLS};
 use super::lines::LineTable;
 use super::links::LinkCollector;
-use super::split::marker_title;
+use super::markers::marker_title;
 
 /// A top-level heading: level 1–6, plain text (inline code text kept, markup and
 /// attributes dropped) and its explicit anchor (`{#id}` or `{ id="id" }`), if any.
@@ -51,30 +52,6 @@ pub(crate) enum BlockKind {
     List,
     #[default]
     Other,
-}
-
-/// Parser options: tables, footnotes, strikethrough, heading attributes (`{#id .class}`),
-/// GitHub's alert blockquotes (`> [!NOTE]`: the marker is the quote's kind, not text); no
-/// metadata blocks (front matter is blanked out before parsing).
-pub(crate) fn options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_GFM
-}
-
-/// [`options`] for a document's parse copy, with definition lists (`term` then
-/// `: definition`, as Hugo, PHP Markdown Extra and pymdownx write settings references)
-/// unless the document writes `:::` containers (VitePress, Docusaurus), whose marker lines
-/// the definition syntax would take for definitions.
-pub(crate) fn options_for(parse: &str) -> Options {
-    let containers = parse.lines().any(|l| l.trim_start().starts_with("::"));
-    if containers {
-        options()
-    } else {
-        options() | Options::ENABLE_DEFINITION_LIST
-    }
 }
 
 /// Top-level blocks of `parse` in order. `blank` flags blank lines of `parse`; `src` is

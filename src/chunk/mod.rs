@@ -151,9 +151,11 @@ pub struct Chunk {
 
 pub use crate::config::ChunkerConfig;
 
+mod cmark;
 mod containers;
 mod display;
 mod document;
+mod fences;
 mod fields;
 mod frontmatter;
 mod ids;
@@ -162,6 +164,7 @@ mod kramdown;
 mod lines;
 mod links;
 mod markdown;
+mod markers;
 mod myst;
 mod nav;
 pub mod openapi;
@@ -189,14 +192,14 @@ pub fn heading_names(heading: &str) -> Vec<&str> {
 /// closer — by CommonMark's rules (a ```` fence holds a ``` one), fences nested in
 /// indented containers included.
 pub fn fenced_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<bool> {
-    source::fenced_lines(lines)
+    fences::fenced_lines(lines)
 }
 
 /// True for an admonition, tab or container marker line (`!!! note "Title"`, `??? tip`,
 /// `=== "Tab"`, `:::tip`, `:::`) or a GitHub alert marker (`> [!NOTE]`): not prose, so
 /// never a passage's match line.
 pub fn is_marker_line(line: &str) -> bool {
-    split::is_marker(line) || is_alert_marker(line)
+    markers::is_marker(line) || is_alert_marker(line)
 }
 
 /// `> [!NOTE]`, `> [!WARNING]` (any nesting of `>`), alone on its line.

@@ -53,21 +53,21 @@ pub(crate) fn option_labels<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<(us
     let mut code: Option<(u8, usize)> = None;
     for (i, line) in lines.enumerate() {
         if let Some(f) = code {
-            if super::source::closes_fence(line, f) {
+            if super::fences::closes_fence(line, f) {
                 code = None;
             }
             continue;
         }
         if directives
             .last()
-            .is_some_and(|&f| super::source::closes_fence(line, f))
+            .is_some_and(|&f| super::fences::closes_fence(line, f))
         {
             directives.pop();
             in_options = false;
             continue;
         }
         let t = line.trim();
-        if let Some(f) = super::source::opens_fence(line) {
+        if let Some(f) = super::fences::opens_fence(line) {
             match is_directive_opener(t) {
                 true => directives.push(f),
                 false => code = Some(f),
@@ -145,7 +145,7 @@ const PROSE_DIRECTIVES: [&str; 28] = [
 /// ```` ````{prf:theorem} ````): its fence (character, run) and its title (what follows
 /// the name, trimmed; may be empty).
 pub(crate) fn prose_directive(line: &str) -> Option<((u8, usize), &str)> {
-    let f = super::source::opens_fence(line)?;
+    let f = super::fences::opens_fence(line)?;
     let t = line.trim_start();
     let rest = t.get(f.1..)?.strip_prefix('{')?;
     let (name, title) = rest.split_once('}')?;

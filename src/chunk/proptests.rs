@@ -216,9 +216,7 @@ fn top_level_items(text: &str) -> Vec<(usize, usize)> {
     let mut depth = 0usize;
     let mut list_at_top = false;
     let mut out = Vec::new();
-    for (event, range) in
-        Parser::new_ext(text, crate::chunk::markdown::options()).into_offset_iter()
-    {
+    for (event, range) in Parser::new_ext(text, crate::chunk::cmark::options()).into_offset_iter() {
         match event {
             Event::Start(tag) => {
                 if depth == 0 {
@@ -247,8 +245,8 @@ fn opener(line: &str) -> bool {
         .iter()
         .any(|p| t.starts_with(p))
         || (t.starts_with(":::") && !t.trim_start_matches(':').trim().is_empty())
-            && !super::split::is_autodoc(t)
-        || super::split::slash_block(line).is_some_and(|(_, opens)| opens)
+            && !super::markers::is_autodoc(t)
+        || super::markers::slash_block(line).is_some_and(|(_, opens)| opens)
 }
 
 fn run(text: &str, kind: SourceKind, max_tokens: usize) -> Vec<Chunk> {

@@ -8,7 +8,7 @@
 //! `{% highlight ruby %} … {% endhighlight %}`) as a fenced code block: Hugo passes it to
 //! the shortcode raw, so a `# comment` inside is no heading.
 
-use super::source::NestedFence;
+use super::fences::NestedFence;
 
 /// Opening and closing delimiters of a template tag, longest opener first: Hugo
 /// shortcodes, Liquid/Jinja output (`{{ site.baseurl }}`) and tags, and the code

@@ -436,7 +436,7 @@ fn lone_cr_line_numbers() {
 fn parser_on_lone_cr_matches_lf_after_normalisation() {
     use pulldown_cmark::{Event, Parser, Tag};
     let heading_starts = |s: &str| -> Vec<usize> {
-        Parser::new_ext(s, markdown::options())
+        Parser::new_ext(s, cmark::options())
             .into_offset_iter()
             .filter(|(e, _)| matches!(e, Event::Start(Tag::Heading { .. })))
             .map(|(_, r)| r.start)
@@ -959,7 +959,7 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
             let lines: Vec<&str> = ch.text.lines().filter(|l| !l.trim().is_empty()).collect();
             let last = lines.last().copied().unwrap_or("");
             assert!(
-                !super::split::is_opener(last),
+                !super::markers::is_opener(last),
                 "{max_tokens}: a piece ends on an opener: {:?}",
                 ch.text
             );
@@ -971,7 +971,7 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
             assert!(
                 !ch.body
                     .lines()
-                    .any(|l| super::split::slash_block(l).is_some()),
+                    .any(|l| super::markers::slash_block(l).is_some()),
                 "{max_tokens}: a marker line in the body: {:?}",
                 ch.body
             );
@@ -1019,20 +1019,20 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
         shown.iter().any(|l| l.contains("Technical Details 2")),
         "{shown:?}"
     );
-    assert!(super::split::slash_block("/// note | Title") == Some((3, true)));
-    assert!(super::split::slash_block("////") == Some((4, false)));
-    assert!(super::split::slash_block("/// Returns the value").is_none());
-    assert!(super::split::slash_block("    /// note").is_none());
-    assert!(super::split::slash_block("/// deprecated").is_none());
-    assert!(super::split::slash_block("/// details") == Some((3, true)));
-    assert!(super::split::is_autodoc("::: fastapi.FastAPI"));
-    assert!(!super::split::is_autodoc("::: tip") && !super::split::is_autodoc(":::"));
+    assert!(super::markers::slash_block("/// note | Title") == Some((3, true)));
+    assert!(super::markers::slash_block("////") == Some((4, false)));
+    assert!(super::markers::slash_block("/// Returns the value").is_none());
+    assert!(super::markers::slash_block("    /// note").is_none());
+    assert!(super::markers::slash_block("/// deprecated").is_none());
+    assert!(super::markers::slash_block("/// details") == Some((3, true)));
+    assert!(super::markers::is_autodoc("::: fastapi.FastAPI"));
+    assert!(!super::markers::is_autodoc("::: tip") && !super::markers::is_autodoc(":::"));
     assert_eq!(
-        super::split::marker_title("/// note | Technical Details"),
+        super::markers::marker_title("/// note | Technical Details"),
         Some("Technical Details")
     );
     assert_eq!(
-        super::split::marker_title("//// tab | Python 3.10+"),
+        super::markers::marker_title("//// tab | Python 3.10+"),
         Some("Python 3.10+")
     );
 }

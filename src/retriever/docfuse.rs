@@ -7,14 +7,16 @@
 //! manifest (one `stat`) and, when a refresh has published another generation, opens it;
 //! a request in flight finishes on the generation it started on.
 
+use super::inner::Inner;
+pub use super::inner::Retrieval;
 use super::passage::{self, Passage, PassageRequest};
 use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
-use crate::read::{status_now, DocIndex, Mode, Status};
+use crate::read::{status_now, DocIndex, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Semaphore;
 
 /// Searches that may wait for a permit at once in `docfuse serve` (its `--max-queued`
@@ -48,42 +50,6 @@ fn manifest_stamp(dir: &Path) -> Option<ManifestStamp> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(dir.join(crate::store::MANIFEST_FILE)).ok()?;
     Some((m.len(), m.modified().ok()?, m.ino()))
-}
-
-pub(super) struct Inner {
-    pub(super) index: Arc<DocIndex>,
-    /// Every chunk's id, place and heading path (read on first use).
-    pub(super) chunks: OnceLock<Result<passage::ChunkTable, String>>,
-    /// The indexed files, `(root, rel_path)` (read on first use).
-    pub(super) files: OnceLock<Result<std::collections::HashSet<(usize, String)>, String>>,
-}
-
-impl Inner {
-    fn new(index: Arc<DocIndex>) -> Self {
-        Inner {
-            index,
-            chunks: OnceLock::new(),
-            files: OnceLock::new(),
-        }
-    }
-}
-
-/// A search's documents and how they were produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retrieval {
-    pub documents: Vec<RetrievedDocument>,
-    /// The mode that answered (never `auto`).
-    pub mode: Mode,
-    /// Why `auto` answered lexically.
-    pub degraded: Option<String>,
-    /// Generation of the index that answered.
-    pub generation: u64,
-    /// Files under the roots changed since that generation was built (a cheap size and
-    /// mtime check, see [`crate::read::stale`]); `docfuse refresh` brings it up to date.
-    pub stale: bool,
-    /// The query's content words no indexed passage contains (stop words aside; analysed,
-    /// lower-cased forms), in query order: the documentation may not cover them.
-    pub missing_words: Vec<String>,
 }
 
 /// Freshness, counts and the vector side of an index.

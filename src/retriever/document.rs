@@ -5,8 +5,9 @@
 //! indexed content, else from the index's own copy (marked `stale`), cut at each
 //! chunk's lines, so a chunk's text here is the text its id was indexed with.
 
-use super::docfuse::Inner;
-use super::passage::{chunks, indexed_root, normalise, split_lines, verified_text};
+use super::inner::chunks;
+use super::inner::Inner;
+use super::passage::{indexed_root, normalise, split_lines, verified_text};
 use super::RetrieveError;
 use serde::{Deserialize, Serialize};
 

@@ -61,6 +61,7 @@ mod document;
 mod filter;
 mod format;
 mod hybrid;
+mod inner;
 mod json;
 mod passage;
 mod request;

@@ -3,8 +3,8 @@
 //! section (its best chunk stands for it), locate the matching line, and build the
 //! documents with their freshness.
 
-use super::docfuse::{Inner, Retrieval};
 use super::filter::PathFilter;
+use super::inner::{Inner, Retrieval};
 use super::passage::section_id;
 use super::{relative, DocumentMetadata, Mode, RetrieveError, RetrieveOptions, RetrievedDocument};
 use crate::read::{DocIndex, Hit, SearchOptions, SearchResponse, FUSION_DEPTH};
