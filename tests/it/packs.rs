@@ -2,7 +2,7 @@
 //! from an HTTP server in the test, re-ingesting (unchanged, one page changed), refusing
 //! altered packs without touching the index, and `refresh --drop-root pack:CODE`.
 
-mod common;
+use crate::common;
 use common::*;
 use std::fs;
 use std::path::Path;

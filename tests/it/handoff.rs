@@ -3,9 +3,10 @@
 //! matter and agent documents, areas, sections, titles, caveats, unknown targets — through
 //! the library, the CLI and `GET /v1/handoff`.
 
-mod common;
+use crate::common;
 use common::*;
-use docfuse::engine::{handoff_for_entity, DocIndex, Handoff, Tier};
+use docfuse::read::DocIndex;
+use docfuse::views::{handoff_for_entity, Handoff, Tier};
 use std::fs;
 
 const REPO: &[(&str, &str)] = &[

@@ -2,9 +2,10 @@
 //! PageRank, the graph after a refresh equal to a full rebuild's, `docfuse graph`, and
 //! the canonicality part in explain.
 
-mod common;
+use crate::common;
 use common::*;
-use docfuse::engine::{graph_summary, page_relations, DocIndex, Mode, SearchOptions};
+use docfuse::read::{DocIndex, Mode, SearchOptions};
+use docfuse::views::{graph_summary, page_relations};
 use std::fs;
 use std::path::Path;
 
@@ -240,7 +241,7 @@ fn explain_shows_canonicality_and_it_only_breaks_ties() {
     assert!(index.search("qzvxkj", &opts).unwrap().hits.is_empty());
 }
 
-fn best(hits: &[docfuse::engine::Hit]) -> f32 {
+fn best(hits: &[docfuse::read::Hit]) -> f32 {
     hits.iter()
         .map(|h| {
             let l = &h.explain.as_ref().unwrap().lexical;
@@ -475,7 +476,7 @@ fn anchors_of_other_site_generators_name_their_sections_and_a_broken_one_is_stil
         dev.broken
     );
     // the index-wide list names the page and line of each
-    let all = docfuse::engine::graph_summary(&index, 1).unwrap().broken;
+    let all = docfuse::views::graph_summary(&index, 1).unwrap().broken;
     let listed: Vec<(&str, u32, &str)> = all
         .iter()
         .map(|b| (b.from.as_str(), b.line, b.target.as_str()))
@@ -502,8 +503,8 @@ fn anchors_of_other_site_generators_name_their_sections_and_a_broken_one_is_stil
         assert!(sections.contains(&Some(want)), "{want}: {sections:?}");
     }
     // a handoff asked with a site's anchor (a URL copied from the VitePress site)
-    let h = docfuse::engine::handoff_for_entity(&index, "config/server.md#server-proxy", false)
-        .unwrap();
+    let h =
+        docfuse::views::handoff_for_entity(&index, "config/server.md#server-proxy", false).unwrap();
     assert_eq!(
         h.target.section.as_deref(),
         Some("config/server.md#server-options/serverproxy")

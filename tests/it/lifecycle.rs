@@ -4,9 +4,9 @@
 //! model's identity is its own. Permission tests run the binary as `nobody` when the
 //! suite runs as root (root reads everything).
 
-mod common;
+use crate::common;
 use common::*;
-use docfuse::engine::{status, DocIndex};
+use docfuse::read::{status, DocIndex};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -356,7 +356,8 @@ fn a_model_that_failed_to_load_is_recorded_and_the_next_refresh_fills_the_vector
 #[test]
 fn changed_defaults_read_as_configuration_changed() {
     use docfuse::config::IndexConfig;
-    use docfuse::engine::{build, BuildOptions, Source};
+    use docfuse::generation::Source;
+    use docfuse::write::{build, BuildOptions};
     let t = tempfile::tempdir().unwrap();
     let root = docs(t.path());
     let idx = t.path().join("idx");
@@ -837,7 +838,7 @@ fn a_generation_with_a_live_reader_is_not_deleted_by_refreshes() {
     let hits = held
         .search(
             "limiting concurrency",
-            &docfuse::engine::SearchOptions::default(),
+            &docfuse::read::SearchOptions::default(),
         )
         .unwrap();
     assert!(!hits.hits.is_empty(), "the held generation still answers");
@@ -1043,8 +1044,8 @@ fn a_running_retriever_follows_an_index_removed_and_built_again_at_the_same_gene
     lexical_index(t.path(), &b);
     let now = served.index();
     assert_eq!(now.manifest().generation, 1, "the same generation number");
-    let opts = docfuse::engine::SearchOptions {
-        mode: docfuse::engine::Mode::Lexical,
+    let opts = docfuse::read::SearchOptions {
+        mode: docfuse::read::Mode::Lexical,
         ..Default::default()
     };
     let hits = now.search("badgers", &opts).unwrap().hits;

@@ -390,15 +390,14 @@ pub fn build_in_buckets(
     docs: &Path,
     bucket_chunks: u64,
     force: bool,
-) -> docfuse::engine::BuildReport {
-    let opts = docfuse::engine::BuildOptions {
+) -> docfuse::write::BuildReport {
+    let opts = docfuse::write::BuildOptions {
         bucket_chunks: Some(bucket_chunks),
         force,
-        ..docfuse::engine::BuildOptions::default()
+        ..docfuse::write::BuildOptions::default()
     };
-    let source = docfuse::engine::Source::Roots(vec![docs.to_path_buf()]);
-    docfuse::engine::build(idx, &source, &opts, &mut |_| {})
-        .unwrap_or_else(|e| panic!("build: {e}"))
+    let source = docfuse::generation::Source::Roots(vec![docs.to_path_buf()]);
+    docfuse::write::build(idx, &source, &opts, &mut |_| {}).unwrap_or_else(|e| panic!("build: {e}"))
 }
 
 /// Serves whatever `body` holds at any path, until the test ends; returns the base URL.

@@ -3,12 +3,14 @@
 //! (`bash scripts/provision-models`).
 #![cfg(feature = "embeddings")]
 
-mod common;
+use crate::common;
 use common::*;
 use docfuse::config::IndexConfig;
 use docfuse::embed::{load_default_embedder, Embedder};
-use docfuse::engine::{build, BuildOptions, BuildReport, DocIndex, Mode, SearchOptions, Source};
 use docfuse::eval::{evaluate, read_docfuse};
+use docfuse::generation::Source;
+use docfuse::read::{DocIndex, Mode, SearchOptions};
+use docfuse::write::{build, BuildOptions, BuildReport};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -643,7 +645,7 @@ fn hybrid_adds_the_proximity_part_to_a_page_linked_from_the_strongest_hit() {
     let index = open(&idx, minilm());
     let mut o = opts(Mode::Hybrid);
     o.explain = true;
-    let find = |hits: &[docfuse::engine::Hit], path: &str| {
+    let find = |hits: &[docfuse::read::Hit], path: &str| {
         hits.iter()
             .find(|h| h.chunk.path == path && h.chunk.heading_path.last() != Some(&"Beta".into()))
             .cloned()
@@ -685,9 +687,9 @@ fn vectors_kept_in_the_resumable_cache_are_not_embedded_again_after_a_rebuild() 
     let d = tempfile::tempdir().unwrap();
     let idx = d.path().join("idx");
     let first = index_with(&idx, &sample_docs(), minilm().as_ref());
-    assert_eq!(docfuse::engine::keep_vectors(&idx).unwrap(), first.chunks);
+    assert_eq!(docfuse::write::keep_vectors(&idx).unwrap(), first.chunks);
     for e in std::fs::read_dir(&idx).unwrap().flatten() {
-        if e.file_name() != docfuse::engine::EMBED_CACHE_FILE {
+        if e.file_name() != docfuse::write::EMBED_CACHE_FILE {
             let p = e.path();
             match p.is_dir() {
                 true => std::fs::remove_dir_all(&p).unwrap(),
@@ -698,5 +700,5 @@ fn vectors_kept_in_the_resumable_cache_are_not_embedded_again_after_a_rebuild() 
     let again = index_with(&idx, &sample_docs(), minilm().as_ref());
     assert_eq!((again.embedded, again.reused), (0, first.chunks));
     // the cache is gone with the publish
-    assert!(!idx.join(docfuse::engine::EMBED_CACHE_FILE).exists());
+    assert!(!idx.join(docfuse::write::EMBED_CACHE_FILE).exists());
 }

@@ -4,9 +4,11 @@
 //! dev question exactly as a full rebuild of the same files does (same chunks, same
 //! ordinals, same scores to the bit) — whatever the bucket size.
 
-mod common;
+use crate::common;
 use common::*;
-use docfuse::engine::{build, BuildOptions, BuildReport, DocIndex, Mode, SearchOptions, Source};
+use docfuse::generation::Source;
+use docfuse::read::{DocIndex, Mode, SearchOptions};
+use docfuse::write::{build, BuildOptions, BuildReport};
 use std::fs;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! grouped by section, no floor hiding results, and the CLI's query words.
 #![cfg(feature = "embeddings")]
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::fs;

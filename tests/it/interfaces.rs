@@ -3,7 +3,7 @@
 //! budget with pages that end on a line; the line that matched; the Host/Origin guard;
 //! snippets without comments or link syntax; language names as terms.
 
-mod common;
+use crate::common;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use common::*;

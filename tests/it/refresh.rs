@@ -8,11 +8,12 @@
 //! Lexical behaviour (status, roots, locking, `search --refresh`) runs on the whole books
 //! with `--no-embeddings`.
 
-mod common;
+use crate::common;
 use common::*;
 use docfuse::config::IndexConfig;
 use docfuse::embed::{Embedder, EmbedderIdentity, INPUT_TEMPLATE_VERSION};
-use docfuse::engine::{build, BuildOptions, BuildReport, Source};
+use docfuse::generation::Source;
+use docfuse::write::{build, BuildOptions, BuildReport};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -1213,7 +1214,7 @@ fn watch_refreshes_after_an_edit_and_does_not_loop_on_its_own_reads() {
 /// index's position prefix), nothing before the first build.
 #[test]
 fn a_folder_store_reports_its_published_snapshot_and_chunks() {
-    use docfuse::engine::{FolderStore, IndexStore};
+    use docfuse::write::{FolderStore, IndexStore};
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     copy_tree(&sample_docs(), &a);

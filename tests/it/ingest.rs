@@ -8,7 +8,7 @@
 //! Needs `nats-server` (`NATS_SERVER`, else on PATH or in /usr/sbin); without it the test
 //! says so and passes, unless `DOCFUSE_REQUIRE_NATS` is set (as `scripts/test` does).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -6,7 +6,7 @@
 //! Needs a server: `DOCFUSE_TEST_DATABASE_URL` (as `scripts/test` sets from `scripts/pg
 //! up`); without it the tests say so and pass, unless `DOCFUSE_REQUIRE_PG` is set.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -1210,7 +1210,7 @@ fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh(
 
 #[test]
 fn the_library_opens_a_database_url_and_follows_its_publishes() {
-    use docfuse::engine::Mode;
+    use docfuse::read::Mode;
     use docfuse::retriever::{DocfuseRetriever, RetrieveOptions};
     let Some(url) = database() else {
         return;

@@ -3,13 +3,13 @@
 //! by its `operationId` at its own line, and a malformed spec is skipped with a warning
 //! naming it while the rest is indexed.
 
-mod common;
+use crate::common;
 use common::*;
 use std::fs;
 use std::path::Path;
 
-const SWAGGER_PETSTORE: &str = include_str!("fixtures/openapi/swagger-petstore.yaml");
-const UBER: &str = include_str!("fixtures/openapi/uber.swagger.json");
+const SWAGGER_PETSTORE: &str = include_str!("../fixtures/openapi/swagger-petstore.yaml");
+const UBER: &str = include_str!("../fixtures/openapi/uber.swagger.json");
 
 fn site() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 //! (`tower::ServiceExt::oneshot`, no socket), plus `docfuse serve` over a real loopback
 //! socket. Runs on a lexical-only index of the cargo book.
 
-mod common;
+use crate::common;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;

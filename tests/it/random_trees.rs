@@ -7,7 +7,7 @@
 //! as root, so permissions apply.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;

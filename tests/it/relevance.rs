@@ -1,11 +1,13 @@
 //! Ranking on the real corpora in `../shared/bench/corpora`: the dev-set floors, explain
 //! never changing the order, determinism, identifier queries, ranked snapshots.
 
-mod common;
+use crate::common;
 use common::*;
 use docfuse::config::IndexConfig;
-use docfuse::engine::{build, BuildOptions, DocIndex, Mode, SearchOptions, Source};
 use docfuse::eval::{evaluate, read_docfuse};
+use docfuse::generation::Source;
+use docfuse::read::{DocIndex, Mode, SearchOptions};
+use docfuse::write::{build, BuildOptions};
 use std::sync::OnceLock;
 
 struct Built {

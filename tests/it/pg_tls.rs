@@ -5,7 +5,7 @@
 //!
 //! Needs `DOCFUSE_TEST_DATABASE_URL` like tests/pg.rs.
 
-mod common;
+use crate::common;
 use common::*;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::path::Path;

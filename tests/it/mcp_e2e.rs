@@ -5,7 +5,7 @@
 //! carries protocol messages only and that the server exits when stdin closes.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

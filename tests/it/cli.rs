@@ -1,7 +1,7 @@
 //! The CLI contract: exit codes, JSON shape, status, bad inputs. Runs the real binary on
 //! the bundled sample docs and on temp folders.
 
-mod common;
+use crate::common;
 use common::*;
 use std::fs;
 

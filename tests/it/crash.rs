@@ -7,9 +7,9 @@
 //! chapters of the Rust book, so the embedding steps do real work quickly.
 #![cfg(feature = "embeddings")]
 
-mod common;
+use crate::common;
 use common::*;
-use docfuse::engine::{status, DocIndex, Mode, SearchOptions};
+use docfuse::read::{status, DocIndex, Mode, SearchOptions};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -480,7 +480,7 @@ fn fifty_refreshes_killed_at_random_moments_leave_no_unreadable_index() {
                 Ok(())
             })
             .is_ok()
-            && docfuse::engine::verify(&idx).is_ok_and(|v| v.damaged.is_empty());
+            && docfuse::read::verify(&idx).is_ok_and(|v| v.damaged.is_empty());
         if !ok {
             unreadable += 1;
         }
