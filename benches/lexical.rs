@@ -13,8 +13,10 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
 use docfuse::config::IndexConfig;
-use docfuse::engine::{build, BuildOptions, DocIndex, Mode, SearchOptions, Source};
 use docfuse::eval::read_docfuse;
+use docfuse::generation::Source;
+use docfuse::read::{DocIndex, Mode, SearchOptions};
+use docfuse::write::{build, BuildOptions};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -9,11 +9,12 @@
 //! answers lexically and says why.
 
 use docfuse::embed::load_default_embedder;
-use docfuse::engine::{build, BuildOptions, Source};
+use docfuse::generation::Source;
 use docfuse::retriever::{
     format_retrieved_documents, BoxFuture, Combination, DocfuseRetriever, HybridRetriever,
     RetrieveError, RetrieveOptions, RetrievedDocument, Retriever,
 };
+use docfuse::write::{build, BuildOptions};
 use std::path::Path;
 
 /// A second retriever: FAQ entries that share a word (of 4+ letters) with the query.

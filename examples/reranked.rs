@@ -6,11 +6,13 @@
 //! cargo run --release --example reranked -- "environment variables for a task"
 //! ```
 
-use docfuse::engine::{build, BuildOptions, Mode, Source};
+use docfuse::generation::Source;
+use docfuse::read::Mode;
 use docfuse::retriever::{
     format_retrieved_documents, DocfuseRetriever, FnReranker, PathFilters, RerankedRetriever,
     RetrieveOptions, RetrievedDocument, Retriever,
 };
+use docfuse::write::{build, BuildOptions};
 use std::path::Path;
 
 /// Share of the query's words found in the passage, plus a little of the first-stage

@@ -32,7 +32,8 @@ pub struct ModelPaths {
 /// folder of `model.onnx` and the tokenizer files, or a `models/` folder as laid out by
 /// `scripts/provision-models`, whose ONNX Runtime is then used too) and
 /// `DOCFUSE_ORT_DYLIB` when set, else a `models/` folder in the current folder or beside
-/// the executable or up to four folders above it.
+/// the executable or up to four folders above it, else the user-level folder
+/// ([`user_models_dir`]: `~/.local/share/docfuse/models`).
 ///
 /// # Errors
 /// [`Error::VectorsUnavailable`] naming what is missing and how to provision it.
@@ -80,11 +81,35 @@ pub fn locate_models() -> Result<ModelPaths> {
 }
 
 fn missing(what: &str) -> Error {
+    let user = user_models_dir().map_or_else(
+        || "~/.local/share/docfuse/models".to_string(),
+        |d| d.display().to_string(),
+    );
     Error::VectorsUnavailable(format!(
-        "{what} not found\nhint: run `bash scripts/provision-models`, or set {ENV_MODEL_DIR} and {ENV_ORT_DYLIB}"
+        "{what} not found (looked in `models/` here, beside the docfuse executable and up to four folders above it, and in `{user}`)\nhint: run `bash scripts/provision-models --user` in a docfuse checkout (every docfuse then finds the model from any folder), or set {ENV_MODEL_DIR} to a folder that holds it"
     ))
 }
 
+/// The user-level model folder that `scripts/provision-models --user` fills and every
+/// copy of docfuse searches: `$XDG_DATA_HOME/docfuse/models` (an absolute
+/// `XDG_DATA_HOME`, as the XDG Base Directory specification requires), else
+/// `$HOME/.local/share/docfuse/models`; `None` without either variable.
+pub fn user_models_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".local/share"))
+        })?;
+    Some(data.join("docfuse/models"))
+}
+
+/// Where the model is searched, in order: `models/` in the current folder, beside the
+/// executable and up to four folders above it, then the user-level folder
+/// ([`user_models_dir`]).
 fn candidate_roots() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from("models")];
     if let Ok(exe) = std::env::current_exe() {
@@ -92,6 +117,7 @@ fn candidate_roots() -> Vec<PathBuf> {
             roots.push(dir.join("models"));
         }
     }
+    roots.extend(user_models_dir());
     roots
 }
 

@@ -12,7 +12,7 @@ mod locate;
 mod minilm;
 
 pub use identity::{embedding_hash, embedding_input, EmbedderIdentity, INPUT_TEMPLATE_VERSION};
-pub use locate::{locate_models, ModelPaths, ENV_MODEL_DIR, ENV_ORT_DYLIB};
+pub use locate::{locate_models, user_models_dir, ModelPaths, ENV_MODEL_DIR, ENV_ORT_DYLIB};
 
 use crate::error::Result;
 use std::path::Path;

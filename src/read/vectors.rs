@@ -73,10 +73,7 @@ impl VectorPart {
         }
         Some(match &g.manifest().embeddings {
             e if !e.wanted => "the index was built without vectors (--no-embeddings); rebuild it without that flag to get them".into(),
-            e => format!(
-                "the index has no vectors yet: {}; run `docfuse refresh` once the model loads",
-                e.unavailable.as_deref().unwrap_or("the model was not loaded")
-            ),
+            e => no_vectors_yet(e.unavailable.as_deref()),
         })
     }
 
@@ -286,4 +283,26 @@ fn check_identity(
         embedder.identity().model,
         &key[..12.min(key.len())]
     ))
+}
+
+/// Why an index that wants vectors has none yet (`then`: the reason recorded at the last
+/// refresh), told as of now: while the model is still not installed, where it was looked
+/// for and the command that installs it (so the fix is said where the search is, not
+/// only at the refresh); once it is, that a refresh embeds the chunks.
+fn no_vectors_yet(then: Option<&str>) -> String {
+    let then = then.unwrap_or("the model was not loaded");
+    match crate::embed::installed_identity() {
+        Err(Error::VectorsUnavailable(now)) => match now.split_once("\nhint: ") {
+            Some((why, hint)) => {
+                format!("the index has no vectors yet: {why}\nhint: {hint}; then run `docfuse refresh`")
+            }
+            None => format!("the index has no vectors yet: {now}; run `docfuse refresh` once the model loads"),
+        },
+        Err(_) => format!(
+            "the index has no vectors yet: {then}; run `docfuse refresh` once the model loads"
+        ),
+        Ok(_) => format!(
+            "the index has no vectors yet ({then} at the last refresh); the model is installed now: run `docfuse refresh` to embed"
+        ),
+    }
 }

@@ -476,7 +476,7 @@ pub async fn serve_stdio(retriever: DocfuseRetriever, budget: Budget) -> std::io
     let warm = retriever.clone();
     tokio::spawn(async move {
         if let Err(why) = warm.vector_health().await {
-            tracing::info!("vector search unavailable: {why}");
+            tracing::warn!("vector search unavailable, answering lexically: {why}");
         }
     });
     let service = match DocfuseMcp::new(retriever, budget)

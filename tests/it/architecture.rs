@@ -51,8 +51,17 @@ const ORDERED: &[(&str, &[&str])] = &[
     (
         "write",
         &[
-            "build", "folder", "boundary", "stage", "carry", "embedding", "plan", "prefetch",
-            "layout", "options", "hooks",
+            "build",
+            "folder",
+            "boundary",
+            "stage",
+            "carry",
+            "embedding",
+            "plan",
+            "prefetch",
+            "layout",
+            "options",
+            "hooks",
         ],
     ),
     (
@@ -75,7 +84,14 @@ const ORDERED: &[(&str, &[&str])] = &[
     (
         "generation",
         &[
-            "export", "relations", "previous", "source", "jsonl", "docread", "lock", "readers",
+            "export",
+            "relations",
+            "previous",
+            "source",
+            "jsonl",
+            "docread",
+            "lock",
+            "readers",
         ],
     ),
 ];
@@ -187,7 +203,10 @@ fn clean(text: &str) -> String {
             b'\'' => {
                 // a char literal ('a', '\n', '\u{1F680}') or a lifetime ('a)
                 let end = if b.get(i + 1) == Some(&b'\\') {
-                    b[i + 2..].iter().position(|&c| c == b'\'').map(|p| i + 2 + p)
+                    b[i + 2..]
+                        .iter()
+                        .position(|&c| c == b'\'')
+                        .map(|p| i + 2 + p)
                 } else {
                     let ch_len = text[i + 1..].chars().next().map_or(1, char::len_utf8);
                     (b.get(i + 1 + ch_len) == Some(&b'\'')).then_some(i + 1 + ch_len)
@@ -358,7 +377,10 @@ fn expand_tree(tree: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
     if p.last().is_some_and(|s| s == "self") {
         p.pop();
     }
-    if matches!(p.first().map(String::as_str), Some("crate" | "super" | "self")) {
+    if matches!(
+        p.first().map(String::as_str),
+        Some("crate" | "super" | "self")
+    ) {
         out.push(p);
     }
 }
@@ -642,7 +664,11 @@ fn no_import_runs_up_the_layers() {
             }
         }
     }
-    assert!(bad.is_empty(), "imports against the layers:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "imports against the layers:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -692,11 +718,23 @@ fn the_walk_sees_real_imports() {
     let c = Crate::load();
     let e = c.edges();
     let has = |a: &str, b: &str| e.get(a).is_some_and(|s| s.contains(b));
-    assert!(has("read/index.rs", "read/opened.rs"), "{:?}", e.get("read/index.rs"));
+    assert!(
+        has("read/index.rs", "read/opened.rs"),
+        "{:?}",
+        e.get("read/index.rs")
+    );
     assert!(has("read/status.rs", "read/index.rs"));
     // a name re-exported by generation/mod.rs resolves to the file defining it
-    assert!(has("read/opened.rs", "generation/readers.rs"), "{:?}", e.get("read/opened.rs"));
-    assert!(has("cli/status.rs", "read/status.rs"), "{:?}", e.get("cli/status.rs"));
+    assert!(
+        has("read/opened.rs", "generation/readers.rs"),
+        "{:?}",
+        e.get("read/opened.rs")
+    );
+    assert!(
+        has("cli/status.rs", "read/status.rs"),
+        "{:?}",
+        e.get("cli/status.rs")
+    );
     // a test module written inline is not a dependency; a comment is not either
     let f = SourceFile {
         module: vec!["a".into(), "b".into()],

@@ -2,9 +2,9 @@
 //! each linking the crate once. `common` holds what they share (the docfuse binary,
 //! fixtures, the shared benchmark data).
 
-mod common;
 mod architecture;
 mod cli;
+mod common;
 mod crash;
 mod embed;
 mod graph;
@@ -12,6 +12,7 @@ mod handoff;
 mod hybrid;
 mod incremental;
 mod ingest;
+mod install;
 mod interfaces;
 mod lifecycle;
 mod mcp_e2e;
