@@ -5,6 +5,56 @@
 //! code block), and the per-chunk field texts (body, summary, symbols, aliases).
 //! Must not import: `lexical`, `store`, `cli` (it is ingest, below the indexes).
 //! Markdown is parsed with `pulldown-cmark` (CommonMark); no regex splitter.
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! heading-aware sections with pulldown-cmark (`links.rs`: what a page points at — link
+//! destinations, HTML `<a href>`, paths of indexed kinds in inline code, prose and code
+//! blocks, emphasised or quoted capitalised phrases — gathered from the chunker's one
+//! parse; `nav.rs`: an `mkdocs.yml`'s `nav` as links, a document with no chunks): exact
+//! lines, front matter, MDX, comments blanked from parsing (outside fences, nested ones
+//! included: `fences.rs` `NestedFence`), heading attributes and GitHub slugs (`ids.rs`;
+//! plus the anchors VitePress, markdown-it-anchor and GitBook give a heading, repeats
+//! numbered page-wide per rule, and `<summary>` lines, kept with the links for the graph
+//! and handoffs), boxes (`containers.rs`: GitBook/Liquid block tags, Hugo shortcodes with
+//! closers, `:::` containers (not an mkdocstrings `::: pkg.Name` line), pymdownx `///`
+//! blocks (more slashes nest), `<details>`, MDX components, paired whole-line openers and
+//! closers: a heading inside one heads only the box, the text after it goes on the section
+//! around it as more pieces), blank-line cuts under a token budget outside fences
+//! (`split.rs`: the layout of pieces — admonition/tab markers (`markers.rs`) glued to their bodies,
+//! headings to what follows, code to its prose, link definitions and markers to the piece
+//! before them within twice the budget, long tables cut between rows with the header
+//! repeated, lists over four budgets between top-level items (a definition list's items
+//! start at their terms) and re-parsed for their fields, a text document's long runs
+//! between lines; a piece of only a comment or script joins its neighbour), `fields.rs`:
+//! the field texts (no `<script>`/`<style>` contents, a container marker gives its title,
+//! not its kind), `display.rs`: the visible lines of a chunk (snippets, match lines;
+//! scripts, markers and template tags hidden; `inline_html.rs`: inline HTML tags as
+//! CommonMark's raw HTML, outside code spans); `myst.rs`: MyST block markup — targets
+//! `(label)=`, a page's front-matter `label` and directives' `:label:`/`:name:` options are
+//! anchors of what follows them (a `#label` link from any page of the root resolves to the
+//! page that has it; `read page#label` finds it in the generation's links), comments `% …`
+//! (not a Pandoc title block) and block breaks `+++` blanked from the parse copy and
+//! hidden; `display.rs` shows a prose directive fence (```` ```{note} Title ````) as its
+//! title and prose, a role's code span, not `{role}`, code spans as written, autolinks and
+//! empty link texts as their targets; `kramdown.rs`: kramdown attribute lists (`{: #id
+//! .class}` lines and `{: .btn }` after a span) blanked from the parse copy and hidden, a
+//! line's `#id` the anchor of the heading above, and the tag lines of a `markdown="1"`
+//! element blanked so a fence right after is a fence; display of plain-text documents shows
+//! their lines as written; `templates.rs`: site generators' template tags (Hugo shortcodes,
+//! Liquid/Jinja tags and output, mkdocs code includes `{* … *}`/`{! … !}`, never past a
+//! blank or fence line) blanked from the parse copy like comments (a URL a tag starts keeps
+//! a `tpl:` placeholder scheme: external; `{% raw %}` spans kept as text; an include of a
+//! non-document partial is no link), what include/reference tags point at kept as links,
+//! code shortcodes read as fences; `openapi/`: OpenAPI 3.x / Swagger 2.0 specs as sections
+//! — `tree.rs` (YAML or JSON into a tree whose nodes know their lines and columns, from
+//! yaml-rust2's events pulled one at a time; node, text and depth caps), `text.rs` (an
+//! operation's or schema's field texts, local `$ref` chains followed once each, bodies cut
+//! at 16 KiB), `sections.rs` (one section per operation, described tag and schema, the
+//! `info` preamble; lines from a key to the line before the next key, or to the closing
+//! token's line in compact JSON), `mod.rs` (kinds by name, `check`, chunks; a spec whose
+//! sections would repeat lines is refused)
 
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is

@@ -1,6 +1,23 @@
 //! The command line. One file per subcommand; this module parses arguments, sets up
 //! logging on stderr, and turns outcomes into exit codes (0 hits, 1 no hits, 2 error).
 //! Only this module prints to stdout.
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! (the binary, `main.rs`, runs `cli::run` on mimalloc: builds allocate and free millions
+//! of small strings) one file per subcommand (`graph.rs`, `handoff.rs`, `passage.rs` for
+//! `read` among them) (`dashes.rs`: a query may start with `-`); `job.rs`: one refresh job
+//! with the index's recorded settings (roots to refresh or add, roots to drop, a pack to
+//! unpack first) — what `ingest` and `serve`'s `POST /v1/refresh` run — and `Recorded` (the
+//! settings and roots an index records, read by `refresh` too); `pg.rs`: `--index
+//! postgres://…` — readers open through `pgstore::open_reader` (what they print; servers
+//! also start `pgstore::follow`), writers open a `pgstore::PgStore` (lock, migrations),
+//! seed this host's writer folder when it is not at the database's published generation (a
+//! build into `PgStore::seeding`: the folder only, nothing embedded), then run the command,
+//! whose build goes into the `PgStore` (one database publish) — and print what was
+//! published; `ingest.rs`: the NATS subscriber (async-nats; one event at a time, each a
+//! job; bad messages reported and skipped); the only module that prints to stdout
 
 mod args;
 mod build_run;

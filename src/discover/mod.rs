@@ -9,6 +9,17 @@
 //! UTF-16 and lossy UTF-8 decoding. A bad entry is skipped or decoded with a [`Warning`]
 //! naming it; the walk never aborts for one entry, only when a root cannot be listed.
 //! Must not import: `chunk` internals beyond `SourceKind`, `lexical`, `store`, `cli`.
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! the walk (`walk.rs`: our own over `ignore`'s gitignore matcher; never opens FIFOs or
+//! devices, one visit per canonical folder, dependency folders skipped, `--hidden`/`--no-
+//! ignore`), reading (`read.rs`: non-blocking open, byte budget — cut at a line end, or at
+//! a character when most of the budget is one line —, UTF-16 BOMs, Windows-1252 for files
+//! without any UTF-8, binary detection; how a file was read when not exactly is its `note`,
+//! kept in `files.json` and listed by `status` as `read_in_part`), the rules (`rules.rs`:
+//! file kinds, skipped names), skip counts by reason
 
 mod read;
 mod rules;

@@ -6,6 +6,18 @@
 //! (`pagerank.rs`), the stored shape (`graph.json`).
 //! Must not import: `lexical`, `embed`, `vector`, `engine`, `cli`, `server` (it sits beside
 //! the indexes; `engine` composes it).
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! the documentation graph of a generation: raw links resolved to documents and sections
+//! (`resolve.rs`: paths, site routes — front matter slugs and permalinks, `/docs/…` served
+//! from the indexed folder, Jekyll's `_collection/` folders, pretty URLs relative to the
+//! page's own URL), `links_to`/`mentions`/`covers` relations with line evidence and
+//! confidence (title and alias phrases matched against pages' names), PageRank and
+//! canonicality (`pagerank.rs`, networkx's definition), proximity (`proximity.rs`: reach
+//! within two relations of anchor pages, symmetric-normalised edge weights, the path's
+//! weakest confidence); knows nothing of the indexes
 
 pub mod pagerank;
 pub mod proximity;

@@ -8,6 +8,22 @@
 //! backslash or a NUL byte, a file is missing from `pack.json` or listed but absent, a
 //! size or sha256 differs, or a limit is passed.
 //! Must not import: `engine`, `cli`, `server` (packs sit beside discovery).
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! docs packs: `write.rs` (a folder's documentation, walked by `discover`, as `pack.json` +
+//! `docs/…` in a `.tar.gz`, entries with mtime 0), `fetch.rs` (a file or an HTTP(S) URL
+//! through `ureq`, size-limited, timed out), `read.rs` (the whole pack verified in memory
+//! before anything is written — `pack.json` first, then each entry's type, path and listed
+//! size before its bytes are read, then the sha256s — and unpacked in place into
+//! `INDEX/packs/CODE/`: same bytes untouched, changed files renamed over, dropped ones
+//! deleted); `sources.rs` (`INDEX/packs/.sources.json`: where each pack came from, so
+//! `ingest` can pull every known pack again), `event.rs` (the NATS messages
+//! `service.register`/`service.unregister`/`gateway.online` parsed and checked: codes,
+//! http(s) URLs only, size); knows nothing of the engine: `cli` fetches and verifies, then
+//! the build runs the unpacking under the writer lock (`BuildOptions::hooks`) and indexes
+//! the folder as a root
 
 pub mod event;
 mod fetch;

@@ -19,6 +19,42 @@
 //!
 //! Depends on `engine` (to build and export folder indexes); nothing below it imports
 //! this module.
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! PostgreSQL + pgvector as an index store (tokio-postgres, pgvector, rustls):
+//! `location.rs` (`postgres://…?schema=NAME` parsed, password redacted, cache key),
+//! `tls.rs` (libpq's `sslmode` meanings over rustls: no check for `prefer`/`require`, the
+//! chain for `verify-ca`, chain and name for `verify-full`; `sslrootcert` or the system's
+//! roots), `schema.rs` (versioned migrations, applied by writers, checked by readers; the
+//! `vector` extension; the schema created only when missing), `publish.rs` (a folder
+//! index's generation published in one transaction: changed documents replaced with their
+//! chunks, vectors added by embedding hash, unused ones deleted, the vectors' moments, the
+//! `published` row moved on and `pg_notify`), `read.rs`, `writer.rs` (`PgStore`: the
+//! database as an `engine::IndexStore` — the advisory lock taken on opening, the published
+//! documents and chunks, vectors by embedding hash (this host's writer folder's older
+//! generations first, then one query for the rest), this host's writer folder as the
+//! staging folder, at the published generation only when the last publish recorded the
+//! database's epoch and generation with the folder generation holding them, a publish that
+//! publishes the folder's generation and then the difference in one transaction and records
+//! both; `Seeding`: the same store publishing into the folder only), `reader.rs` (what
+//! every reader opens for a URL — CLI, servers and the library's `DocfuseRetriever::open`:
+//! the cache synced, or this host's copy while the database cannot be reached, with the
+//! database attached as its vector side, one store and one follower thread per database in
+//! a process), `cache.rs` (a reader's cache: read in one `REPEATABLE READ` snapshot, the
+//! documents' text under a mirror folder `r0…rN`, a lexical folder index over it refreshed
+//! in place — no vectors —, `synced.json` holding the schema's epoch, generation, embedder
+//! and vector counts), `dense.rs` (`PgVectors`, the reader's vector side: a pool of
+//! connections on a runtime of its own, each chunk of the cache's generation matched to its
+//! database row by (root, path, seq) and content hash once per (cache seal, database epoch
+//! and generation), the published identity checked against the query's embedder, top-k
+//! exact below `hnsw_min_vectors` as the folder store, over HNSW above it with
+//! `hnsw.ef_search` set first, candidates' cosines by hash, statistics from the moments;
+//! after a failure vector search is off for 5 s, then one search probes; a health check for
+//! the servers); the writer lock is a session advisory lock; depends on `engine` (build,
+//! `export`, the `RemoteVectors` side); imported by `cli` and by `retriever` (only
+//! `DocfuseRetriever::open` of a URL)
 
 mod cache;
 mod dense;

@@ -54,6 +54,18 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! the `Retriever` trait (async, never blocks the executor), `request.rs` (the one
+//! validation of query, limit, floor, filters and mode for every front end, and JSON
+//! argument reading that names the parameter), the docfuse retriever (`search.rs`: filters
+//! before the top-k cut, grouping by section; `passage.rs`: verified reads confined to the
+//! roots, paging, stale text served from the generation's `sources/`; `document.rs`: a
+//! document's chunks in file order, paged by whole chunks, through the same path checks and
+//! verified text), `budget.rs` (every response under a token budget), N-list hybrid fusion,
+//! reranking, prompt formatting, the shared search JSON shape
 
 mod budget;
 mod docfuse;

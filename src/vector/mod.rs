@@ -4,6 +4,15 @@
 //!
 //! Owns: the on-disk vector format, cosine search. Must not import: `lexical`, `embed`
 //! internals (it stores an identity, it does not compute vectors), `engine`, `cli`.
+//!
+//! ## Map
+//!
+//! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
+//! vector files, exact cosine search (and HNSW above a size), cosine statistics of a query
+//! over the collection (mean, sd: the fusion's noise floor); `moments.rs`: the first two
+//! moments of a collection (μ, the upper triangle of M = (1/n) Σ v vᵀ), from which a
+//! query's cosine mean and sd are exact without the vectors (a store that searches them
+//! elsewhere)
 
 mod exact;
 #[cfg(feature = "embeddings")]
