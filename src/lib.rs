@@ -5,17 +5,17 @@
 //! BM25F plus named, explainable score parts.
 //!
 //! Layers (dependencies point one way, down this list; `ARCHITECTURE.md` is the map and
-//! a test walks the imports):
-//! 1. foundation: [`error`], [`config`], [`hashing`], [`dburl`], [`fsio`]
-//! 2. ingest and storage: [`discover`], [`chunk`], [`analysis`], [`pack`], [`projection`],
-//!    [`store`]
-//! 3. indexes: [`lexical`], [`embed`], [`graph`], [`vector`], [`fusion`]
+//! `tests/it/architecture.rs` walks the imports):
+//! 1. front ends: [`cli`], [`server`] (HTTP API and MCP server over the retriever API)
+//! 2. built on both sides: [`retriever`] (the composable `Retriever` API), [`eval`],
+//!    [`pgstore`], [`views`] (handoffs, graph views)
+//! 3. the two sides: [`write`] (build and refresh over an `IndexStore`) and [`read`] (an
+//!    opened index and what answers a query); neither imports the other
 //! 4. a generation's files: [`generation`]
-//! 5. the two sides: [`write`] (build and refresh over an `IndexStore`) and [`read`] (an
-//!    opened index and what answers a query)
-//! 6. built on both: [`views`] (handoffs, graph views), [`pgstore`], [`eval`],
-//!    [`retriever`] (the composable `Retriever` API)
-//! 7. front ends: [`cli`], [`server`] (HTTP API and MCP server over the retriever API)
+//! 5. ingest, indexes and storage, in this order: [`pack`], [`embed`], [`vector`],
+//!    [`lexical`], [`fusion`], [`store`], [`graph`], [`projection`], [`discover`],
+//!    [`analysis`], [`chunk`]
+//! 6. foundation: [`config`], [`dburl`], [`fsio`], [`hashing`], [`error`]
 //!
 //! ```no_run
 //! use docfuse::config::IndexConfig;

@@ -1,7 +1,7 @@
 //! The projection: a chunk becomes an [`Entry`] with a stable id, a kind, the texts of the
 //! BM25F fields, the exact-match keys and a sha256 content hash.
 //!
-//! Must not import: `lexical`, `store`, `engine`, `cli`.
+//! Must not import: `lexical`, `store`, `generation`, `write`, `read`, `cli`.
 
 use crate::analysis::fold;
 use crate::chunk::{Chunk, ChunkKind};

@@ -3,7 +3,7 @@
 //!
 //! Owns: the [`Embedder`] trait, [`EmbedderIdentity`], the embedding-input template of a
 //! chunk, locating model files, and the MiniLM embedder (feature `embeddings`).
-//! Must not import: `lexical`, `vector`, `engine`, `cli` (indexes do not import each other).
+//! Must not import: `lexical`, `vector`, `generation`, `write`, `read`, `cli` (indexes do not import each other).
 
 pub mod folded;
 mod identity;

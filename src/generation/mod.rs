@@ -4,6 +4,9 @@
 //! a build reads (roots, JSONL), the writer lock and the readers' registry that keep a
 //! generation in use from being deleted.
 //!
+//! Each file imports only files after it in this order (a test checks it): `export`,
+//! `relations`, `previous`, `source`, `jsonl`, `docread`, `lock`, `readers`.
+//!
 //! Must not import: `write`, `read`, `views`, `retriever`, `cli`, `server`, `pgstore`.
 //! Imports ingest (`discover`, `chunk`), storage (`store`) and indexes (`lexical`,
 //! `graph`, `vector`).

@@ -4,8 +4,8 @@
 //!
 //! Owns: resolution of raw targets (`resolve.rs`), PageRank and canonicality
 //! (`pagerank.rs`), the stored shape (`graph.json`).
-//! Must not import: `lexical`, `embed`, `vector`, `engine`, `cli`, `server` (it sits beside
-//! the indexes; `engine` composes it).
+//! Must not import: `lexical`, `embed`, `vector`, `generation`, `write`, `read`, `cli`, `server` (it sits beside
+//! the indexes; `generation`, `write` and `read` compose it).
 //!
 //! ## Map
 //!

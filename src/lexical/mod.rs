@@ -4,7 +4,7 @@
 //! dictionaries (for prefix expansion) and the stored chunks; docfuse reads the postings
 //! itself to compute true BM25F (one saturation over weighted, length-normalised field
 //! frequencies; Robertson & Zaragoza, 2009), which tantivy's per-field BM25 cannot express.
-//! Must not import: `store`, `engine`, `cli` (indexes sit below composition).
+//! Must not import: `store`, `generation`, `write`, `read`, `cli` (indexes sit below composition).
 //!
 //! ## Map
 //!

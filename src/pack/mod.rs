@@ -7,7 +7,7 @@
 //! file or folder (a symlink, a hard link, a device), a path is absolute, has `..`, a
 //! backslash or a NUL byte, a file is missing from `pack.json` or listed but absent, a
 //! size or sha256 differs, or a limit is passed.
-//! Must not import: `engine`, `cli`, `server` (packs sit beside discovery).
+//! Must not import: `generation`, `write`, `read`, `cli`, `server` (packs sit beside discovery).
 //!
 //! ## Map
 //!

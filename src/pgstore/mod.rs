@@ -17,7 +17,7 @@
 //!   the published moments), so BM25F is exactly the folder store's and the fusion gets
 //!   the same inputs.
 //!
-//! Depends on `engine` (to build and export folder indexes); nothing below it imports
+//! Depends on `write` and `generation` (to build and export folder indexes) and `read` (the vector side); nothing below it imports
 //! this module.
 //!
 //! ## Map
@@ -32,7 +32,7 @@
 //! index's generation published in one transaction: changed documents replaced with their
 //! chunks, vectors added by embedding hash, unused ones deleted, the vectors' moments, the
 //! `published` row moved on and `pg_notify`), `read.rs`, `writer.rs` (`PgStore`: the
-//! database as an `engine::IndexStore` — the advisory lock taken on opening, the published
+//! database as an `write::IndexStore` — the advisory lock taken on opening, the published
 //! documents and chunks, vectors by embedding hash (this host's writer folder's older
 //! generations first, then one query for the rest), this host's writer folder as the
 //! staging folder, at the published generation only when the last publish recorded the
@@ -52,7 +52,7 @@
 //! exact below `hnsw_min_vectors` as the folder store, over HNSW above it with
 //! `hnsw.ef_search` set first, candidates' cosines by hash, statistics from the moments;
 //! after a failure vector search is off for 5 s, then one search probes; a health check for
-//! the servers); the writer lock is a session advisory lock; depends on `engine` (build,
+//! the servers); the writer lock is a session advisory lock; depends on `write` (build,
 //! `export`, the `RemoteVectors` side); imported by `cli` and by `retriever` (only
 //! `DocfuseRetriever::open` of a URL)
 

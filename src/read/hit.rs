@@ -1,4 +1,5 @@
-//! Search results of the engine, whatever the mode.
+//! A search's options and results, whatever the mode: hits, their explain parts
+//! (fusion, proximity, the relations a proximity came through).
 
 use crate::config::QueryParams;
 use crate::fusion::Fusion;

@@ -1,11 +1,11 @@
 //! The read side: an opened index and everything that answers a query over it.
 //!
-//! Layering inside (each file imports only files listed before it):
-//! `hit` (options in, hits out), `matchline`, `query_cache` → `opened` (the generation:
-//! manifest, lexical index, snapshot) → `remote` (a vector store attached to a folder),
-//! `vectors` (vector side and query embedder), `proximity`, `freshness` → `hybrid` (the
-//! modes and their fusion over those parts) → `index` ([`DocIndex`]: holds the parts) →
-//! `status`, `verify`.
+//! Each file imports only files after it in this order (a test checks it): `verify`,
+//! `status` → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and their
+//! fusion over the parts) → `freshness`, `proximity`, `vectors` (vector side and query
+//! embedder), `remote` (a vector store attached to a folder) → `opened` (the generation:
+//! manifest, lexical index, snapshot) → `query_cache`, `hit` (options in, hits out),
+//! `matchline`.
 //!
 //! Must not import: `write`, `views`, `retriever`, `cli`, `server`, `pgstore`. Imports
 //! `generation` (the files of a published generation), the indexes (`lexical`, `embed`,

@@ -286,12 +286,13 @@ fn check_identity(
 }
 
 /// Why an index that wants vectors has none yet (`then`: the reason recorded at the last
-/// refresh), told as of now: while the model is still not installed, where it was looked
-/// for and the command that installs it (so the fix is said where the search is, not
-/// only at the refresh); once it is, that a refresh embeds the chunks.
+/// refresh), told as of now: while the model is still not found, where it was looked for
+/// and the command that installs it (so the fix is said where the search is, not only at
+/// the refresh); once it is, that a refresh embeds the chunks. Locating the files is a
+/// few `stat` calls: nothing is read or hashed on the search path.
 fn no_vectors_yet(then: Option<&str>) -> String {
     let then = then.unwrap_or("the model was not loaded");
-    match crate::embed::installed_identity() {
+    match crate::embed::locate_models() {
         Err(Error::VectorsUnavailable(now)) => match now.split_once("\nhint: ") {
             Some((why, hint)) => {
                 format!("the index has no vectors yet: {why}\nhint: {hint}; then run `docfuse refresh`")

@@ -10,7 +10,7 @@
 //! result shape shared by `docfuse search --json`, the HTTP API and the MCP server
 //! ([`SearchResult`]), and reading passages confined to the indexed roots.
 //!
-//! Must not import: `cli`, `server` (front ends sit above it). Imports `engine`, and
+//! Must not import: `cli`, `server` (front ends sit above it). Imports `read`, `write`, `views`, and
 //! `pgstore` only to open a `postgres://…` URL ([`DocfuseRetriever::open`]).
 //!
 //! ```

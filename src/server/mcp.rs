@@ -476,7 +476,10 @@ pub async fn serve_stdio(retriever: DocfuseRetriever, budget: Budget) -> std::io
     let warm = retriever.clone();
     tokio::spawn(async move {
         if let Err(why) = warm.vector_health().await {
-            tracing::warn!("vector search unavailable, answering lexically: {why}");
+            // an index built lexical on purpose (--no-embeddings) is not a problem to report
+            if !warm.index().lexical_by_choice() {
+                tracing::warn!("vector search unavailable, answering lexically: {why}");
+            }
         }
     });
     let service = match DocfuseMcp::new(retriever, budget)

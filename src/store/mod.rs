@@ -8,7 +8,7 @@
 //!   `chunks.json`, and `vectors.f32` + `vectors.json` when it has vectors.
 //!   The manifest lists every file of it with its size and sha256.
 //!
-//! Must not import: `lexical`, `engine`, `cli`.
+//! Must not import: `lexical`, `generation`, `write`, `read`, `cli`.
 
 mod atomic;
 mod contents;

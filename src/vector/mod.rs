@@ -3,7 +3,7 @@
 //! (feature `embeddings`) above a measured collection size.
 //!
 //! Owns: the on-disk vector format, cosine search. Must not import: `lexical`, `embed`
-//! internals (it stores an identity, it does not compute vectors), `engine`, `cli`.
+//! internals (it stores an identity, it does not compute vectors), `generation`, `write`, `read`, `cli`.
 //!
 //! ## Map
 //!

@@ -1,12 +1,12 @@
 //! The write pipeline: building and refreshing an index over one storage interface
 //! ([`IndexStore`]), whatever holds the index (a folder, PostgreSQL).
 //!
-//! Each step is a module that never calls back up into its caller: `build` (lock,
-//! decide) → `plan` (roots, walk, read, carry over; `prefetch` reads the previous chunk
-//! list and links beside the walk) → `stage` (chunk, index, `embedding`, publish; `carry`
-//! and `layout`: the lexical buckets of the previous generation a refresh keeps) →
-//! `folder` (the folder store) → `boundary` (the store interface). `options` holds what
-//! they share; `hooks` the crash-test pause points.
+//! Each file imports only files after it in this order (a test checks it): `build` (lock,
+//! decide) → `folder` (the folder store) → `boundary` (the store interface) → `stage`
+//! (chunk, index, embed, publish) → `carry` (the lexical buckets of the previous
+//! generation a refresh keeps) → `embedding` → `plan` (roots, walk, read, carry over) →
+//! `prefetch` (the previous chunk list and links, read beside the walk) → `layout` →
+//! `options` (what they share) → `hooks` (the crash-test pause points).
 //!
 //! Must not import: `read`, `views`, `retriever`, `cli`, `server`, `pgstore`. Imports
 //! `generation` (the files of a generation), ingest (`discover`, `chunk`, `projection`),
