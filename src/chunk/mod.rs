@@ -61,60 +61,6 @@
 /// rebuilt by `docfuse refresh`.
 pub const CHUNKER_VERSION: u32 = 25;
 
-/// What kind of source a document is, decided from its file name ([`Self::of_file_name`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// `.md`, `.markdown`
-    Markdown,
-    /// `.mdx`: Markdown plus top-level `import`/`export` lines and JSX.
-    Mdx,
-    /// `.txt`, and records ingested from JSONL: no Markdown structure.
-    Text,
-    /// `mkdocs.yml` / `mkdocs.yaml`: a site's navigation. No chunks of its own; each
-    /// page of its `nav` is a link (as mdBook's `SUMMARY.md` links every chapter).
-    Nav,
-    /// An OpenAPI 3.x or Swagger 2.0 spec (`openapi.json|yaml|yml`, `swagger.json|yaml|yml`,
-    /// `*.openapi.json|yaml|yml`, `*.swagger.json|yaml|yml`): one section per operation,
-    /// described tag and schema component ([`openapi`]).
-    OpenApi,
-}
-
-impl SourceKind {
-    /// The kind of a file extension (case-insensitive, without the dot), or `None` for
-    /// a file docfuse does not index.
-    pub fn of_extension(ext: &str) -> Option<SourceKind> {
-        match ext.to_ascii_lowercase().as_str() {
-            "md" | "markdown" => Some(SourceKind::Markdown),
-            "mdx" => Some(SourceKind::Mdx),
-            "txt" => Some(SourceKind::Text),
-            _ => None,
-        }
-    }
-
-    /// The kind of a file by its name: [`SourceKind::Nav`] for `mkdocs.yml` and
-    /// `mkdocs.yaml`, [`SourceKind::OpenApi`] for an API spec's name
-    /// ([`openapi::is_spec_file_name`]), else by extension ([`Self::of_extension`]).
-    pub fn of_file_name(name: &str) -> Option<SourceKind> {
-        if NAV_FILES.contains(&name) {
-            return Some(SourceKind::Nav);
-        }
-        if openapi::is_spec_file_name(name) {
-            return Some(SourceKind::OpenApi);
-        }
-        SourceKind::of_extension(name.rsplit_once('.')?.1)
-    }
-
-    /// The kind of the file a `/`-separated path names ([`Self::of_file_name`] of its
-    /// last segment): whether a link or a path-shaped word can name an indexed file.
-    pub fn of_path(path: &str) -> Option<SourceKind> {
-        SourceKind::of_file_name(path.rsplit('/').next().unwrap_or(path))
-    }
-}
-
-/// File names read as site navigation ([`SourceKind::Nav`]).
-pub const NAV_FILES: [&str; 2] = ["mkdocs.yml", "mkdocs.yaml"];
-
 /// What a document's front matter says (`title`, `aliases` + `tags`, `checks`,
 /// `audience`); all empty without front matter or for plain text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -137,68 +83,6 @@ pub fn front_matter(doc: &SourceDoc) -> DocFrontMatter {
     }
 }
 
-/// One document to chunk.
-#[derive(Debug, Clone)]
-pub struct SourceDoc {
-    /// Path relative to its root, `/`-separated (e.g. `ch15-04-rc.md`); for JSONL records, the `_id`.
-    pub rel_path: String,
-    /// Full text as read (may start with a BOM; may use LF, CRLF or lone CR line endings).
-    pub text: String,
-    pub kind: SourceKind,
-    /// A title given from outside (JSONL `title`); wins over front matter and H1.
-    pub title_hint: Option<String>,
-}
-
-/// What a chunk is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChunkKind {
-    /// A heading and what follows it up to the next heading (or a part of one, when cut).
-    Section,
-    /// Text before the first heading of a file (or a whole file without headings).
-    Preamble,
-}
-
-/// One chunk: a section (or a blank-line-delimited part of a long section).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Chunk {
-    /// Stable id: `rel_path#slug` where slug joins the heading path's slugs with `/`;
-    /// a repeated heading path in one file gets `-2`, `-3`…; a part after the first of a
-    /// cut section gets `~2`, `~3`…; a preamble has slug `_preamble`.
-    pub id: String,
-    pub kind: ChunkKind,
-    /// Same as `SourceDoc::rel_path`.
-    pub rel_path: String,
-    /// Document title: title hint, else front-matter `title`, else first H1, else file stem.
-    pub title: String,
-    /// `title` is the file stem, for want of a written title: it changes with the file's
-    /// name, so it is left out of the embedding input (a rename re-embeds nothing).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub title_from_stem: bool,
-    /// All ancestor headings and this section's own heading, outermost first, as plain text.
-    /// Empty for a preamble.
-    pub heading_path: Vec<String>,
-    /// 1-based line of the first line of the chunk (the heading line for a section).
-    pub start_line: u32,
-    /// 1-based line of the last non-blank line of the chunk (>= start_line).
-    pub end_line: u32,
-    /// Exact source text of lines start_line..=end_line, line endings normalised to `\n`.
-    pub text: String,
-    /// Plain text of the chunk for the `body` field: prose, inline code, code blocks;
-    /// no heading text, no HTML/JSX tags, no front matter.
-    pub body: String,
-    /// Plain text of the first paragraph of the section (empty when none).
-    pub summary: String,
-    /// Inline code spans and identifier-like tokens of the prose (deduplicated, in order).
-    pub symbols: Vec<String>,
-    /// Front-matter `aliases` and `tags` of the document (same for every chunk of it).
-    pub aliases: Vec<String>,
-    /// Lines repeated before this piece for context, not part of its line range: the
-    /// header rows of a long table cut into pieces (exact source text).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prelude: Option<String>,
-}
-
 pub use crate::config::ChunkerConfig;
 
 mod cmark;
@@ -210,6 +94,7 @@ mod fields;
 mod frontmatter;
 mod ids;
 mod inline_html;
+mod kinds;
 mod kramdown;
 mod lines;
 mod links;
@@ -229,6 +114,7 @@ pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
+pub use kinds::{Chunk, ChunkKind, SourceDoc, SourceKind, NAV_FILES};
 pub use markdown::heading_text;
 
 /// The names a heading titles its section by (`--offline`, `-r, --recursive`,

@@ -43,12 +43,7 @@ mod verify;
 use args::{Cli, Command};
 use clap::Parser;
 
-/// Exit code: success with results.
-pub const EXIT_OK: i32 = 0;
-/// Exit code: ran fine, found nothing.
-pub const EXIT_NO_HITS: i32 = 1;
-/// Exit code: an error (bad input, missing or corrupt index…).
-pub const EXIT_ERROR: i32 = 2;
+pub use output::{EXIT_ERROR, EXIT_NO_HITS, EXIT_OK};
 
 /// Runs the CLI with the process arguments and returns the exit code.
 pub fn run() -> i32 {

@@ -1,5 +1,12 @@
 //! Writing to stdout: JSON, broken pipes.
 
+/// Exit code: success with results.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: ran fine, found nothing.
+pub const EXIT_NO_HITS: i32 = 1;
+/// Exit code: an error (bad input, missing or corrupt index…).
+pub const EXIT_ERROR: i32 = 2;
+
 use std::io::Write;
 
 /// Writes `s` and a newline to stdout.

@@ -25,14 +25,15 @@ mod read;
 mod rules;
 mod walk;
 
+pub use walk::discover;
+
 pub use read::{open_regular, read_checked, read_text, special_kind, ReadError, ReadText};
 pub use rules::{
     kind_of, skip_by_name, SkipReason, Skips, WalkOptions, DEPENDENCY_DIRS, IGNORE_FILES, VCS_DIRS,
 };
 
 use crate::chunk::SourceKind;
-use crate::error::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
 
 /// A file found under a root.
@@ -91,64 +92,7 @@ impl Discovery {
     }
 }
 
-/// Walks `roots` and returns the documentation files and what was skipped.
-///
-/// # Errors
-/// [`Error::Root`] when a root does not exist or cannot be listed.
-pub fn discover(roots: &[PathBuf], opts: WalkOptions) -> Result<Discovery> {
-    let mut out = Discovery::default();
-    for (i, root) in roots.iter().enumerate() {
-        let meta = std::fs::metadata(root).map_err(|source| Error::Root {
-            path: root.clone(),
-            source,
-        })?;
-        if meta.is_dir() {
-            walk::walk_root(i, root, opts, &mut out)?;
-        } else {
-            push_root_file(i, root, &meta, &mut out);
-        }
-    }
-    out.files
-        .sort_by(|a, b| (a.root, &a.rel_path).cmp(&(b.root, &b.rel_path)));
-    Ok(out)
-}
-
-fn push_root_file(i: usize, root: &Path, meta: &std::fs::Metadata, out: &mut Discovery) {
-    let warn = |out: &mut Discovery, reason: SkipReason, message: String| {
-        *out.skips.entry(reason).or_default() += 1;
-        out.warnings.push(Warning {
-            path: root.to_path_buf(),
-            message,
-        });
-    };
-    if !meta.is_file() {
-        let kind = special_kind(meta.file_type());
-        return warn(
-            out,
-            SkipReason::SpecialFile,
-            format!("{kind}, never opened; skipped"),
-        );
-    }
-    let Some(kind) = kind_of(root) else {
-        out.warnings.push(Warning {
-            path: root.to_path_buf(),
-            message: "not a .md, .markdown, .mdx, .txt, mkdocs.yml or OpenAPI spec (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …) file; skipped".into(),
-        });
-        return;
-    };
-    let Some(name) = root.file_name().and_then(|n| n.to_str()) else {
-        return warn(
-            out,
-            SkipReason::NonUtf8Name,
-            "the name is not valid UTF-8; skipped".into(),
-        );
-    };
-    let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    out.files
-        .push(found(i, canon, name.to_string(), kind, meta));
-}
-
-fn found(
+pub(crate) fn found(
     root: usize,
     path: PathBuf,
     rel_path: String,
@@ -195,6 +139,7 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
 mod tests {
     use super::*;
     use std::fs;
+    use std::path::Path;
 
     fn tree() -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();

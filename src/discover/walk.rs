@@ -5,7 +5,7 @@
 
 use super::read::special_kind;
 use super::rules::{kind_of, skip_by_name, SkipReason, WalkOptions, IGNORE_FILES};
-use super::{Discovery, Warning};
+use super::{found, Discovery, Warning};
 use crate::error::{Error, Result};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use std::collections::HashMap;
@@ -260,7 +260,7 @@ impl Walk<'_> {
         }
         self.out
             .files
-            .push(super::found(self.root_index, canon, rel, kind, &meta));
+            .push(found(self.root_index, canon, rel, kind, &meta));
         None
     }
 
@@ -379,4 +379,61 @@ fn folder_rules(dir: &Path, out: &mut Discovery) -> Option<Gitignore> {
         return None;
     }
     builder.build().ok()
+}
+
+/// Walks `roots` and returns the documentation files and what was skipped.
+///
+/// # Errors
+/// [`Error::Root`] when a root does not exist or cannot be listed.
+pub fn discover(roots: &[PathBuf], opts: WalkOptions) -> Result<Discovery> {
+    let mut out = Discovery::default();
+    for (i, root) in roots.iter().enumerate() {
+        let meta = std::fs::metadata(root).map_err(|source| Error::Root {
+            path: root.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            walk_root(i, root, opts, &mut out)?;
+        } else {
+            push_root_file(i, root, &meta, &mut out);
+        }
+    }
+    out.files
+        .sort_by(|a, b| (a.root, &a.rel_path).cmp(&(b.root, &b.rel_path)));
+    Ok(out)
+}
+
+fn push_root_file(i: usize, root: &Path, meta: &std::fs::Metadata, out: &mut Discovery) {
+    let warn = |out: &mut Discovery, reason: SkipReason, message: String| {
+        *out.skips.entry(reason).or_default() += 1;
+        out.warnings.push(Warning {
+            path: root.to_path_buf(),
+            message,
+        });
+    };
+    if !meta.is_file() {
+        let kind = special_kind(meta.file_type());
+        return warn(
+            out,
+            SkipReason::SpecialFile,
+            format!("{kind}, never opened; skipped"),
+        );
+    }
+    let Some(kind) = kind_of(root) else {
+        out.warnings.push(Warning {
+            path: root.to_path_buf(),
+            message: "not a .md, .markdown, .mdx, .txt, mkdocs.yml or OpenAPI spec (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …) file; skipped".into(),
+        });
+        return;
+    };
+    let Some(name) = root.file_name().and_then(|n| n.to_str()) else {
+        return warn(
+            out,
+            SkipReason::NonUtf8Name,
+            "the name is not valid UTF-8; skipped".into(),
+        );
+    };
+    let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    out.files
+        .push(found(i, canon, name.to_string(), kind, meta));
 }

@@ -213,15 +213,6 @@ impl RetrieveOptions {
             ..self.clone()
         }
     }
-
-    /// Checks the limit (1..=[`MAX_LIMIT`]) and floor ([0, 1]) and compiles the filters
-    /// (the query is checked by [`validate_search`], which calls this).
-    ///
-    /// # Errors
-    /// [`RetrieveError::InvalidRequest`] naming the parameter out of range or the bad glob.
-    pub fn validate(&self) -> Result<PathFilter, RetrieveError> {
-        request::validate_options(self)
-    }
 }
 
 /// One retrieved passage.

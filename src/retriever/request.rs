@@ -382,6 +382,18 @@ pub fn document_args(
     })
 }
 
+/// The options' own check, beside the rules it applies.
+impl RetrieveOptions {
+    /// Checks the limit (1..=[`MAX_LIMIT`]) and floor ([0, 1]) and compiles the filters
+    /// (the query is checked by [`validate_search`], which calls this).
+    ///
+    /// # Errors
+    /// [`RetrieveError::InvalidRequest`] naming the parameter out of range or the bad glob.
+    pub fn validate(&self) -> Result<PathFilter, RetrieveError> {
+        validate_options(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,13 +42,14 @@ const LAYERS: &[&str] = &[
 ];
 
 /// Imports [`LAYERS`] alone would allow but the map forbids: the two sides of the engine
-/// meet only in `generation`; the servers see the engine only through `retriever`.
+/// meet only in `generation`; the servers reach the engine only through `retriever` (an
+/// item `retriever` re-exports, such as a handoff's types, resolves to the file that
+/// defines it, so `views` is not listed).
 const APART: &[(&str, &str)] = &[
     ("write", "read"),
     ("read", "write"),
     ("eval", "pgstore"),
     ("server", "read"),
-    ("server", "views"),
     ("server", "write"),
 ];
 
@@ -281,10 +282,24 @@ fn drop_test_blocks(text: &str) -> String {
     out
 }
 
-/// Every path a file names that starts with `crate`, `super` or `self`, as segments; the
-/// `use` trees expanded (`use super::{a::B, c}` → `super::a::B`, `super::c`). Re-export
-/// lines (`pub use`) of a module root are left out.
+/// Every path a file names that starts with `crate`, `super`, `self` or one of the
+/// modules it declares (`mod child;` then `child::f()`), as segments, a child's paths
+/// prefixed with `self`; the `use` trees expanded (`use super::{a::B, c}` → `super::a::B`,
+/// `super::c`). A module root's `pub use child::…` re-exports are left out (they are
+/// what the root shows of its children, not what it needs); its other `pub use` lines
+/// count.
 fn paths_in(text: &str, is_mod_root: bool) -> Vec<Vec<String>> {
+    let children = declared_children(text);
+    let rooted = |mut p: Vec<String>| -> Option<Vec<String>> {
+        match p.first().map(String::as_str) {
+            Some("crate" | "super" | "self") => Some(p),
+            Some(first) if children.iter().any(|c| c == first) => {
+                p.insert(0, "self".into());
+                Some(p)
+            }
+            _ => None,
+        }
+    };
     let mut out = Vec::new();
     let mut body = String::new();
     let mut rest = text;
@@ -295,8 +310,13 @@ fn paths_in(text: &str, is_mod_root: bool) -> Vec<Vec<String>> {
         let end = item.find(';').unwrap_or(item.len());
         let public = rest[..at.1].trim_end().ends_with("pub")
             || rest[at.0..at.1].trim_start().starts_with("pub");
-        if !(public && is_mod_root) {
-            expand_tree(item[..end].trim(), &[], &mut out);
+        let mut tree = Vec::new();
+        expand_tree(item[..end].trim(), &[], &mut tree);
+        for p in tree.into_iter().filter_map(rooted) {
+            let reexport = public && is_mod_root && p.len() > 1 && children.contains(&p[1]);
+            if !reexport {
+                out.push(p);
+            }
         }
         rest = &item[(end + 1).min(item.len())..];
     }
@@ -304,10 +324,12 @@ fn paths_in(text: &str, is_mod_root: bool) -> Vec<Vec<String>> {
     let b = body.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let starts = ["crate::", "super::", "self::"]
+        let at_path_start = !(prev_is_ident(b, i) || (i > 0 && b[i - 1] == b':'));
+        let ident_len = b[i..]
             .iter()
-            .find(|s| body[i..].starts_with(**s));
-        if let (Some(_), false) = (starts, prev_is_ident(b, i) || (i > 0 && b[i - 1] == b':')) {
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if at_path_start && ident_len > 0 && body[i + ident_len..].starts_with("::") {
             let mut j = i;
             while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b':') {
                 j += 1;
@@ -317,13 +339,28 @@ fn paths_in(text: &str, is_mod_root: bool) -> Vec<Vec<String>> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .collect();
-            out.push(segs);
+            out.extend(rooted(segs));
             i = j;
         } else {
-            i += 1;
+            i += ident_len.max(1);
         }
     }
     out
+}
+
+/// The modules a file declares with a body elsewhere (`mod child;`, `pub mod child;`).
+fn declared_children(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l
+                .strip_prefix("pub ")
+                .or_else(|| l.strip_prefix("pub(crate) "))
+                .unwrap_or(l);
+            let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_string())
+        })
+        .collect()
 }
 
 /// The next `use` item: (start of its line's visibility, start of the tree).

@@ -14,6 +14,7 @@ mod text;
 mod tree;
 
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
+pub use super::kinds::{is_spec_file_name, SPEC_FILES, SPEC_SUFFIXES};
 use super::lines::LineTable;
 use super::source::Prepared;
 use super::{Chunk, ChunkKind, SourceDoc};
@@ -21,41 +22,10 @@ use sections::{Section, Spec};
 use text::Refs;
 use tree::Node;
 
-/// File names read as API specs (case-insensitive), besides names ending in
-/// [`SPEC_SUFFIXES`].
-pub const SPEC_FILES: [&str; 6] = [
-    "openapi.json",
-    "openapi.yaml",
-    "openapi.yml",
-    "swagger.json",
-    "swagger.yaml",
-    "swagger.yml",
-];
-
-/// Name endings of API specs (`billing.openapi.yaml`), case-insensitive.
-pub const SPEC_SUFFIXES: [&str; 6] = [
-    ".openapi.json",
-    ".openapi.yaml",
-    ".openapi.yml",
-    ".swagger.json",
-    ".swagger.yaml",
-    ".swagger.yml",
-];
-
 /// The sections' lines may repeat at most this many bytes of the file beyond its own
 /// length: more means several operations share lines (a minified or compact spec), whose
 /// every section would carry the same long lines.
 const MAX_REPEATED_BYTES: usize = 64 * 1024;
-
-/// Whether a file name is an API spec docfuse reads ([`SPEC_FILES`], or a name ending
-/// in one of [`SPEC_SUFFIXES`]), case-insensitive.
-pub fn is_spec_file_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SPEC_FILES.contains(&lower.as_str())
-        || SPEC_SUFFIXES
-            .iter()
-            .any(|s| lower.ends_with(s) && lower.len() > s.len())
-}
 
 /// The chunks of a spec, in source order, and the API's title when it has one
 /// (`info.title`).
