@@ -85,8 +85,11 @@ fn missing(what: &str) -> Error {
         || "~/.local/share/docfuse/models".to_string(),
         |d| d.display().to_string(),
     );
+    let here = std::env::current_dir()
+        .map(|d| d.join("models").display().to_string())
+        .unwrap_or_else(|_| "models".into());
     Error::VectorsUnavailable(format!(
-        "{what} not found (looked in `models/` here, beside the docfuse executable and up to four folders above it, and in `{user}`)\nhint: run `bash scripts/provision-models --user` in a docfuse checkout (every docfuse then finds the model from any folder), or set {ENV_MODEL_DIR} to a folder that holds it"
+        "{what} not found (looked in `{here}`, beside the docfuse executable and up to four folders above it, and in `{user}`)\nhint: run `bash scripts/provision-models --user` in a docfuse source checkout (every docfuse then finds the model from any folder), or set {ENV_MODEL_DIR} to a folder that holds it (and {ENV_ORT_DYLIB} to the ONNX Runtime library when it is elsewhere)"
     ))
 }
 

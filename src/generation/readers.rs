@@ -1,5 +1,5 @@
 //! Readers of a generation register, so a refresh never deletes the files of a
-//! generation that someone still answers from: an opened [`super::DocIndex`] holds an
+//! generation that someone still answers from: an opened [`crate::read::DocIndex`] holds an
 //! exclusive `flock` on its own file `DIR/readers/gen-G.PID.N` until it is dropped. A
 //! writer cleaning up old generations keeps every generation with a held reader file;
 //! the file of a process that died is unlocked, so it is removed and does not count.

@@ -21,11 +21,13 @@ use std::sync::Arc;
 
 /// An opened, verified index.
 pub struct DocIndex {
-    generation: OpenGeneration,
     vectors: VectorPart,
     proximity: ProximityPart,
     /// Content checks of files whose size or mtime moved, and the last status.
     checks: FileChecks,
+    /// Declared last, so dropped last: its reader registration is released only after
+    /// the vector files and the graph are closed.
+    generation: OpenGeneration,
 }
 
 impl DocIndex {
@@ -34,8 +36,8 @@ impl DocIndex {
     /// and the embedder are loaded on first vector use.
     ///
     /// # Errors
-    /// [`Error::NoIndex`] when `dir` holds no index; [`Error::IndexVersion`] when another
-    /// docfuse wrote it; [`Error::Corrupt`] (naming `dir`, with a rebuild hint) when the
+    /// [`crate::Error::NoIndex`] when `dir` holds no index; [`crate::Error::IndexVersion`] when another
+    /// docfuse wrote it; [`crate::Error::Corrupt`] (naming `dir`, with a rebuild hint) when the
     /// manifest or the generation is damaged.
     pub fn open(dir: &Path) -> Result<Self> {
         let (generation, vectors_damage) = OpenGeneration::open(dir)?;
@@ -72,9 +74,9 @@ impl DocIndex {
     /// reason in [`SearchResponse::degraded`].
     ///
     /// # Errors
-    /// [`Error::VectorsUnavailable`] for an explicit `vector` or `hybrid` request when the
-    /// vector side is not usable; [`Error::Corrupt`]/[`Error::Tantivy`] when the index
-    /// cannot be read; [`Error::Embedder`] when the query cannot be embedded. Any query
+    /// [`crate::Error::VectorsUnavailable`] for an explicit `vector` or `hybrid` request when the
+    /// vector side is not usable; [`crate::Error::Corrupt`]/[`crate::Error::Tantivy`] when the index
+    /// cannot be read; [`crate::Error::Embedder`] when the query cannot be embedded. Any query
     /// text is accepted.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         self.parts().search(query, opts)
@@ -166,7 +168,7 @@ impl DocIndex {
     /// side is not usable.
     ///
     /// # Errors
-    /// [`Error::Embedder`] when the query cannot be embedded.
+    /// [`crate::Error::Embedder`] when the query cannot be embedded.
     pub fn query_side(
         &self,
         query: &str,
@@ -199,7 +201,7 @@ impl DocIndex {
     /// The file snapshot of the open generation, verified against the manifest.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] when `files.json` is missing, altered or does not parse.
+    /// [`crate::Error::Corrupt`] when `files.json` is missing, altered or does not parse.
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.generation.snapshot()
     }
@@ -207,7 +209,7 @@ impl DocIndex {
     /// The snapshot entry of `rel_path` under root `root`.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] when the snapshot cannot be read.
+    /// [`crate::Error::Corrupt`] when the snapshot cannot be read.
     pub fn entry(&self, root: usize, rel_path: &str) -> Result<Option<FileEntry>> {
         self.generation.entry(root, rel_path)
     }
@@ -215,7 +217,7 @@ impl DocIndex {
     /// The text of an indexed file as it was indexed (from the generation's copy).
     ///
     /// # Errors
-    /// [`Error::Corrupt`] when the copy cannot be read; `Ok(None)` for a path the
+    /// [`crate::Error::Corrupt`] when the copy cannot be read; `Ok(None)` for a path the
     /// generation does not hold.
     pub fn indexed_text(&self, root: usize, rel_path: &str) -> Result<Option<String>> {
         self.generation.indexed_text(root, rel_path)

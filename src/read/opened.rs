@@ -115,7 +115,7 @@ impl OpenGeneration {
     /// reports (a word only files outside them hold is missing there).
     ///
     /// # Errors
-    /// As [`Self::search`] for the lexical side; [`crate::Error::Corrupt`] when the
+    /// As [`crate::read::DocIndex::search`] for the lexical side; [`crate::Error::Corrupt`] when the
     /// snapshot cannot be read.
     pub fn missing_words_in(
         &self,

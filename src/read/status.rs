@@ -46,8 +46,9 @@ pub struct Status {
     pub pending: u64,
     /// Why the index has no vectors although they were asked for.
     pub vectors_missing: Option<String>,
-    /// Why the model cannot be loaded now, when chunks lack a vector (checked by
-    /// [`status_now`] only; `None` otherwise or when it is installed).
+    /// Why the model cannot be found now, for an index that wants vectors (checked by
+    /// [`status_now`] only; `None` otherwise or when it is installed): vector searches
+    /// answer lexically until it is installed.
     pub model_unavailable: Option<String>,
     /// The embedder that made the index's vectors (`None` for a lexical-only index).
     pub embedder: Option<EmbedderInfo>,
@@ -69,8 +70,8 @@ pub fn status(index: &DocIndex) -> Result<Status> {
     status_with(index, None)
 }
 
-/// [`status`], with the vector side's reasons told as of now: when chunks have no
-/// vector, whether the model is installed now (its files located and read, no ONNX
+/// [`status`], with the vector side's reasons told as of now: when the index wants
+/// vectors, whether the model is installed now (its files located and read, no ONNX
 /// Runtime session, [`crate::embed::installed_identity`]), so a reason recorded at the
 /// last refresh ("model not found") is not repeated after the model was fixed. For the
 /// front ends' status (CLI, HTTP, MCP); a search's staleness check uses [`status`].
@@ -79,11 +80,18 @@ pub fn status(index: &DocIndex) -> Result<Status> {
 /// As [`status`].
 pub fn status_now(index: &DocIndex) -> Result<Status> {
     let m = index.manifest();
-    let unembedded = m.embeddings.wanted
-        && m.vectors.as_ref().is_none_or(|v| v.pending > 0)
-        && index.remote_vectors().is_none();
-    let now = unembedded.then(|| {
-        crate::embed::installed_identity().map(|_| ()).map_err(|e| {
+    // the model embeds the chunks without a vector and every query of a vector search:
+    // whenever the index wants vectors (of its own files), say whether it is there now
+    let wants_model = m.embeddings.wanted && index.remote_vectors().is_none();
+    let unembedded = m.vectors.as_ref().is_none_or(|v| v.pending > 0);
+    let now = wants_model.then(|| {
+        // chunks to embed: the model's files read (a refresh must be able to load them);
+        // all embedded: only located (a few `stat` calls), as a status may be asked often
+        let found = match unembedded {
+            true => crate::embed::installed_identity().map(|_| ()),
+            false => crate::embed::locate_models().map(|_| ()),
+        };
+        found.map_err(|e| {
             let why = match e {
                 crate::Error::VectorsUnavailable(why) => why,
                 other => other.to_string(),

@@ -1,5 +1,5 @@
 //! An index folder as an [`IndexStore`]: the manifest is the commit point, the writer
-//! lock a `flock` on `writer.lock` ([`super::lock`]), and the folder is its own staging
+//! lock a `flock` on `writer.lock` ([`crate::generation::acquire_writer_lock`]), and the folder is its own staging
 //! area. Its vectors beyond the published generation are those of the older generations
 //! it still keeps (the one published before, any a reader holds): a refresh that reverts
 //! an edit does not embed the old text again.

@@ -885,7 +885,7 @@ fn next_generation(index_dir: &Path) -> u64 {
 
 /// Removes every generation but the current one, the one published before it (a reader
 /// that opened the previous manifest moments ago can still finish) and any older one a
-/// live reader still holds (see [`super::readers`]). Folders left by crashed builds go too.
+/// live reader still holds (see [`crate::generation::reader_in_use`]). Folders left by crashed builds go too.
 fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>) {
     for (g, path) in generation_dirs(index_dir) {
         let held = g < current && crate::generation::reader_in_use(index_dir, g);

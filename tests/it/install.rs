@@ -87,6 +87,19 @@ fn a_docfuse_on_the_path_finds_the_user_level_model_from_any_folder() {
         &[("XDG_DATA_HOME", xdg.to_str().unwrap())],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // the model gone after the index was embedded: status says why vector search is off
+    // and what fixes it (a refresh is not needed), and the index is still fresh
+    let o = home.run(&["status", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let why = v["model_unavailable"].as_str().unwrap_or_default();
+    assert!(why.contains("provision-models --user"), "{v}");
+    assert_eq!(v["fresh"], true, "{v}");
+    let o = home.run(&["status"], &[]);
+    assert!(
+        stdout(&o).contains("searches use vectors again at once"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
