@@ -14,7 +14,8 @@
 //! 4. a generation's files: [`generation`]
 //! 5. ingest, indexes and storage, in this order: [`pack`], [`embed`], [`vector`],
 //!    [`lexical`], [`fusion`], [`store`], [`graph`], [`projection`], [`discover`],
-//!    [`analysis`], [`chunk`]
+//!    [`analysis`], [`chunk`], [`code`] (source files read with tree-sitter), [`repo`] (package
+//!    manifests, `CODEOWNERS`)
 //! 6. foundation: [`config`], [`dburl`], [`fsio`], [`hashing`], [`error`]
 //!
 //! ```no_run
@@ -37,6 +38,7 @@
 pub mod analysis;
 pub mod chunk;
 pub mod cli;
+pub mod code;
 pub mod config;
 pub mod dburl;
 pub mod discover;
@@ -53,6 +55,7 @@ pub mod pack;
 pub mod pgstore;
 pub mod projection;
 pub mod read;
+pub mod repo;
 pub mod retriever;
 pub mod server;
 pub mod store;

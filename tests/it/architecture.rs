@@ -34,6 +34,8 @@ const LAYERS: &[&str] = &[
     "discover",
     "analysis",
     "chunk",
+    "code",
+    "repo",
     "config",
     "dburl",
     "fsio",
