@@ -85,7 +85,9 @@ pub struct Check {
     pub source: String,
     /// `front_matter` (the target's `checks:`), `agent_doc` or `contributing` (the
     /// front matter `checks:` or a shell block under a test/check heading of an
-    /// `AGENTS.md`/`CLAUDE.md` or `CONTRIBUTING.md` that applies).
+    /// `AGENTS.md`/`CLAUDE.md` or `CONTRIBUTING.md` that applies); when those declare
+    /// none, `package_scripts` (the nearest package manifest's check scripts) or
+    /// `package_manager_default` (its package manager's test command).
     pub from: &'static str,
 }
 
@@ -188,7 +190,7 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
     );
     explain.insert(
         "checks",
-        "the target's front matter `checks:`, then the commands of shell blocks under a heading about tests or checks in the applicable agent documents".to_string(),
+        "the target's front matter `checks:`, then the commands of shell blocks under a heading about tests or checks in the applicable agent documents; when they declare none, the check scripts of the nearest package manifest (package.json, Cargo.toml, pyproject.toml, go.mod) at or above the target, else its package manager's default".to_string(),
     );
     let evidence = docs
         .iter()
@@ -600,10 +602,36 @@ fn checks(
             });
         }
     }
+    if out.is_empty() {
+        out.extend(package_checks_of(index, t));
+    }
     let mut seen = BTreeSet::new();
     out.retain(|c| seen.insert(c.command.clone()));
     out.truncate(MAX_CHECKS);
     Ok(out)
+}
+
+/// The checks of the package that holds the target, when the documents declare none
+/// ([`super::package_checks`]): read from the root folder on disk (a JSONL index has none).
+fn package_checks_of(index: &DocIndex, t: &HandoffTarget) -> Vec<Check> {
+    let Some(root) = index.root_dir(t.root).map(std::path::Path::new) else {
+        return Vec::new();
+    };
+    if !root.is_dir() {
+        return Vec::new();
+    }
+    let Some(found) = super::package_checks::package_checks(root, &t.path, t.kind == "area") else {
+        return Vec::new();
+    };
+    found
+        .checks
+        .into_iter()
+        .map(|(command, line)| Check {
+            command,
+            source: format!("{}:{line}", found.manifest),
+            from: found.from,
+        })
+        .collect()
 }
 
 /// The front matter `checks:` of a document, each cited at the line that holds it.
@@ -785,7 +813,7 @@ impl Handoff {
         );
         if h.checks.is_empty() {
             out.push(
-                "  none declared (front matter `checks:` or a test section in AGENTS.md)".into(),
+                "  none declared (front matter `checks:`, a test section in AGENTS.md, or a package manifest)".into(),
             );
         }
         if let Some(c) = &h.caveats {

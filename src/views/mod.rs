@@ -3,10 +3,12 @@
 //! page, for `docfuse graph` and the handoff's evidence).
 //!
 //! Must not import: `retriever`, `cli`, `server`, `pgstore`. Imports `read` (an opened
-//! index), `generation` and the indexes (`graph`, `lexical`, `analysis`, `chunk`).
+//! index), `generation`, the indexes (`graph`, `lexical`, `analysis`, `chunk`) and `repo`
+//! (the package manifest that gives a handoff its checks when no document does).
 
 mod graph;
 mod handoff;
+mod package_checks;
 
 pub use graph::{
     graph_summary, page_relations, BrokenLinkView, BrokenView, GraphPage, GraphSummary,

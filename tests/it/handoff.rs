@@ -272,3 +272,82 @@ fn a_title_two_pages_share_is_an_error_naming_both() {
         "{err}"
     );
 }
+
+/// A repository whose documents declare no checks: a handoff takes them from the package
+/// manifest that holds the target — its check scripts, else its manager's default — and
+/// never overrides checks the documents declare.
+#[test]
+fn checks_fall_back_to_the_nearest_package_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    let files: &[(&str, &str)] = &[
+        (
+            "package.json",
+            "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\",\n    \"test\": \"vitest run\",\n    \"lint\": \"eslint .\"\n  }\n}\n",
+        ),
+        ("yarn.lock", "# lock\n"),
+        ("docs/guide.md", "# Guide\n\nHow the web app works.\n"),
+        ("crates/core/Cargo.toml", "[package]\nname = \"core\"\n"),
+        ("crates/core/README.md", "# Core\n\nThe core crate.\n"),
+        (
+            "crates/core/notes/design.md",
+            "---\nchecks:\n  - cargo test -p core --features slow\n---\n# Design\n\nWhy.\n",
+        ),
+        ("broken/package.json", "{ not json"),
+        ("broken/page.md", "# Page\n\nText.\n"),
+    ];
+    for (path, text) in files {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let o = docfuse(dir.path(), &["index", "--no-embeddings", "repo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let index = DocIndex::open(&dir.path().join(".docfuse")).unwrap();
+    let checks = |target: &str| -> Vec<(String, String, &'static str)> {
+        handoff_for_entity(&index, target, false)
+            .unwrap()
+            .checks
+            .into_iter()
+            .map(|c| (c.command, c.source, c.from))
+            .collect()
+    };
+    // the root's package.json scripts, run with the lockfile's manager, cited at their line
+    assert_eq!(
+        checks("docs/guide.md"),
+        vec![
+            (
+                "yarn test".to_string(),
+                "package.json:5".to_string(),
+                "package_scripts"
+            ),
+            (
+                "yarn lint".to_string(),
+                "package.json:6".to_string(),
+                "package_scripts"
+            ),
+        ]
+    );
+    // the nearest manifest wins: a crate without scripts gets cargo's default
+    assert_eq!(
+        checks("crates/core/README.md"),
+        vec![(
+            "cargo test".to_string(),
+            "crates/core/Cargo.toml:1".to_string(),
+            "package_manager_default"
+        )]
+    );
+    // a document's own checks come first and stand alone
+    assert_eq!(checks("crates/core/notes/design.md")[0].2, "front_matter");
+    assert_eq!(checks("crates/core/notes/design.md").len(), 1);
+    // an area takes its own folder's package
+    assert_eq!(checks("crates/core")[0].0, "cargo test");
+    // a manifest that does not parse is passed over for the one above it
+    assert_eq!(checks("broken/page.md")[0].0, "yarn test");
+    // the CLI's JSON carries the same
+    let o = docfuse(dir.path(), &["handoff", "--json", "docs/guide.md"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["checks"][0]["command"], "yarn test", "{v}");
+    assert_eq!(v["checks"][0]["from"], "package_scripts", "{v}");
+}
