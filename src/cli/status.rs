@@ -68,10 +68,12 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         "vector search: {}",
         vector_line(&index, &s, usable.as_ref().err())
     ))?;
-    if s.model_unavailable.is_some() && (s.pending > 0 || s.vectors_missing.is_some()) {
+    if s.model_unavailable.is_some() && !s.fresh {
         print_line("hint: install the model (see above), then run `docfuse refresh`")?;
     } else if s.model_unavailable.is_some() {
-        print_line("hint: install the model (see above); searches use vectors again at once")?;
+        print_line(
+            "hint: install the model (see above); new searches use it (restart a running `serve` or `mcp`)",
+        )?;
     } else if !s.fresh {
         print_line("hint: run `docfuse refresh` to bring it up to date")?;
     }

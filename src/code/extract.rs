@@ -248,6 +248,11 @@ impl<'s> Reader<'s> {
             if !kind.contains("comment") {
                 break;
             }
+            if is_directive(self.text(prev)) {
+                below = prev.start_position().row;
+                at = prev.prev_named_sibling();
+                continue;
+            }
             let Some(text) = self.doc_comment_text(self.text(prev)) else {
                 break;
             };
@@ -295,8 +300,10 @@ impl<'s> Reader<'s> {
                     .collect();
                 lines.join("\n").trim().to_string()
             }
+            // the first statement, after any comments (a shebang, a coding line)
             Language::Python => top
-                .first()
+                .iter()
+                .find(|n| n.kind() != "comment")
                 .map(|n| self.string_statement(*n))
                 .unwrap_or_default(),
             Language::Go => top
@@ -529,12 +536,19 @@ impl<'s> Reader<'s> {
         let Some(body) = node.child_by_field_name("body") else {
             return;
         };
+        // the type's own visibility, when this file declares it (else only the method's)
+        let type_exported = self
+            .items
+            .iter()
+            .rev()
+            .find(|i| i.name == ty && i.kind != ItemKind::Method && i.kind != ItemKind::Function)
+            .is_none_or(|i| i.exported);
         for f in named_children(body) {
             if f.kind() != "function_item" {
                 continue;
             }
             let name = self.field_text(f, "name").unwrap_or_default();
-            let exported = of_trait || rust_pub(self, f);
+            let exported = type_exported && (of_trait || rust_pub(self, f));
             self.push(f, f, format!("{ty}::{name}"), ItemKind::Method, exported);
         }
     }
@@ -611,7 +625,7 @@ impl<'s> Reader<'s> {
                     let function = value.is_some_and(|v| {
                         matches!(
                             v.kind(),
-                            "arrow_function" | "function_expression" | "function"
+                            "arrow_function" | "function_expression" | "generator_function"
                         )
                     });
                     let kind = match (function, constant) {
@@ -799,6 +813,7 @@ impl<'s> Reader<'s> {
                     let mut cursor = s.walk();
                     let names: Vec<String> = s
                         .children_by_field_name("name", &mut cursor)
+                        .filter(|n| n.kind() == "identifier")
                         .map(|n| self.text(n).to_string())
                         .collect();
                     for name in names {
@@ -835,7 +850,26 @@ impl<'s> Reader<'s> {
 fn rust_pub(r: &Reader<'_>, node: Node<'_>) -> bool {
     named_children(node)
         .iter()
-        .any(|c| c.kind() == "visibility_modifier" && r.text(*c).starts_with("pub"))
+        .any(|c| c.kind() == "visibility_modifier" && r.text(*c) == "pub")
+}
+
+/// A comment that instructs a tool rather than documents the item (`//go:generate`,
+/// `//nolint`, `// eslint-disable-next-line`, `// @ts-ignore`, `// prettier-ignore`): not
+/// part of a doc comment, and passed over.
+fn is_directive(raw: &str) -> bool {
+    let t = raw.trim_start_matches('/').trim_start();
+    raw.starts_with("//go:")
+        || raw.starts_with("//nolint")
+        || raw.starts_with("//export ")
+        || [
+            "eslint-",
+            "@ts-",
+            "prettier-ignore",
+            "istanbul ignore",
+            "biome-ignore",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
 }
 
 fn strip_one_space(s: &str) -> &str {

@@ -6,7 +6,7 @@
 pub enum Language {
     /// `.rs`
     Rust,
-    /// `.ts`, `.mts`, `.cts` (not `.d.ts`: declarations only, read as TypeScript too)
+    /// `.ts`, `.mts`, `.cts`, declaration files (`.d.ts`) included
     TypeScript,
     /// `.tsx`
     Tsx,

@@ -111,6 +111,15 @@ fn rust_items_docs_signatures_and_bodies() {
         (ItemKind::Method, true, "Parses `text`.")
     );
     assert!(!item(&m, "Query::private_step").exported);
+    // `pub(crate)` is not exported; a method of a type that is not exported is not either
+    let m2 = read(
+        "src/x.rs",
+        "pub(crate) fn inner() {}\nstruct Hidden;\nimpl Hidden {\n    pub fn f(&self) {}\n}\nimpl Clone for Query {\n    fn clone(&self) -> Self { todo!() }\n}\n",
+    );
+    assert!(!item(&m2, "inner").exported);
+    assert!(!item(&m2, "Hidden::f").exported);
+    // a trait method of a type declared elsewhere is public through the trait
+    assert!(item(&m2, "Query::clone").exported);
     assert_eq!(item(&m, "Ranker").kind, ItemKind::Trait);
     assert_eq!(item(&m, "MAX_HITS").kind, ItemKind::Const);
     let mac = item(&m, "hits");
@@ -212,7 +221,9 @@ fn tsx_and_javascript_parse_with_their_grammars() {
     assert!(!item(&js, "local").exported);
 }
 
-const PY: &str = r#""""Configuration loading.
+const PY: &str = r#"#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+"""Configuration loading.
 
 Reads TOML files.
 """
@@ -286,9 +297,12 @@ const (
 	// A is a.
 	A = 1
 	b = 2
+	C, D = 3, 4
 )
 
 // Searcher searches.
+//
+//nolint:unused
 type Searcher struct {
 	Index *Index
 }
@@ -323,6 +337,8 @@ fn go_capitalised_exports_receivers_and_package_doc() {
     );
     assert_eq!(item(&m, "A").doc, "A is a.");
     assert!(!item(&m, "b").exported);
+    assert!(item(&m, "C").exported && item(&m, "D").exported);
+    assert!(m.items.iter().all(|i| !i.name.contains(',')));
     let s = item(&m, "Searcher");
     assert_eq!(
         (s.kind, s.doc.as_str()),

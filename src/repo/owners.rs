@@ -1,5 +1,7 @@
 //! `CODEOWNERS` (GitHub and GitLab): who owns which paths. Patterns follow gitignore
-//! rules, read with the `ignore` crate's matcher; the last matching rule wins.
+//! rules, read with the `ignore` crate's matcher; the last matching rule of the file wins
+//! (GitHub's rule). GitLab combines the last match of each section; here a rule's section
+//! is recorded, and the last match across the file is the owner.
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use std::path::Path;
@@ -22,6 +24,9 @@ pub struct OwnerRule {
 pub struct Owners {
     rules: Vec<OwnerRule>,
     matchers: Vec<Gitignore>,
+    /// Per rule: whether it also owns what lies below a folder it matches (not for a
+    /// `dir/*` pattern, which GitHub documents as matching direct children only).
+    nested: Vec<bool>,
 }
 
 /// A fixed root the matchers are built at, so that relative paths can be matched.
@@ -37,12 +42,16 @@ impl Owners {
     /// folder when `is_dir`): the last rule whose pattern matches it or a folder above it.
     pub fn owner_of(&self, path: &str, is_dir: bool) -> Option<&OwnerRule> {
         let full = Path::new(ROOT).join(path.trim_start_matches('/'));
-        self.matchers
-            .iter()
-            .zip(&self.rules)
+        (0..self.rules.len())
             .rev()
-            .find(|(m, _)| m.matched_path_or_any_parents(&full, is_dir).is_ignore())
-            .map(|(_, r)| r)
+            .find(|&i| {
+                let m = &self.matchers[i];
+                match self.nested[i] {
+                    true => m.matched_path_or_any_parents(&full, is_dir).is_ignore(),
+                    false => m.matched(&full, is_dir).is_ignore(),
+                }
+            })
+            .map(|i| &self.rules[i])
     }
 }
 
@@ -52,6 +61,7 @@ impl Owners {
 pub fn read_codeowners(text: &str) -> Owners {
     let mut rules = Vec::new();
     let mut matchers = Vec::new();
+    let mut nested = Vec::new();
     let mut section: Option<(String, Vec<String>)> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -81,6 +91,7 @@ pub fn read_codeowners(text: &str) -> Owners {
             continue;
         };
         matchers.push(m);
+        nested.push(!pattern.ends_with("/*"));
         rules.push(OwnerRule {
             pattern,
             owners,
@@ -88,7 +99,11 @@ pub fn read_codeowners(text: &str) -> Owners {
             section: section.as_ref().map(|(name, _)| name.clone()),
         });
     }
-    Owners { rules, matchers }
+    Owners {
+        rules,
+        matchers,
+        nested,
+    }
 }
 
 /// A GitLab section header: its name and default owners.
@@ -96,6 +111,11 @@ fn section_header(line: &str) -> Option<(String, Vec<String>)> {
     let l = line.strip_prefix('^').unwrap_or(line);
     let rest = l.strip_prefix('[')?;
     let end = rest.find(']')?;
+    // `[Dd]ocs/ @x` is a pattern: a header's `]` ends its first word
+    let after_name = &rest[end + 1..];
+    if !(after_name.is_empty() || after_name.starts_with([' ', '\t', '['])) {
+        return None;
+    }
     let name = rest[..end].trim().to_string();
     let mut after = &rest[end + 1..];
     // an approval count: `[Section][2]`

@@ -32,9 +32,10 @@ impl Manager {
             Manager::Bun => "bun",
             _ => "npm",
         };
-        match (self, name) {
-            (Manager::Npm, "test") => "npm test".to_string(),
-            (Manager::Yarn | Manager::Pnpm, _) => format!("{tool} {name}"),
+        // `test` is a command of its own in every manager; any other script goes through
+        // `run` (`yarn check` would run Yarn 1's own dependency check, not the script)
+        match name {
+            "test" => format!("{tool} test"),
             _ => format!("{tool} run {name}"),
         }
     }
@@ -90,7 +91,9 @@ const CHECK_SCRIPTS: [&str; 9] = [
 ];
 
 /// Reads the manifest at `path` (relative to the repository root) whose text is `text`;
-/// `siblings` are the file names in its folder (a lockfile there chooses the manager).
+/// `siblings` are the lockfile names found in its folder or, for a workspace member,
+/// the nearest folder above it that has one (a lockfile chooses the manager when the
+/// manifest does not name it).
 /// `root_name` names a package at the root whose manifest has no name (the
 /// repository's folder name).
 ///
@@ -150,7 +153,19 @@ fn default_check(name: &str, command: &str) -> Vec<Check> {
 fn package_json(text: &str, has: impl Fn(&str) -> bool) -> Result<Package, String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("package.json does not parse: {e}"))?;
-    let manager = if has("pnpm-lock.yaml") {
+    // the `packageManager` field (Corepack: `pnpm@9.1.0`) names it, else the lockfile
+    let declared = v["packageManager"]
+        .as_str()
+        .and_then(|m| match m.split('@').next() {
+            Some("pnpm") => Some(Manager::Pnpm),
+            Some("yarn") => Some(Manager::Yarn),
+            Some("bun") => Some(Manager::Bun),
+            Some("npm") => Some(Manager::Npm),
+            _ => None,
+        });
+    let manager = if let Some(m) = declared {
+        m
+    } else if has("pnpm-lock.yaml") {
         Manager::Pnpm
     } else if has("yarn.lock") {
         Manager::Yarn
@@ -285,7 +300,14 @@ fn go_mod(text: &str) -> Package {
     p.name = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("module "))
-        .map(|m| m.trim().trim_matches('"').to_string())
+        .map(|m| {
+            m.split("//")
+                .next()
+                .unwrap_or(m)
+                .trim()
+                .trim_matches('"')
+                .to_string()
+        })
         .unwrap_or_default();
     p.checks = default_check("test", "go test ./...");
     p

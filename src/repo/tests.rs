@@ -27,8 +27,8 @@ fn package_json_name_description_scripts_and_lockfile_manager() {
         checks,
         vec![
             ("test", "pnpm test"),
-            ("lint", "pnpm lint"),
-            ("typecheck", "pnpm typecheck")
+            ("lint", "pnpm run lint"),
+            ("typecheck", "pnpm run typecheck")
         ]
     );
     assert_eq!(p.members, vec!["packages/*".to_string()]);
@@ -50,6 +50,22 @@ fn package_json_without_checks_gets_the_managers_default_and_the_folder_name() {
     );
     let npm_lint = read_package("package.json", r#"{"scripts": {"lint": "x"}}"#, &[], "r").unwrap();
     assert_eq!(npm_lint.checks[0].command, "npm run lint");
+    // Yarn 1's own `check` is not the script: scripts go through `run`
+    let y = read_package(
+        "package.json",
+        r#"{"scripts": {"check": "x"}}"#,
+        &["yarn.lock"],
+        "r",
+    )
+    .unwrap();
+    assert_eq!(y.checks[0].command, "yarn run check");
+    // Corepack's `packageManager` field wins over a lockfile
+    let corepack = r#"{"packageManager": "pnpm@9.1.0", "scripts": {"test": "vitest"}}"#;
+    let c = read_package("package.json", corepack, &["package-lock.json"], "r").unwrap();
+    assert_eq!(
+        (c.manager, c.checks[0].command.as_str()),
+        (Manager::Pnpm, "pnpm test")
+    );
 }
 
 #[test]
@@ -97,7 +113,7 @@ fn cargo_python_and_go_manifests() {
     );
     let go = read_package(
         "svc/go.mod",
-        "module example.com/acme/svc\n\ngo 1.22\n",
+        "module example.com/acme/svc // the service\n\ngo 1.22\n",
         &[],
         "r",
     )

@@ -283,7 +283,7 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
     let files: &[(&str, &str)] = &[
         (
             "package.json",
-            "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\",\n    \"test\": \"vitest run\",\n    \"lint\": \"eslint .\"\n  }\n}\n",
+            "{\n  \"name\": \"web\",\n  \"test\": \"not a script\",\n  \"scripts\": {\n    \"build\": \"tsc\",\n    \"test\": \"vitest run\",\n    \"lint\": \"eslint .\"\n  }\n}\n",
         ),
         ("yarn.lock", "# lock\n"),
         ("docs/guide.md", "# Guide\n\nHow the web app works.\n"),
@@ -294,6 +294,13 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
             "---\nchecks:\n  - cargo test -p core --features slow\n---\n# Design\n\nWhy.\n",
         ),
         ("broken/package.json", "{ not json"),
+        // a member of the yarn workspace: the lockfile is at the root
+        ("packages/ui/package.json", "{\"name\": \"ui\", \"scripts\": {\"lint\": \"x\"}}"),
+        ("packages/ui/README.md", "# UI\n\nButtons.\n"),
+        // tooling-only package.json beside a Cargo.toml: cargo's default wins
+        ("tools/gen/package.json", "{\"name\": \"gen-tools\"}"),
+        ("tools/gen/Cargo.toml", "[package]\nname = \"gen\"\n"),
+        ("tools/gen/README.md", "# Gen\n\nGenerates.\n"),
         ("broken/page.md", "# Page\n\nText.\n"),
     ];
     for (path, text) in files {
@@ -318,12 +325,12 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
         vec![
             (
                 "yarn test".to_string(),
-                "package.json:5".to_string(),
+                "package.json:6".to_string(),
                 "package_scripts"
             ),
             (
-                "yarn lint".to_string(),
-                "package.json:6".to_string(),
+                "yarn run lint".to_string(),
+                "package.json:7".to_string(),
                 "package_scripts"
             ),
         ]
@@ -344,6 +351,10 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
     assert_eq!(checks("crates/core")[0].0, "cargo test");
     // a manifest that does not parse is passed over for the one above it
     assert_eq!(checks("broken/page.md")[0].0, "yarn test");
+    // a workspace member runs with the manager of the root's lockfile
+    assert_eq!(checks("packages/ui/README.md")[0].0, "yarn run lint");
+    // scripts first, then a Cargo.toml, pyproject.toml or go.mod's default, then npm's
+    assert_eq!(checks("tools/gen/README.md")[0].0, "cargo test");
     // the CLI's JSON carries the same
     let o = docfuse(dir.path(), &["handoff", "--json", "docs/guide.md"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -96,7 +96,7 @@ fn a_docfuse_on_the_path_finds_the_user_level_model_from_any_folder() {
     assert_eq!(v["fresh"], true, "{v}");
     let o = home.run(&["status"], &[]);
     assert!(
-        stdout(&o).contains("searches use vectors again at once"),
+        stdout(&o).contains("new searches use it"),
         "{}",
         stdout(&o)
     );
