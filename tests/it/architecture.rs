@@ -44,7 +44,8 @@ const LAYERS: &[&str] = &[
 ];
 
 /// Imports [`LAYERS`] alone would allow but the map forbids: the two sides of the engine
-/// meet only in `generation`; the servers reach the engine only through `retriever` (an
+/// meet only in `generation`; the indexes do not import each other; the servers reach
+/// the engine only through `retriever` (an
 /// item `retriever` re-exports, such as a handoff's types, resolves to the file that
 /// defines it, so `views` is not listed).
 const APART: &[(&str, &str)] = &[
@@ -53,6 +54,13 @@ const APART: &[(&str, &str)] = &[
     ("eval", "pgstore"),
     ("server", "read"),
     ("server", "write"),
+    // the indexes do not import each other (ARCHITECTURE.md's first invariant)
+    ("embed", "vector"),
+    ("embed", "lexical"),
+    ("embed", "graph"),
+    ("vector", "lexical"),
+    ("vector", "graph"),
+    ("lexical", "graph"),
 ];
 
 /// Folders whose files claim an order (their `mod.rs` says it): a file may import only

@@ -95,11 +95,7 @@ fn a_docfuse_on_the_path_finds_the_user_level_model_from_any_folder() {
     assert!(why.contains("provision-models --user"), "{v}");
     assert_eq!(v["fresh"], true, "{v}");
     let o = home.run(&["status"], &[]);
-    assert!(
-        stdout(&o).contains("new searches use it"),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("new searches use it"), "{}", stdout(&o));
 }
 
 #[test]
