@@ -123,6 +123,12 @@ pub fn read_module(language: Language, text: &str) -> Result<Module, String> {
         r.top(*node);
         r.import(*node);
     }
+    if matches!(
+        language,
+        Language::TypeScript | Language::Tsx | Language::JavaScript
+    ) {
+        r.mark_script_exports(&top);
+    }
     Ok(Module {
         language,
         doc: r.module_doc(&top),
@@ -470,6 +476,91 @@ impl<'s> Reader<'s> {
         }
     }
 
+    /// Marks as exported the items a script exports by name after declaring them:
+    /// `export { a, b as c }`, `export default Foo;`, CommonJS `module.exports = { a }`,
+    /// `module.exports = Foo`, `module.exports.f = …` and `exports.f = …` (an item this
+    /// file does not declare by that name is added as a function).
+    fn mark_script_exports(&mut self, top: &[Node<'_>]) {
+        let mut names: Vec<(String, Node<'_>)> = Vec::new();
+        for node in top {
+            match node.kind() {
+                "export_statement" if node.child_by_field_name("declaration").is_none() => {
+                    for c in named_children(*node) {
+                        match c.kind() {
+                            "export_clause" => {
+                                for spec in named_children(c) {
+                                    if let Some(n) = spec.child_by_field_name("name") {
+                                        names.push((self.text(n).to_string(), *node));
+                                    }
+                                }
+                            }
+                            "identifier" => names.push((self.text(c).to_string(), *node)),
+                            _ => {}
+                        }
+                    }
+                }
+                "expression_statement" => {
+                    let Some(a) = node
+                        .named_child(0)
+                        .filter(|a| a.kind() == "assignment_expression")
+                    else {
+                        continue;
+                    };
+                    let left = a
+                        .child_by_field_name("left")
+                        .map(|l| self.text(l))
+                        .unwrap_or("");
+                    let right = a.child_by_field_name("right");
+                    if left == "module.exports" {
+                        for n in right.map(|r| self.exported_values(r)).unwrap_or_default() {
+                            names.push((n, *node));
+                        }
+                    } else if let Some(prop) = left
+                        .strip_prefix("module.exports.")
+                        .or_else(|| left.strip_prefix("exports."))
+                    {
+                        names.push((prop.to_string(), *node));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (name, at) in names {
+            let known = self
+                .items
+                .iter_mut()
+                .filter(|i| i.name == name)
+                .fold(false, |_, i| {
+                    i.exported = true;
+                    true
+                });
+            if !known && !name.is_empty() {
+                let decl = at.named_child(0).unwrap_or(at);
+                let value = decl.child_by_field_name("right").unwrap_or(decl);
+                self.push(at, value, name, ItemKind::Function, true);
+            }
+        }
+    }
+
+    /// The local names an object or identifier on the right of `module.exports =` names.
+    fn exported_values(&self, node: Node<'_>) -> Vec<String> {
+        match node.kind() {
+            "identifier" => vec![self.text(node).to_string()],
+            "object" => named_children(node)
+                .into_iter()
+                .filter_map(|p| match p.kind() {
+                    "shorthand_property_identifier" => Some(self.text(p).to_string()),
+                    "pair" => p
+                        .child_by_field_name("value")
+                        .filter(|v| v.kind() == "identifier")
+                        .map(|v| self.text(v).to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The string arguments of `require("…")` calls under `node`.
     fn requires(&self, node: Node<'_>) -> Vec<String> {
         let mut out = Vec::new();
@@ -561,17 +652,26 @@ impl<'s> Reader<'s> {
                 if let Some(d) = node.child_by_field_name("declaration") {
                     return self.script(anchor, d, true);
                 }
-                // `export default function f() {}` / `export default class C {}`
+                // `export default function () {}`, `export default class {}`, an arrow:
+                // anonymous ones are named `default`
                 for c in named_children(node) {
-                    if matches!(
-                        c.kind(),
+                    let kind = match c.kind() {
                         "function_declaration"
-                            | "class_declaration"
-                            | "function_expression"
-                            | "class"
-                    ) {
-                        return self.script(anchor, c, true);
+                        | "function_expression"
+                        | "generator_function"
+                        | "arrow_function"
+                        | "function" => ItemKind::Function,
+                        "class_declaration" | "class" => ItemKind::Class,
+                        _ => continue,
+                    };
+                    let before = self.items.len();
+                    if c.kind() != "arrow_function" {
+                        self.script(anchor, c, true);
                     }
+                    if self.items.len() == before {
+                        self.push(anchor, c, "default".into(), kind, true);
+                    }
+                    return;
                 }
             }
             "ambient_declaration" => {

@@ -436,3 +436,35 @@ fn imports_as_written_in_each_language() {
         ]
     );
 }
+
+#[test]
+fn scripts_export_by_list_by_default_and_by_commonjs() {
+    let ts = read(
+        "src/api.ts",
+        "function a() {}\nfunction b() {}\nclass Foo {}\nconst hidden = 1;\nexport { a, b as bee };\nexport default Foo;\n",
+    );
+    assert!(item(&ts, "a").exported && item(&ts, "b").exported && item(&ts, "Foo").exported);
+    assert!(!item(&ts, "hidden").exported);
+    let anon = read(
+        "src/main.ts",
+        "/** Starts it. */\nexport default function () {}\n",
+    );
+    let d = item(&anon, "default");
+    assert_eq!(
+        (d.kind, d.exported, d.doc.as_str()),
+        (ItemKind::Function, true, "Starts it.")
+    );
+    let arrow = read("src/x.js", "export default () => 1;\n");
+    assert!(item(&arrow, "default").exported);
+    let cjs = read(
+        "lib/index.js",
+        "function parse() {}\nfunction helper() {}\nconst run = () => {};\nmodule.exports = { parse, go: run };\nexports.extra = function () {};\n",
+    );
+    assert!(item(&cjs, "parse").exported && item(&cjs, "run").exported);
+    assert!(!item(&cjs, "helper").exported);
+    let extra = item(&cjs, "extra");
+    assert_eq!(
+        (extra.kind, extra.exported, extra.start_line),
+        (ItemKind::Function, true, 5)
+    );
+}
