@@ -75,12 +75,14 @@ fn checks_in(root: &Path, dir: &Path, root_name: &str) -> Option<PackageChecks> 
         return None;
     }
     let mut found: Vec<(Package, String)> = Vec::new();
+    let mut lockfiles: Option<Vec<String>> = None;
     for name in MANIFEST_NAMES {
         let Some(text) = read_regular(&folder.join(name)) else {
             continue;
         };
         let rel = dir.join(name).to_string_lossy().replace('\\', "/");
-        let lockfiles = lockfiles_at_or_above(root, dir);
+        // looked up once per folder, and only when it has a manifest
+        let lockfiles = lockfiles.get_or_insert_with(|| lockfiles_at_or_above(root, dir));
         let locks: Vec<&str> = lockfiles.iter().map(String::as_str).collect();
         match read_package(&rel, &text, &locks, root_name) {
             Ok(p) => found.push((p, text)),
