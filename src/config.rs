@@ -34,11 +34,17 @@ pub enum Field {
     Aliases,
     Summary,
     Body,
+    /// What a source item's body says (identifiers, comments, string literals); empty
+    /// for documents.
+    Code,
 }
+
+/// How many fields BM25F scores ([`Field::ALL`]).
+pub const FIELDS: usize = 8;
 
 impl Field {
     /// All fields, in index order.
-    pub const ALL: [Field; 7] = [
+    pub const ALL: [Field; FIELDS] = [
         Field::Title,
         Field::Headings,
         Field::Path,
@@ -46,6 +52,7 @@ impl Field {
         Field::Aliases,
         Field::Summary,
         Field::Body,
+        Field::Code,
     ];
 
     /// Stable lowercase name, as in JSON and `--explain`.
@@ -58,6 +65,7 @@ impl Field {
             Field::Aliases => "aliases",
             Field::Summary => "summary",
             Field::Body => "body",
+            Field::Code => "code",
         }
     }
 
@@ -73,7 +81,7 @@ impl Field {
 }
 
 /// Per-field values, indexed by [`Field::index`].
-pub type PerField<T> = [T; 7];
+pub type PerField<T> = [T; FIELDS];
 
 /// BM25F parameters (Robertson & Zaragoza, 2009, "The Probabilistic Relevance Framework:
 /// BM25 and Beyond", §3.5): one saturation `k1` over the weighted, per-field
@@ -85,7 +93,9 @@ pub struct Bm25fParams {
     /// Length normalisation, in [0, 1]. Default 0.75.
     pub b: f32,
     /// Field weights in [`Field::ALL`] order. Default title 4, headings 3, path 2,
-    /// symbols 3, aliases 2, summary 2, body 1.
+    /// symbols 3, aliases 2, summary 2, body 1, code 0.5. A list of seven (written
+    /// before the `code` field existed) reads with code's default.
+    #[serde(deserialize_with = "weights")]
     pub weights: PerField<f32>,
 }
 
@@ -94,9 +104,30 @@ impl Default for Bm25fParams {
         Bm25fParams {
             k1: 1.2,
             b: 0.75,
-            weights: [4.0, 3.0, 2.0, 3.0, 2.0, 2.0, 1.0],
+            weights: [4.0, 3.0, 2.0, 3.0, 2.0, 2.0, 1.0, CODE_WEIGHT],
         }
     }
+}
+
+/// Default weight of the `code` field: below the body's, since what a body says is
+/// weaker evidence of what an item is for than its doc comment and signature.
+pub const CODE_WEIGHT: f32 = 0.5;
+
+/// Reads field weights: [`FIELDS`] numbers, or the seven of an index written before the
+/// `code` field (code then weighs [`CODE_WEIGHT`]).
+fn weights<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PerField<f32>, D::Error> {
+    let v: Vec<f32> = Vec::deserialize(d)?;
+    let mut w = Bm25fParams::default().weights;
+    match v.len() {
+        FIELDS => w.copy_from_slice(&v),
+        7 => w[..7].copy_from_slice(&v),
+        n => {
+            return Err(serde::de::Error::custom(format!(
+                "`weights` has {n} numbers; expected {FIELDS} (title, headings, path, symbols, aliases, summary, body, code)"
+            )))
+        }
+    }
+    Ok(w)
 }
 
 /// Query-side settings that do not change the index.
@@ -221,6 +252,11 @@ pub struct WalkOptions {
     /// folders too (`node_modules`, `target`, …), as `rg --no-ignore`.
     #[serde(default)]
     pub no_ignore: bool,
+    /// Index source files (Rust, TypeScript/TSX, JavaScript/JSX, Python, Go) as module
+    /// entries and package manifests (`package.json`, `Cargo.toml`, `pyproject.toml`,
+    /// `go.mod`) as package entries, beside the documentation. Off by default.
+    #[serde(default)]
+    pub sources: bool,
 }
 
 fn one() -> f32 {
@@ -404,6 +440,18 @@ mod tests {
         assert_eq!(w[Field::Aliases.index()], 2.0);
         assert_eq!(w[Field::Summary.index()], 2.0);
         assert_eq!(w[Field::Body.index()], 1.0);
+        assert_eq!(w[Field::Code.index()], CODE_WEIGHT);
+    }
+
+    #[test]
+    fn seven_weights_of_an_older_index_read_with_the_code_default() {
+        let old: Bm25fParams =
+            serde_json::from_str(r#"{"k1": 1.2, "b": 0.75, "weights": [5, 3, 2, 3, 2, 2, 1]}"#)
+                .unwrap();
+        assert_eq!(old.weights[0], 5.0);
+        assert_eq!(old.weights[Field::Code.index()], CODE_WEIGHT);
+        let bad = serde_json::from_str::<Bm25fParams>(r#"{"k1": 1, "b": 0.5, "weights": [1, 2]}"#);
+        assert!(bad.unwrap_err().to_string().contains("expected 8"));
     }
 
     #[test]

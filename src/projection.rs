@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 7;
+pub const PROJECTION_VERSION: u32 = 8;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
 /// the file stem for want of a written one, so renaming a file re-embeds nothing; a
@@ -76,6 +76,7 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
         chunk.aliases.join("\n"),
         chunk.summary.clone(),
         chunk.body.clone(),
+        chunk.code.clone(),
     ];
     let mut id_keys = vec![fold(&chunk.id)];
     if let Some((_, slug)) = chunk.id.split_once('#') {
@@ -177,7 +178,8 @@ fn content_hash(c: &Chunk) -> String {
         .part(c.heading_path.join("\u{1f}"))
         .part(&c.text)
         .part(c.aliases.join("\u{1f}"))
-        .part(c.prelude.as_deref().unwrap_or(""));
+        .part(c.prelude.as_deref().unwrap_or(""))
+        .part(&c.code);
     h.finish()
 }
 
@@ -224,6 +226,7 @@ mod tests {
             summary: "Run cargo build.".into(),
             symbols: vec!["cargo build".into(), "HashMap::new()".into()],
             aliases: vec!["Setup".into()],
+            code: String::new(),
             prelude: None,
         }
     }

@@ -19,6 +19,8 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
         SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None).0,
         SourceKind::Nav => Vec::new(),
         SourceKind::OpenApi => spec_chunks(doc, &prep).0,
+        SourceKind::Code => super::modules::module_chunks(doc, &prep),
+        SourceKind::Manifest => super::packages::package_chunks(doc, &prep),
     }
 }
 
@@ -74,11 +76,33 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             labels: Vec::new(),
         };
     }
+    if matches!(doc.kind, SourceKind::Code | SourceKind::Manifest) {
+        let chunks = match doc.kind {
+            SourceKind::Code => super::modules::module_chunks(doc, &prep),
+            _ => super::packages::package_chunks(doc, &prep),
+        };
+        let names = chunks
+            .iter()
+            .filter(|c| c.kind == ChunkKind::Package)
+            .map(|c| c.title.clone())
+            .collect();
+        return Chunked {
+            chunks,
+            links: Vec::new(),
+            for_agents: false,
+            names,
+            routes: Vec::new(),
+            anchors: Vec::new(),
+            labels: Vec::new(),
+        };
+    }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
     let (chunks, links, anchors) = match doc.kind {
         SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep), Vec::new()),
         SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src), Vec::new()),
-        SourceKind::OpenApi => (Vec::new(), Vec::new(), Vec::new()),
+        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest => {
+            (Vec::new(), Vec::new(), Vec::new())
+        }
         SourceKind::Markdown | SourceKind::Mdx => {
             let mut links = LinkCollector::new(&prep.parse, &prep.table);
             links.template_links(&prep.includes);
@@ -747,6 +771,7 @@ fn make_chunk(
         summary: fields.summary.unwrap_or_default(),
         symbols: fields.symbols,
         aliases: info.aliases.clone(),
+        code: String::new(),
         prelude: None,
     }
 }

@@ -19,6 +19,12 @@ pub enum SourceKind {
     /// `*.openapi.json|yaml|yml`, `*.swagger.json|yaml|yml`): one section per operation,
     /// described tag and schema component ([`openapi`]).
     OpenApi,
+    /// A source file of a language [`crate::code::Language`] reads (walked only with
+    /// sources on, `index --sources`): a module entry and one passage per item.
+    Code,
+    /// A package manifest ([`crate::repo::MANIFEST_NAMES`], walked only with sources on): a package
+    /// entry.
+    Manifest,
 }
 
 impl SourceKind {
@@ -46,10 +52,80 @@ impl SourceKind {
         SourceKind::of_extension(name.rsplit_once('.')?.1)
     }
 
+    /// The kind of a file by its name when the walk reads sources too: a documentation
+    /// kind ([`Self::of_file_name`]), else [`SourceKind::Manifest`] for a package
+    /// manifest's name, else [`SourceKind::Code`] for a source file's extension.
+    pub fn of_file_name_with_sources(name: &str) -> Option<SourceKind> {
+        if let Some(k) = SourceKind::of_file_name(name) {
+            return Some(k);
+        }
+        if crate::repo::is_manifest_name(name) {
+            return Some(SourceKind::Manifest);
+        }
+        crate::code::Language::of_path(name).map(|_| SourceKind::Code)
+    }
+
     /// The kind of the file a `/`-separated path names ([`Self::of_file_name`] of its
     /// last segment): whether a link or a path-shaped word can name an indexed file.
     pub fn of_path(path: &str) -> Option<SourceKind> {
         SourceKind::of_file_name(path.rsplit('/').next().unwrap_or(path))
+    }
+}
+
+/// What an index entry is, as results and the `kind` filter name it: a passage of a
+/// document, of a source file's module entry, or a package entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    Document,
+    Module,
+    Package,
+}
+
+impl EntryKind {
+    /// Every kind, in the order `--help` lists them.
+    pub const ALL: [EntryKind; 3] = [EntryKind::Document, EntryKind::Module, EntryKind::Package];
+
+    /// Stable lowercase name (`document`, `module`, `package`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryKind::Document => "document",
+            EntryKind::Module => "module",
+            EntryKind::Package => "package",
+        }
+    }
+
+    /// The kind named `name` (case-insensitive), if any.
+    pub fn parse(name: &str) -> Option<EntryKind> {
+        EntryKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The kind of the entry a chunk of this kind belongs to.
+    pub fn of_chunk(kind: ChunkKind) -> EntryKind {
+        match kind {
+            ChunkKind::Section | ChunkKind::Preamble => EntryKind::Document,
+            ChunkKind::Module | ChunkKind::Item => EntryKind::Module,
+            ChunkKind::Package => EntryKind::Package,
+        }
+    }
+
+    /// The kind of the entry an indexed file's path gives: a source file's extension a
+    /// module, a package manifest's name a package, anything else a document. (A walk
+    /// without sources never indexes the first two; a JSONL record whose `_id` looks
+    /// like one is named by it too.)
+    pub fn of_path(path: &str) -> EntryKind {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if SourceKind::of_file_name(name).is_some() {
+            EntryKind::Document
+        } else if crate::repo::is_manifest_name(name) {
+            EntryKind::Package
+        } else if crate::code::Language::of_path(name).is_some() {
+            EntryKind::Module
+        } else {
+            EntryKind::Document
+        }
     }
 }
 
@@ -107,6 +183,14 @@ pub enum ChunkKind {
     Section,
     /// Text before the first heading of a file (or a whole file without headings).
     Preamble,
+    /// A source file's module entry: its header (module doc comment, imports) up to its
+    /// first item, found by its path, its module doc and the names it exports.
+    Module,
+    /// One declared item of a source file (function, type, method, …): its doc comment,
+    /// signature and body, lines from its doc comment to its end.
+    Item,
+    /// A package manifest's entry: name, description, checks.
+    Package,
 }
 
 /// One chunk: a section (or a blank-line-delimited part of a long section).
@@ -143,6 +227,10 @@ pub struct Chunk {
     pub symbols: Vec<String>,
     /// Front-matter `aliases` and `tags` of the document (same for every chunk of it).
     pub aliases: Vec<String>,
+    /// What a source item's body says (identifiers, comments, string literals), for the
+    /// `code` field; empty for documents.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code: String,
     /// Lines repeated before this piece for context, not part of its line range: the
     /// header rows of a long table cut into pieces (exact source text).
     #[serde(default, skip_serializing_if = "Option::is_none")]

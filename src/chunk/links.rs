@@ -107,7 +107,7 @@ pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     match doc.kind {
         SourceKind::Text => return text_links(&prepared),
         SourceKind::Nav => return super::nav::nav_links(prepared.src),
-        SourceKind::OpenApi => return Vec::new(),
+        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest => return Vec::new(),
         SourceKind::Markdown | SourceKind::Mdx => {}
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);

@@ -59,7 +59,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 25;
+pub const CHUNKER_VERSION: u32 = 26;
 
 /// What a document's front matter says (`title`, `aliases` + `tags`, `checks`,
 /// `audience`); all empty without front matter or for plain text.
@@ -100,9 +100,11 @@ mod lines;
 mod links;
 mod markdown;
 mod markers;
+pub(crate) mod modules;
 mod myst;
 mod nav;
 pub mod openapi;
+mod packages;
 mod source;
 mod split;
 mod templates;
@@ -114,7 +116,7 @@ pub use document::{
     chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
-pub use kinds::{Chunk, ChunkKind, SourceDoc, SourceKind, NAV_FILES};
+pub use kinds::{Chunk, ChunkKind, EntryKind, SourceDoc, SourceKind, NAV_FILES};
 pub use markdown::heading_text;
 
 /// The names a heading titles its section by (`--offline`, `-r, --recursive`,
@@ -155,5 +157,7 @@ pub use links::{doc_links, LinkForm, RawLink, MAX_LINKS};
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_code;
 #[cfg(test)]
 mod tests_cut;

@@ -48,7 +48,11 @@ impl<'a> Prepared<'a> {
         let src = doc.text.strip_prefix('\u{feff}').unwrap_or(&doc.text);
         let table = LineTable::new(src);
         let fm = match doc.kind {
-            SourceKind::Text | SourceKind::Nav | SourceKind::OpenApi => FrontMatter::default(),
+            SourceKind::Text
+            | SourceKind::Nav
+            | SourceKind::OpenApi
+            | SourceKind::Code
+            | SourceKind::Manifest => FrontMatter::default(),
             _ => frontmatter::extract(src, &table),
         };
         let mut blanked = vec![false; table.len()];

@@ -211,6 +211,12 @@ pub struct IndexArgs {
     /// (`node_modules`, `target`, …) too, as `rg --no-ignore`. Recorded: refreshes keep it.
     #[arg(long)]
     pub no_ignore: bool,
+    /// Index the repository's code too: source files (Rust, TypeScript/TSX,
+    /// JavaScript/JSX, Python, Go) as module entries with one passage per declared item,
+    /// and package manifests (`package.json`, `Cargo.toml`, `pyproject.toml`, `go.mod`)
+    /// as package entries. Recorded: refreshes keep it.
+    #[arg(long)]
+    pub sources: bool,
     #[command(flatten)]
     pub run: RunArgs,
     /// Print the summary as JSON.
@@ -314,6 +320,10 @@ pub struct SearchArgs {
     /// Leave out results whose path matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Only entries of this kind: `document`, `module` (source files, with `index
+    /// --sources`) or `package` (package manifests). Repeatable, or comma-separated.
+    #[arg(long, value_name = "KIND", value_delimiter = ',')]
+    pub kind: Vec<String>,
     /// Raw chunks instead of one result per section.
     #[arg(long)]
     pub chunks: bool,

@@ -125,6 +125,9 @@ fn flags(a: &IndexArgs) -> anyhow::Result<Value> {
     if a.no_ignore {
         set(json!({"walk": {"no_ignore": true}}));
     }
+    if a.sources {
+        set(json!({"walk": {"sources": true}}));
+    }
     if let Some(spec) = &a.weights {
         let mut w = IndexConfig::default().bm25f.weights;
         for pair in spec.split(',').filter(|p| !p.trim().is_empty()) {
@@ -134,7 +137,7 @@ fn flags(a: &IndexArgs) -> anyhow::Result<Value> {
             let field = Field::ALL
                 .into_iter()
                 .find(|f| f.name() == name.trim())
-                .with_context(|| format!("`--weights`: unknown field `{name}` (fields: title, headings, path, symbols, aliases, summary, body)"))?;
+                .with_context(|| format!("`--weights`: unknown field `{name}` (fields: title, headings, path, symbols, aliases, summary, body, code)"))?;
             w[field.index()] = value
                 .trim()
                 .parse()

@@ -21,6 +21,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             path_prefix: a.path_prefix.clone(),
             globs: a.glob.clone(),
             exclude: a.exclude.clone(),
+            kinds: a.kind.clone(),
         },
         floor: a.floor,
         explain: a.explain,

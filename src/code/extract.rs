@@ -318,7 +318,8 @@ impl<'s> Reader<'s> {
                 .map(|p| self.doc_above(*p).0)
                 .unwrap_or_default(),
             Language::TypeScript | Language::Tsx | Language::JavaScript => {
-                // a leading block comment set apart (a blank line) from what follows
+                // a leading block comment set apart (a blank line) from what follows, or
+                // followed by an import (which a doc comment never documents)
                 let Some(first) = top.iter().find(|n| n.kind() != "hash_bang_line") else {
                     return String::new();
                 };
@@ -326,8 +327,10 @@ impl<'s> Reader<'s> {
                 if first.kind() != "comment" || !raw.starts_with("/**") {
                     return String::new();
                 }
-                let next_row = first.next_named_sibling().map(|n| n.start_position().row);
-                let apart = next_row.is_none_or(|r| r > first.end_position().row + 1);
+                let next = first.next_named_sibling();
+                let next_row = next.map(|n| n.start_position().row);
+                let apart = next_row.is_none_or(|r| r > first.end_position().row + 1)
+                    || next.is_some_and(|n| n.kind() == "import_statement");
                 if apart || raw.contains("@file") || raw.contains("@module") {
                     block_text(raw)
                 } else {

@@ -200,6 +200,7 @@ mod tests {
             WalkOptions {
                 hidden: true,
                 no_ignore: true,
+                ..WalkOptions::default()
             },
         );
         assert_eq!(

@@ -91,9 +91,15 @@ impl SkipReason {
 pub type Skips = std::collections::BTreeMap<SkipReason, u64>;
 
 /// The kind of a path by its file name (`mkdocs.yml`, `openapi.yaml`, …) or extension
-/// (case-insensitive), or `None` if docfuse ignores it.
-pub fn kind_of(path: &Path) -> Option<SourceKind> {
-    SourceKind::of_file_name(path.file_name()?.to_str()?)
+/// (case-insensitive), or `None` if docfuse ignores it; with `opts.sources`, source
+/// files and package manifests too.
+pub fn kind_of(path: &Path, opts: WalkOptions) -> Option<SourceKind> {
+    let name = path.file_name()?.to_str()?;
+    if opts.sources {
+        SourceKind::of_file_name_with_sources(name)
+    } else {
+        SourceKind::of_file_name(name)
+    }
 }
 
 /// Why a folder entry named `name` is skipped by name alone, if it is.
@@ -120,6 +126,7 @@ mod tests {
         let all = WalkOptions {
             hidden: true,
             no_ignore: true,
+            sources: true,
         };
         assert_eq!(
             skip_by_name(".git", true, all),

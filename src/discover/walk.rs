@@ -247,7 +247,7 @@ impl Walk<'_> {
             self.warn(path, SkipReason::SpecialFile, msg);
             return None;
         }
-        let kind = kind_of(Path::new(name))?;
+        let kind = kind_of(Path::new(name), self.opts)?;
         if let Some(first) = self.met_before(&canon, path, through_link) {
             // named by the path it was first met under (a link sorted before its target
             // is met first; its canonical path would name the skipped file itself)
@@ -395,7 +395,7 @@ pub fn discover(roots: &[PathBuf], opts: WalkOptions) -> Result<Discovery> {
         if meta.is_dir() {
             walk_root(i, root, opts, &mut out)?;
         } else {
-            push_root_file(i, root, &meta, &mut out);
+            push_root_file(i, root, &meta, opts, &mut out);
         }
     }
     out.files
@@ -403,7 +403,13 @@ pub fn discover(roots: &[PathBuf], opts: WalkOptions) -> Result<Discovery> {
     Ok(out)
 }
 
-fn push_root_file(i: usize, root: &Path, meta: &std::fs::Metadata, out: &mut Discovery) {
+fn push_root_file(
+    i: usize,
+    root: &Path,
+    meta: &std::fs::Metadata,
+    opts: WalkOptions,
+    out: &mut Discovery,
+) {
     let warn = |out: &mut Discovery, reason: SkipReason, message: String| {
         *out.skips.entry(reason).or_default() += 1;
         out.warnings.push(Warning {
@@ -419,10 +425,15 @@ fn push_root_file(i: usize, root: &Path, meta: &std::fs::Metadata, out: &mut Dis
             format!("{kind}, never opened; skipped"),
         );
     }
-    let Some(kind) = kind_of(root) else {
+    let Some(kind) = kind_of(root, opts) else {
+        let also = if opts.sources {
+            ", source file (.rs, .ts, .tsx, .js, .jsx, .py, .go, …) or package manifest"
+        } else {
+            ""
+        };
         out.warnings.push(Warning {
             path: root.to_path_buf(),
-            message: "not a .md, .markdown, .mdx, .txt, mkdocs.yml or OpenAPI spec (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …) file; skipped".into(),
+            message: format!("not a .md, .markdown, .mdx, .txt, mkdocs.yml or OpenAPI spec (openapi.json|yaml, swagger.json|yaml, *.openapi.yaml, …) file{also}; skipped"),
         });
         return;
     };

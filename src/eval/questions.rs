@@ -24,6 +24,8 @@ struct DocfuseLine {
 #[derive(Deserialize)]
 struct DocfuseRel {
     path: String,
+    /// Absent or empty: the whole file is the target (a code question's module).
+    #[serde(default)]
     heading: String,
     #[serde(default = "one")]
     grade: u32,
@@ -53,7 +55,9 @@ fn bad(path: &Path, line: usize, message: String) -> Error {
 
 /// Reads docfuse's format: one `{"id", "query", "relevant": [{"path", "heading", "grade"}]}`
 /// per line; a result is relevant when it comes from `path` and its heading path ends
-/// with `heading`.
+/// with `heading`, or — `heading` absent or empty — when it comes from `path` (the file
+/// is the target: a question whose answer is a module or a page; when every judgment
+/// of a question is such, its results count once per file).
 ///
 /// # Errors
 /// [`Error::Io`] when unreadable; [`Error::Input`] naming the first malformed line or
@@ -86,9 +90,13 @@ pub fn read_docfuse(path: &Path) -> Result<Vec<Question>> {
             .into_iter()
             .filter(|r| r.grade > 0)
             .map(|r| Judgment {
-                target: Target::Section {
-                    path: r.path,
-                    heading: r.heading,
+                target: if r.heading.trim().is_empty() {
+                    Target::Doc { id: r.path }
+                } else {
+                    Target::Section {
+                        path: r.path,
+                        heading: r.heading,
+                    }
                 },
                 grade: r.grade,
             })
@@ -203,6 +211,32 @@ mod tests {
         assert_eq!(qs[0].id, "2");
         assert_eq!(qs[0].judgments.len(), 1);
         assert_eq!(qs[1].judgments[0].grade, 2);
+    }
+
+    #[test]
+    fn a_judgment_without_a_heading_is_its_whole_file() {
+        let d = tempfile::tempdir().unwrap();
+        let q = d.path().join("q.jsonl");
+        std::fs::write(
+            &q,
+            r#"{"id": "a", "query": "x", "relevant": [{"path": "src/a.rs", "grade": 2}, {"path": "g.md", "heading": "", "grade": 1}, {"path": "g.md", "heading": "Setup"}]}"#,
+        )
+        .unwrap();
+        let qs = read_docfuse(&q).unwrap();
+        let targets: Vec<&Target> = qs[0].judgments.iter().map(|j| &j.target).collect();
+        assert_eq!(
+            targets,
+            [
+                &Target::Doc {
+                    id: "src/a.rs".into()
+                },
+                &Target::Doc { id: "g.md".into() },
+                &Target::Section {
+                    path: "g.md".into(),
+                    heading: "Setup".into()
+                }
+            ]
+        );
     }
 
     #[test]

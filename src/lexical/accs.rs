@@ -64,7 +64,8 @@ impl Accs {
                 addr: Some(DocAddress::new(seg as u32, doc)),
                 ..Acc::default()
             });
-            self.tf.resize(self.tf.len() + self.nq, [0.0; 7]);
+            self.tf
+                .resize(self.tf.len() + self.nq, [0.0; crate::config::FIELDS]);
             *slot = self.list.len() as u32;
         }
         *slot as usize - 1
@@ -139,8 +140,8 @@ mod tests {
         a.add(x, 1, 3, 0, 2.0);
         a.add(x, 1, 3, 1, 0.5);
         assert_eq!(a.tf(x)[1][3], 2.5);
-        assert_eq!(a.tf(x)[0], [0.0; 7]);
-        assert_eq!(a.tf(y), [[0.0; 7]; 2]);
+        assert_eq!(a.tf(x)[0], [0.0; crate::config::FIELDS]);
+        assert_eq!(a.tf(y), [[0.0; crate::config::FIELDS]; 2]);
         assert_eq!(a.get(x).addr, Some(DocAddress::new(1, 7)));
         assert_eq!(a.matched().len(), 2);
         assert_eq!(a.len(), 2);

@@ -45,7 +45,7 @@ pub fn pseudo_tf(
     lens: &PerField<f32>,
     avg: &PerField<f32>,
 ) -> f32 {
-    (0..7)
+    (0..crate::config::FIELDS)
         .filter(|&f| tf[f] > 0.0)
         .map(|f| field_tf(params, f, tf[f], lens[f], avg[f]))
         .sum()
@@ -66,11 +66,11 @@ mod tests {
     #[test]
     fn one_saturation_over_fields_not_a_sum_of_per_field_bm25() {
         let p = Bm25fParams::default();
-        let avg = [1.0; 7];
-        let mut tf = [0.0; 7];
+        let avg = [1.0; crate::config::FIELDS];
+        let mut tf = [0.0; crate::config::FIELDS];
         tf[0] = 1.0; // title
         tf[6] = 1.0; // body
-        let lens = [1.0; 7];
+        let lens = [1.0; crate::config::FIELDS];
         let bm25f = saturate(pseudo_tf(&p, &tf, &lens, &avg), p.k1);
         // tf~ = 4 + 1 = 5 -> 5 / 6.2
         assert!((bm25f - 5.0 / 6.2).abs() < 1e-6);
@@ -90,15 +90,15 @@ mod tests {
         #[test]
         fn score_never_drops_when_a_term_occurs_more_often(
             tf in 0.0f32..50.0, extra in 0.0f32..50.0, len in 1.0f32..500.0,
-            avg in 1.0f32..500.0, field in 0usize..7,
+            avg in 1.0f32..500.0, field in 0usize..crate::config::FIELDS,
         ) {
             let p = Bm25fParams::default();
-            let mut a = [0.0; 7];
+            let mut a = [0.0; crate::config::FIELDS];
             a[field] = tf;
             let mut b = a;
             b[field] = tf + extra;
-            let lens = [len; 7];
-            let avgs = [avg; 7];
+            let lens = [len; crate::config::FIELDS];
+            let avgs = [avg; crate::config::FIELDS];
             let sa = saturate(pseudo_tf(&p, &a, &lens, &avgs), p.k1);
             let sb = saturate(pseudo_tf(&p, &b, &lens, &avgs), p.k1);
             prop_assert!(sb >= sa);

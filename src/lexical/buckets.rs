@@ -41,7 +41,7 @@ impl Bucket {
             id,
             files: 0,
             chunks: 0,
-            lens: [0; 7],
+            lens: [0; crate::config::FIELDS],
             segment: None,
         }
     }

@@ -62,7 +62,7 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
 /// Looks the fields up in an opened index's schema.
 pub(crate) fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
     let get = |name: &str| schema.get_field(name);
-    let mut text = Vec::with_capacity(7);
+    let mut text = Vec::with_capacity(crate::config::FIELDS);
     for f in DocField::ALL {
         text.push(get(&format!("f_{}", f.name()))?);
     }

@@ -34,7 +34,7 @@ pub(crate) struct Units {
 /// How a field of a unit's chunks makes the field of the whole unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Merge {
-    /// Frequencies and lengths add up: the text each chunk holds (body, symbols; a
+    /// Frequencies and lengths add up: the text each chunk holds (body, code, symbols; a
     /// page's headings too, each section has its own).
     Sum,
     /// The first chunk's: a piece's summary is its own first paragraph, the unit's is
@@ -46,6 +46,7 @@ enum Merge {
 
 fn merge_of(unit: Unit, f: usize) -> Merge {
     let summed = f == DocField::Body.index()
+        || f == DocField::Code.index()
         || f == DocField::Symbols.index()
         || (unit == Unit::Page && f == DocField::Headings.index());
     if summed {
@@ -66,7 +67,7 @@ fn merge_into(
     ord: usize,
     first: usize,
 ) {
-    for f in 0..7 {
+    for f in 0..crate::config::FIELDS {
         acc[f] = match merge_of(unit, f) {
             Merge::Sum => acc[f] + piece[f],
             Merge::First if ord == first => piece[f],
@@ -88,18 +89,18 @@ impl Units {
     /// from the chunks' `lens`.
     fn new(unit: Unit, of: Vec<u32>, lens_of: &[PerField<f32>]) -> Units {
         let n = of.len();
-        let mut lens: Vec<PerField<f32>> = vec![[0.0; 7]; n];
+        let mut lens: Vec<PerField<f32>> = vec![[0.0; crate::config::FIELDS]; n];
         for (ord, l) in lens_of.iter().enumerate().take(n) {
             let first = of[ord] as usize;
             if let Some(acc) = lens.get_mut(first) {
                 merge_into(unit, acc, l, ord, first);
             }
         }
-        let mut sum = [0.0f64; 7];
+        let mut sum = [0.0f64; crate::config::FIELDS];
         let mut units = 0usize;
         for o in (0..n).filter(|&o| of[o] as usize == o) {
             units += 1;
-            for f in 0..7 {
+            for f in 0..crate::config::FIELDS {
                 sum[f] += f64::from(lens[o][f]);
             }
         }
@@ -157,7 +158,7 @@ impl LexicalIndex {
         let searcher = self.searcher();
         let n = self.n as usize;
         let mut of = vec![u32::MAX; n];
-        let mut lens: Vec<PerField<f32>> = vec![[0.0; 7]; n];
+        let mut lens: Vec<PerField<f32>> = vec![[0.0; crate::config::FIELDS]; n];
         for sr in searcher.segment_readers() {
             let ords = self.segment_ords(sr)?;
             let local = sr.fast_fields().u64("ord")?;
@@ -202,7 +203,7 @@ impl LexicalIndex {
             let Some(s) = sec.of(acc.ord) else { continue };
             let row = *row_of.entry(s).or_insert_with(|| {
                 firsts.push(s);
-                tfs.resize(tfs.len() + nq, [0.0; 7]);
+                tfs.resize(tfs.len() + nq, [0.0; crate::config::FIELDS]);
                 firsts.len() - 1
             });
             for (q, tf) in accs.tf(i).iter().enumerate() {

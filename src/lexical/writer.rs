@@ -58,7 +58,7 @@ impl Prepared {
     /// # Errors
     /// [`Error::Config`] when the stored chunk cannot be serialised.
     pub fn of(entry: &Entry) -> Result<Self> {
-        let mut lens = [0u64; 7];
+        let mut lens = [0u64; crate::config::FIELDS];
         let texts: PerField<String> = std::array::from_fn(|i| {
             let terms = index_terms(&entry.fields[i]);
             lens[i] = terms.len() as u64;
@@ -321,7 +321,7 @@ impl LexicalWriter {
         self.writer.wait_merging_threads()?;
         write_buckets(&self.dir, &self.layout)?;
         let chunks: u64 = self.layout.iter().map(|b| b.chunks).sum();
-        let mut total = [0u64; 7];
+        let mut total = [0u64; crate::config::FIELDS];
         for b in &self.layout {
             for (t, l) in total.iter_mut().zip(b.lens) {
                 *t += l;

@@ -1,6 +1,8 @@
-//! Path filters: a prefix and include/exclude globs over a document's root-relative path.
+//! Path filters: a prefix and include/exclude globs over a document's root-relative path,
+//! and the kinds of entry (`document`, `module`, `package`) a result may be.
 
 use super::RetrieveError;
+use crate::chunk::EntryKind;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +17,9 @@ pub struct PathFilters {
     pub globs: Vec<String>,
     /// The path matches none of these globs.
     pub exclude: Vec<String>,
+    /// The result is an entry of one of these kinds (`document`, `module`, `package`;
+    /// [`crate::chunk::EntryKind`]); empty: any.
+    pub kinds: Vec<String>,
 }
 
 impl PathFilters {
@@ -23,6 +28,7 @@ impl PathFilters {
         self.path_prefix.as_deref().is_none_or(str::is_empty)
             && self.globs.is_empty()
             && self.exclude.is_empty()
+            && self.kinds.is_empty()
     }
 }
 
@@ -32,6 +38,7 @@ pub struct PathFilter {
     prefix: Option<String>,
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
+    kinds: Vec<EntryKind>,
 }
 
 /// Most globs in one filter (a guard against pathological requests).
@@ -42,23 +49,41 @@ impl PathFilter {
     ///
     /// # Errors
     /// [`RetrieveError::InvalidRequest`] naming the glob that does not parse, or when
-    /// there are more than 64 globs.
+    /// there are more than 64 globs, or naming a kind that is none of `document`,
+    /// `module`, `package`.
     pub fn compile(filters: &PathFilters) -> Result<Self, RetrieveError> {
+        let mut kinds = Vec::new();
+        for k in &filters.kinds {
+            let kind = EntryKind::parse(k).ok_or_else(|| {
+                RetrieveError::InvalidRequest(format!(
+                    "unknown kind `{k}` in `kinds`: the kinds are document, module, package"
+                ))
+            })?;
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
         Ok(PathFilter {
             prefix: filters.path_prefix.clone().filter(|p| !p.is_empty()),
             include: globset(&filters.globs, "globs")?,
             exclude: globset(&filters.exclude, "exclude")?,
+            kinds,
         })
     }
 
     /// True when no condition is set.
     pub fn is_empty(&self) -> bool {
-        self.prefix.is_none() && self.include.is_none() && self.exclude.is_none()
+        self.prefix.is_none()
+            && self.include.is_none()
+            && self.exclude.is_none()
+            && self.kinds.is_empty()
     }
 
-    /// Whether `path` (root-relative, `/`-separated) passes.
+    /// Whether `path` (root-relative, `/`-separated) passes: its entry kind is the
+    /// [`EntryKind::of_path`] of the path.
     pub fn matches(&self, path: &str) -> bool {
-        self.prefix.as_deref().is_none_or(|p| path.starts_with(p))
+        (self.kinds.is_empty() || self.kinds.contains(&EntryKind::of_path(path)))
+            && self.prefix.as_deref().is_none_or(|p| path.starts_with(p))
             && self.include.as_ref().is_none_or(|g| g.is_match(path))
             && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
     }
@@ -98,8 +123,31 @@ mod tests {
             path_prefix: prefix.map(str::to_string),
             globs: globs.iter().map(|s| s.to_string()).collect(),
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
+            kinds: Vec::new(),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn kinds_keep_the_entries_of_those_kinds() {
+        let f = |kinds: &[&str]| {
+            PathFilter::compile(&PathFilters {
+                kinds: kinds.iter().map(|s| s.to_string()).collect(),
+                ..PathFilters::default()
+            })
+        };
+        let m = f(&["module"]).unwrap();
+        assert!(!m.is_empty());
+        assert!(m.matches("src/query/search.ts") && m.matches("lib.rs"));
+        assert!(!m.matches("guide/a.md") && !m.matches("web/package.json"));
+        let dp = f(&["Document", "package"]).unwrap();
+        assert!(dp.matches("guide/a.md") && dp.matches("web/package.json"));
+        assert!(!dp.matches("src/a.py"));
+        let e = f(&["area", "module"]).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown kind `area`") && e.contains("document, module, package"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct SearchResult {
     /// 1-based.
     pub rank: usize,
     pub id: String,
+    /// The kind of entry: `document`, `module` (a source file or one of its items) or
+    /// `package` (a package manifest).
+    pub kind: &'static str,
     /// Index of the root `path` is relative to (as `/v1/status` lists the roots; give it
     /// as `root` to read a passage when several roots hold the same path).
     pub root: usize,
@@ -65,6 +68,7 @@ impl SearchResult {
         SearchResult {
             rank: i + 1,
             id: d.id.clone(),
+            kind: crate::chunk::EntryKind::of_path(d.filter_path()).name(),
             root: m.root,
             path: d.filter_path().to_string(),
             start_line: m.start_line,

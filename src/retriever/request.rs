@@ -67,7 +67,13 @@ pub fn validate_options(options: &RetrieveOptions) -> Result<PathFilter, Retriev
         check_floor(f as f64)?;
     }
     let f = &options.filters;
-    for p in f.path_prefix.iter().chain(&f.globs).chain(&f.exclude) {
+    for p in f
+        .path_prefix
+        .iter()
+        .chain(&f.globs)
+        .chain(&f.exclude)
+        .chain(&f.kinds)
+    {
         if p.len() > MAX_PATTERN_BYTES {
             return Err(bad(format!(
                 "a path filter is {} bytes long; at most {MAX_PATTERN_BYTES} bytes are accepted",
@@ -287,7 +293,7 @@ pub struct SearchArgs {
 
 /// Reads a search from JSON: `query` (required), `limit` (default `default_limit`),
 /// `mode`, `floor`, `explain`, `include_content`, and the path filters either flat
-/// (`path_prefix`, `globs`, `exclude`: the MCP tools) or under `filters` (HTTP).
+/// (`path_prefix`, `globs`, `exclude`, `kinds`: the MCP tools) or under `filters` (HTTP).
 ///
 /// # Errors
 /// [`RetrieveError::InvalidRequest`] naming the first bad argument.
@@ -306,7 +312,7 @@ pub fn search_args(
     if let Some(f) = floor {
         check_floor(f)?;
     }
-    let filters = match a.object("filters", &["path_prefix", "globs", "exclude"])? {
+    let filters = match a.object("filters", &["path_prefix", "globs", "exclude", "kinds"])? {
         Some(f) => path_filters(&f)?,
         None => path_filters(&a)?,
     };
@@ -332,6 +338,7 @@ fn path_filters(a: &Args) -> Result<PathFilters, RetrieveError> {
         path_prefix: a.string("path_prefix")?,
         globs: a.strings("globs")?,
         exclude: a.strings("exclude")?,
+        kinds: a.strings("kinds")?,
     })
 }
 

@@ -219,6 +219,7 @@ fn filters_apply_before_the_top_k_cut() {
         path_prefix: None,
         globs: vec!["commands/cargo-*.md".into()],
         exclude: vec!["commands/cargo-build.md".into()],
+        kinds: Vec::new(),
     };
     let globbed = run(r.retrieve(q, &opts));
     assert_eq!(globbed.len(), 8);

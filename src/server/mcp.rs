@@ -45,7 +45,7 @@ impl DocfuseMcp {
 
     #[tool(
         name = "search_docs",
-        description = "Search the indexed documentation. Returns the best passages (sections), each with its path:line citation (the line that best matches), its line range, heading path, score, id, and whether it matched the query's words (lexical match), followed by the passage texts, all within the response budget (passages that do not fit are cut or left out, and say so). Use read_passage with a result's id to read a whole section, or with a path and lines.",
+        description = "Search the indexed documentation, and the repository's code when it was indexed with sources. Each result is an entry of a kind: document (a documentation section), module (a source file's entry, or one of its items — function, type, method — with its doc comment and signature; heading path `path › name`) or package (a package manifest with its checks); filter with kinds. Returns the best passages, each with its kind, path:line citation (the line that best matches), its line range, heading path, score, id, and whether it matched the query's words (lexical match), followed by the passage texts, all within the response budget (passages that do not fit are cut or left out, and say so). Use read_passage with a result's id to read a whole section, or with a path and lines.",
         input_schema = mcp_schema::search_docs(),
         annotations(title = "Search documentation", read_only_hint = true)
     )]

@@ -16,6 +16,7 @@ pub const SEARCH_FIELDS: &[&str] = &[
     "path_prefix",
     "globs",
     "exclude",
+    "kinds",
     "floor",
     "group",
     "agent",
@@ -70,6 +71,12 @@ pub fn search_docs() -> Arc<Map<String, Value>> {
                 "items": {"type": "string", "description": "A glob over the root-relative path."},
                 "maxItems": 64,
                 "description": "Leave out passages whose path matches one of these globs."
+            },
+            "kinds": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["document", "module", "package"], "description": "An entry kind."},
+                "maxItems": 3,
+                "description": "Only entries of these kinds: document (documentation passages), module (a source file's entry and its items: functions, types, methods; indexed with `index --sources`), package (a package manifest: name, description, checks)."
             },
             "floor": {
                 "type": "number",

@@ -333,7 +333,7 @@ mod tests {
             collection: CollectionShape {
                 documents: 1,
                 chunks: 2,
-                avg_field_len: [1.0; 7],
+                avg_field_len: [1.0; crate::config::FIELDS],
             },
             snapshot_hash: "s".into(),
             files_sha256: "f".into(),

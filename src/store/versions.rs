@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// On-disk format version of the index folder. Bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The versions recorded in a manifest (the top-level `*_version` keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

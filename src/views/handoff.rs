@@ -26,7 +26,8 @@ pub const MAX_TARGET_BYTES: usize = 4096;
 /// What the handoff is about.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HandoffTarget {
-    /// `document`, `area` (a folder) or `section`.
+    /// `document`, `module` (a source file), `package` (a package manifest), `area` (a
+    /// folder) or `section` (a section of a document, or an item of a module).
     pub kind: &'static str,
     pub root: usize,
     /// The document's path, or the folder (`""` for a root), relative to the root.
@@ -247,7 +248,13 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     };
     if let Some(d) = ctx.find(clean) {
         let f = &ctx.snapshot.files[d];
-        return Ok(make("document", f.root, &f.rel_path, None, "path"));
+        return Ok(make(
+            entry_kind(&f.rel_path),
+            f.root,
+            &f.rel_path,
+            None,
+            "path",
+        ));
     }
     if let Some((path, _)) = clean.split_once('#') {
         if let Some(d) = ctx.find(path) {
@@ -286,7 +293,7 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     };
     if let Some(f) = doc.and_then(|d| ctx.snapshot.files.get(d)) {
         return Ok(make(
-            "document",
+            entry_kind(&f.rel_path),
             f.root,
             &f.rel_path,
             None,
@@ -656,6 +663,11 @@ fn front_matter_checks(path: &str, text: &str, from: &'static str) -> Vec<Check>
             }
         })
         .collect()
+}
+
+/// The entry kind of an indexed file as a handoff names it.
+fn entry_kind(path: &str) -> &'static str {
+    crate::chunk::EntryKind::of_path(path).name()
 }
 
 fn kind_of(path: &str) -> SourceKind {

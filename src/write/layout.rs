@@ -152,7 +152,7 @@ mod tests {
             id,
             files,
             chunks,
-            lens: [0; 7],
+            lens: [0; crate::config::FIELDS],
             segment: None,
         }
     }

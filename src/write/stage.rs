@@ -690,7 +690,7 @@ fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manif
         collection: CollectionShape {
             documents: 0,
             chunks: 0,
-            avg_field_len: [0.0; 7],
+            avg_field_len: [0.0; crate::config::FIELDS],
         },
         snapshot_hash: snapshot.hash(),
         files_sha256: String::new(),

@@ -161,6 +161,7 @@ fn chunk(spec: &Spec<'_>, rel_path: &str, s: Section, slugs: &mut SlugAllocator)
         summary: s.fields.summary,
         symbols: s.fields.symbols,
         aliases: Vec::new(),
+        code: String::new(),
         prelude: None,
     }
 }

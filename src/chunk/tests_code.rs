@@ -1,0 +1,214 @@
+//! Source files and package manifests as chunks (`modules.rs`, `packages.rs`).
+
+use super::*;
+
+fn code(path: &str, text: &str) -> Vec<Chunk> {
+    let kind = SourceKind::of_file_name_with_sources(path.rsplit('/').next().unwrap());
+    let d = SourceDoc {
+        rel_path: path.into(),
+        text: text.into(),
+        kind: kind.expect("a source kind"),
+        title_hint: None,
+    };
+    let plain = chunk_document(&d, &ChunkerConfig::default());
+    let with_links = chunk_document_with_links(&d, &ChunkerConfig::default());
+    assert_eq!(
+        plain, with_links.chunks,
+        "one chunker for both entry points"
+    );
+    plain
+}
+
+const TS: &str = r#"/** Query search: ranking of parsed queries. */
+import { parseConfig } from "../config";
+
+/** Ranks the documents for a parsed query. */
+export function searchIndex(q: string): number[] {
+  // stop at a NUL byte
+  const end = q.indexOf("\0");
+  return [end];
+}
+
+function helper() { return 1; }
+
+/** The retry policy. */
+export class RetryPolicy {
+  constructor(public max: number) {}
+
+  /** Delay before attempt n, in ms. */
+  delay(n: number): number { return 2 ** n * 100; }
+}
+"#;
+
+#[test]
+fn a_source_file_is_a_module_entry_and_one_passage_per_item() {
+    let c = code("src/query/search.ts", TS);
+    let heads: Vec<Vec<&str>> = c
+        .iter()
+        .map(|c| c.heading_path.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            vec!["src/query/search.ts"],
+            vec!["src/query/search.ts", "searchIndex"],
+            vec!["src/query/search.ts", "helper"],
+            vec!["src/query/search.ts", "RetryPolicy"],
+            vec!["src/query/search.ts", "RetryPolicy.constructor"],
+            vec!["src/query/search.ts", "RetryPolicy.delay"],
+        ]
+    );
+    let kinds: Vec<ChunkKind> = c.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds[0], ChunkKind::Module);
+    assert!(kinds[1..].iter().all(|k| *k == ChunkKind::Item));
+    let module = &c[0];
+    assert_eq!(
+        (module.start_line, module.end_line),
+        (1, 2),
+        "doc and imports"
+    );
+    assert_eq!(module.id, "src/query/search.ts#_module");
+    assert_eq!(module.title, "search.ts");
+    assert_eq!(module.body, "Query search: ranking of parsed queries.");
+    assert!(module.symbols.contains(&"searchIndex".to_string()));
+    assert!(module.symbols.contains(&"RetryPolicy".to_string()));
+    assert!(
+        !module.symbols.contains(&"helper".to_string()),
+        "not exported"
+    );
+    assert!(module.code.contains("../config"), "{}", module.code);
+    let search = &c[1];
+    assert_eq!(search.id, "src/query/search.ts#searchIndex");
+    assert_eq!(
+        (search.start_line, search.end_line),
+        (4, 9),
+        "doc comment to the closing brace"
+    );
+    assert!(search.text.starts_with("/** Ranks"));
+    assert_eq!(
+        search.body,
+        "Ranks the documents for a parsed query.\n\nexport function searchIndex(q: string): number[]"
+    );
+    assert!(
+        search.code.contains("stop at a NUL byte"),
+        "{}",
+        search.code
+    );
+    assert!(
+        !search.body.contains("NUL"),
+        "the body is not the doc field"
+    );
+    assert_eq!(search.symbols, ["searchIndex"]);
+    // a class's passage is its header, up to its first member
+    let class = &c[3];
+    assert_eq!((class.start_line, class.end_line), (13, 14));
+    assert_eq!(c[5].symbols, ["RetryPolicy.delay", "delay"]);
+    assert_eq!((c[5].start_line, c[5].end_line), (17, 18));
+}
+
+#[test]
+fn passages_of_a_file_never_share_a_line_and_cite_exact_text() {
+    for (path, text) in [
+        ("src/query/search.ts", TS),
+        (
+            "src/lib.rs",
+            "//! The crate.\n\n/// A parser.\npub struct Parser;\n\nimpl Parser {\n    /// Parses.\n    pub fn parse(&self) {}\n    fn inner(&self) {}\n}\n\npub const A: u8 = 1;\n",
+        ),
+        (
+            "pkg/util.py",
+            "\"\"\"Utilities.\"\"\"\nimport os\n\nclass Loader:\n    \"\"\"Loads.\"\"\"\n    def load(self):\n        return os.getcwd()\n\ndef _hidden():\n    pass\n",
+        ),
+        (
+            "cmd/main.go",
+            "// Package main runs.\npackage main\n\n// Run runs.\nfunc Run() {}\n\ntype T struct{}\n\nfunc (t T) M() {}\n",
+        ),
+    ] {
+        let c = code(path, text);
+        assert!(c.len() >= 3, "{path}: {c:#?}");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut last = 0;
+        for (i, chunk) in c.iter().enumerate().skip(1) {
+            assert!(chunk.start_line > last, "{path}: {} overlaps", chunk.id);
+            assert!(chunk.end_line >= chunk.start_line);
+            last = chunk.end_line;
+            let want = lines[chunk.start_line as usize - 1..chunk.end_line as usize].join("\n");
+            assert_eq!(chunk.text, want, "{path} #{i}");
+        }
+        let ids: std::collections::HashSet<&str> = c.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), c.len(), "{path}: unique ids");
+    }
+}
+
+#[test]
+fn a_package_manifest_is_a_package_entry_with_its_checks() {
+    let c = code(
+        "web/package.json",
+        "{\n  \"name\": \"@acme/web\",\n  \"description\": \"The web front end\",\n  \"scripts\": {\"test\": \"vitest\", \"lint\": \"eslint .\", \"dev\": \"vite\"}\n}\n",
+    );
+    assert_eq!(c.len(), 1);
+    let p = &c[0];
+    assert_eq!(p.kind, ChunkKind::Package);
+    assert_eq!(
+        (p.id.as_str(), p.title.as_str()),
+        ("web/package.json#_package", "@acme/web")
+    );
+    assert_eq!((p.start_line, p.end_line), (1, 5));
+    assert_eq!(p.summary, "The web front end");
+    assert!(
+        p.body.contains("test: npm test") && p.body.contains("lint: npm run lint"),
+        "{}",
+        p.body
+    );
+    assert!(!p.body.contains("dev"), "not a check: {}", p.body);
+    assert_eq!(p.symbols, ["@acme/web"]);
+    let cargo = code("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n");
+    assert!(
+        cargo[0].body.contains("members: crates/*"),
+        "{}",
+        cargo[0].body
+    );
+    assert!(
+        code("package.json", "{ not json").is_empty(),
+        "a broken manifest gives no entry"
+    );
+}
+
+#[test]
+fn source_kinds_are_only_read_with_sources_on() {
+    assert_eq!(SourceKind::of_file_name("lib.rs"), None);
+    assert_eq!(SourceKind::of_file_name("package.json"), None);
+    assert_eq!(
+        SourceKind::of_file_name_with_sources("lib.rs"),
+        Some(SourceKind::Code)
+    );
+    assert_eq!(
+        SourceKind::of_file_name_with_sources("App.tsx"),
+        Some(SourceKind::Code)
+    );
+    assert_eq!(
+        SourceKind::of_file_name_with_sources("go.mod"),
+        Some(SourceKind::Manifest)
+    );
+    assert_eq!(
+        SourceKind::of_file_name_with_sources("a.md"),
+        Some(SourceKind::Markdown)
+    );
+    assert_eq!(SourceKind::of_file_name_with_sources("a.png"), None);
+    assert_eq!(EntryKind::of_path("src/a.rs"), EntryKind::Module);
+    assert_eq!(EntryKind::of_path("web/package.json"), EntryKind::Package);
+    assert_eq!(EntryKind::of_path("guide/a.md"), EntryKind::Document);
+    assert_eq!(EntryKind::of_chunk(ChunkKind::Item), EntryKind::Module);
+    assert_eq!(EntryKind::parse("Module"), Some(EntryKind::Module));
+    assert_eq!(EntryKind::parse("area"), None);
+}
+
+#[test]
+fn a_file_of_many_items_folds_the_rest_into_its_module_entry() {
+    let text: String = (0..modules::MAX_ITEMS + 5)
+        .map(|i| format!("pub const C{i}: u32 = {i};\n"))
+        .collect();
+    let c = code("src/consts.rs", &text);
+    assert_eq!(c.len(), modules::MAX_ITEMS + 1);
+    let last = format!("C{}", modules::MAX_ITEMS + 4);
+    assert!(c[0].symbols.contains(&last));
+}
