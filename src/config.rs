@@ -187,6 +187,13 @@ pub struct QueryParams {
     /// lexical score of the chunks holding that symbol by this (1: off).
     #[serde(default = "one")]
     pub symbol_prior: f32,
+    /// Query-shape prior for code: a symbol- or path-shaped query, or a question that
+    /// asks for code (`where is … implemented`, `which module declares …`), multiplies
+    /// the lexical score of module entries (source files, their items) and package
+    /// entries by this (1: off). No effect on an index without sources.
+    #[serde(default = "module_prior")]
+    pub module_prior: f32,
+
     /// Section evidence: a chunk's lexical score is `(1 − w) × its own BM25F + w × the
     /// BM25F of its whole section` (all the section's pieces as one document: body and
     /// symbol frequencies and lengths summed, the summary of its first piece, title,
@@ -208,6 +215,10 @@ fn audience_fit() -> f32 {
 
 fn section_weight() -> f32 {
     0.75
+}
+
+fn module_prior() -> f32 {
+    1.5
 }
 
 fn path_prior() -> f32 {
@@ -234,6 +245,8 @@ impl Default for QueryParams {
             audience_fit: audience_fit(),
             path_prior: 1.2,
             symbol_prior: 1.0,
+            module_prior: module_prior(),
+
             section_weight: section_weight(),
             page_weight: 0.0,
         }

@@ -74,6 +74,7 @@ pub fn write_graph(
         pagerank: graph.pagerank.clone(),
         chunks: docs.iter().map(|d| d.entry.chunks).collect(),
         for_agents: file.documents.iter().map(|l| l.for_agents).collect(),
+        code: code_flags(docs),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
@@ -90,6 +91,25 @@ struct PageRanks {
     /// Per document: written for agents.
     #[serde(default)]
     for_agents: Vec<bool>,
+    /// Per document: a module or package entry (source file, manifest); empty when no
+    /// document is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    code: Vec<bool>,
+}
+
+/// Per document: a module or package entry; empty when none is (an index of documents).
+fn code_flags(docs: &[Loaded]) -> Vec<bool> {
+    let flags: Vec<bool> = docs
+        .iter()
+        .map(|d| {
+            crate::chunk::EntryKind::of_path(&d.entry.rel_path) != crate::chunk::EntryKind::Document
+        })
+        .collect();
+    if flags.iter().any(|c| *c) {
+        flags
+    } else {
+        Vec::new()
+    }
 }
 
 /// The small file a search reads for canonicality.
@@ -114,6 +134,11 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
             .extend(std::iter::repeat_n(*c, *n as usize));
         out.for_agents
             .extend(std::iter::repeat_n(*agent, *n as usize));
+    }
+    if r.code.len() == r.chunks.len() && r.code.iter().any(|c| *c) {
+        for (code, n) in r.code.iter().zip(&r.chunks) {
+            out.code.extend(std::iter::repeat_n(*code, *n as usize));
+        }
     }
     (out.canonicality.len() as u64 == chunks).then_some(out)
 }

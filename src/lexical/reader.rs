@@ -41,6 +41,9 @@ pub struct PagePriors {
     pub canonicality: Vec<f32>,
     /// The page is written for agents (`[chunks]`).
     pub for_agents: Vec<bool>,
+    /// The page is a source file or a package manifest, a module or package entry
+    /// (`[chunks]`; empty: none is).
+    pub code: Vec<bool>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -121,6 +124,14 @@ impl LexicalIndex {
     }
 
     /// Whether the page of chunk `ord` is written for agents.
+    pub(crate) fn is_code(&self, ord: u64) -> bool {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.priors.code.get(o))
+            .copied()
+            .unwrap_or(false)
+    }
+
     pub(crate) fn for_agents(&self, ord: u64) -> bool {
         usize::try_from(ord)
             .ok()

@@ -101,6 +101,9 @@ pub struct LexicalRun {
     /// inflection of it (not only longer words the term begins), from one pass over the
     /// matched postings.
     whole: Vec<bool>,
+    /// The query asks for code (a symbol or path, or words such as `implemented`):
+    /// module entries take `QueryParams::module_prior`.
+    asks_for_code: bool,
 }
 
 impl LexicalRun {
@@ -142,6 +145,18 @@ pub struct Scored {
 }
 
 impl LexicalRun {
+    /// The module prior of chunk `ord` for this query: `module_prior` when the query
+    /// asks for code and the chunk is a module or package entry, else 1. Fusion applies
+    /// it to the fused score, so the vector side's evidence is weighed as the lexical
+    /// side's is.
+    pub fn module_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
+        if self.asks_for_code && index.is_code(ord) {
+            params.module_prior
+        } else {
+            1.0
+        }
+    }
+
     /// The query's analysed terms that match some chunk, with their IDF (the weights the
     /// ranking gave them), in query order.
     pub fn term_weights(&self) -> Vec<(String, f32)> {
@@ -295,10 +310,11 @@ impl LexicalIndex {
         self.mark_exact(&searcher, text, &mut accs)?;
         mark_whole_identifiers(text, &qterms, &mut accs);
         self.fill_lengths_and_ords(&searcher, &mut accs)?;
+        let shape = QueryShape::with_intent(text);
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
-            self.rank(&qterms, &accs, params, QueryShape::of(text))
+            self.rank(&qterms, &accs, params, shape)
         };
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
@@ -326,6 +342,7 @@ impl LexicalIndex {
             whole,
             named_terms,
             named_ords,
+            asks_for_code: shape.asks_for_code(),
         })
     }
 
@@ -700,9 +717,51 @@ enum QueryShape {
     /// One or two tokens, one of them code (`Foo::bar`, `foo_bar()`, `HashMap`).
     Symbol,
     Words,
+    /// Words that ask where code is (`where is … implemented`, `which module declares
+    /// …`): [`CODE_INTENT_WORDS`].
+    CodeWords,
 }
 
+/// Plain query words that ask for code rather than prose: a question holding one is
+/// answered by module entries first (`QueryParams::module_prior`).
+const CODE_INTENT_WORDS: [&str; 14] = [
+    "implemented",
+    "implements",
+    "implementation",
+    "defined",
+    "defines",
+    "declared",
+    "declares",
+    "declaration",
+    "code",
+    "function",
+    "module",
+    "class",
+    "struct",
+    "method",
+];
+
 impl QueryShape {
+    /// [`Self::of`], with [`QueryShape::CodeWords`] for a question of words that asks
+    /// for code.
+    fn with_intent(query: &str) -> QueryShape {
+        match QueryShape::of(query) {
+            QueryShape::Words
+                if crate::analysis::plain_query_words(query)
+                    .iter()
+                    .any(|w| CODE_INTENT_WORDS.contains(&w.as_str())) =>
+            {
+                QueryShape::CodeWords
+            }
+            shape => shape,
+        }
+    }
+
+    /// Whether module entries answer it first: a symbol or path, or words asking for code.
+    fn asks_for_code(self) -> bool {
+        self != QueryShape::Words
+    }
+
     fn of(query: &str) -> QueryShape {
         let tokens: Vec<&str> = query.split_whitespace().collect();
         if tokens.is_empty() || tokens.len() > 2 {
@@ -857,6 +916,9 @@ impl LexicalIndex {
             QueryShape::Symbol if acc.exact[2] => p.symbol_prior,
             _ => 1.0,
         };
+        if shape.asks_for_code() && self.is_code(acc.ord) {
+            parts.prior *= p.module_prior;
+        }
         if p.agent && self.for_agents(acc.ord) {
             parts.audience = p.audience_fit;
         }

@@ -120,6 +120,9 @@ pub struct FusionExplain {
     /// Added for the page's canonicality (a tie-breaker among hits with lexical
     /// evidence; 0 at `canon_gain` 0).
     pub canonicality_bonus: f32,
+    /// The fused score's multiplier for a module entry when the query asks for code
+    /// (`QueryParams::module_prior`); 1 otherwise.
+    pub module_prior: f32,
 }
 
 /// A query's results and how they were produced.

@@ -157,7 +157,14 @@ impl<'a> Parts<'a> {
             let (exact, canon) = parts(ord);
             exact + canon
         };
+        let module_prior = |ord: u64| run.module_prior(self.g.lexical(), ord, &opts.params);
         for f in &mut fused {
+            // the lexical part already holds the prior (in its lexical score)
+            if mode == Mode::Hybrid {
+                f.score += f.vector_part * (module_prior(f.key) - 1.0);
+            } else {
+                f.score *= module_prior(f.key);
+            }
             f.score += bonus(f.key);
         }
         // graph proximity to the strongest lexical hits (hybrid only: it needs them)
@@ -200,6 +207,7 @@ impl<'a> Parts<'a> {
                     vector_part: f.vector_part,
                     exact_bonus: parts(f.key).0,
                     canonicality_bonus: parts(f.key).1,
+                    module_prior: module_prior(f.key),
                 };
                 let mut hit =
                     self.fused_hit(&run, ord, f.score, opts.explain.then_some(explain))?;

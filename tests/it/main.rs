@@ -25,3 +25,4 @@ mod refresh;
 mod relevance;
 mod relevance_kinds;
 mod server_http;
+mod sources;

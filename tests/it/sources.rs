@@ -1,0 +1,303 @@
+//! A repository's code as entries (`index --sources`): module entries and item passages
+//! of Rust, TypeScript, Python and Go files, package entries of manifests, the `code`
+//! field, the module prior, the kind on results and the kind filter — through the CLI,
+//! `POST /v1/search`, the MCP tool and the library; refresh of a one-file source edit.
+
+use crate::common;
+use common::*;
+use docfuse::retriever::{DocfuseRetriever, PathFilters, RetrieveOptions};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+
+const REPO: &[(&str, &str)] = &[
+    (
+        "README.md",
+        "# qsearch\n\nA small search library. The retry policy backs off exponentially between attempts.\n",
+    ),
+    (
+        "package.json",
+        "{\n  \"name\": \"qsearch\",\n  \"description\": \"A tiny search library\",\n  \"scripts\": {\"test\": \"vitest run\", \"lint\": \"eslint .\"}\n}\n",
+    ),
+    (
+        "src/query/search.ts",
+        "/** Query search: ranking of parsed queries. */\nimport { parseConfig } from \"../config\";\n\n/** Ranks the documents of the index for a parsed query. */\nexport function searchIndex(q: string): number[] {\n  return [q.length];\n}\n\nfunction scanText(text: string): number {\n  // the searcher stops at a NUL byte\n  return text.indexOf(\"\\0\");\n}\n",
+    ),
+    (
+        "src/config.ts",
+        "/** Reads the configuration file. */\nexport function parseConfig(text: string): object {\n  return {};\n}\n\n/** Retry policy: exponential backoff with jitter between attempts. */\nexport class RetryPolicy {\n  /** Delay before attempt n, in ms. */\n  delay(n: number): number { return 2 ** n * 100; }\n}\n",
+    ),
+    (
+        "tools/loader.py",
+        "\"\"\"Loads fixtures for the tests.\"\"\"\n\n\ndef load_fixtures(path):\n    \"\"\"Read every fixture file under path.\"\"\"\n    return []\n",
+    ),
+    ("tools/pyproject.toml", "[project]\nname = \"qtools\"\ndescription = \"Helper tools\"\n"),
+    (
+        "native/src/lib.rs",
+        "//! The native tokenizer.\n\n/// Splits text into tokens at white space.\npub fn tokenize(text: &str) -> Vec<&str> {\n    text.split_whitespace().collect()\n}\n",
+    ),
+    (
+        "cmd/main.go",
+        "// Package main serves the index over HTTP.\npackage main\n\n// Serve starts the server.\nfunc Serve() {}\n",
+    ),
+];
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in REPO {
+        let p = dir.path().join("repo").join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let o = docfuse(
+        dir.path(),
+        &[
+            "index",
+            "--sources",
+            "--no-embeddings",
+            "--index",
+            "idx",
+            "repo",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
+fn search(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["search", "--index", "idx", "--json"];
+    all.extend_from_slice(args);
+    let o = docfuse(dir, &all);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+fn results(v: &Value) -> Vec<(String, String, u64)> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_string(),
+                r["id"].as_str().unwrap().to_string(),
+                r["start_line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_symbol_finds_its_declaration_with_its_kind_and_line() {
+    let dir = repo();
+    let v = search(dir.path(), &["parseConfig"]);
+    let top = &results(&v)[0];
+    assert_eq!(
+        top,
+        &(
+            "module".to_string(),
+            "src/config.ts#parseConfig".to_string(),
+            1
+        )
+    );
+    assert_eq!(
+        v["results"][0]["heading_path"],
+        json!(["src/config.ts", "parseConfig"])
+    );
+    // Rust, Python and Go items and the Python package too
+    for (q, id) in [
+        ("tokenize", "native/src/lib.rs#tokenize"),
+        ("load_fixtures", "tools/loader.py#load_fixtures"),
+        ("Serve", "cmd/main.go#Serve"),
+        ("qtools", "tools/pyproject.toml#_package"),
+    ] {
+        let v = search(dir.path(), &[q]);
+        assert_eq!(v["results"][0]["id"], id, "{q}: {v}");
+    }
+    let v = search(dir.path(), &["qtools"]);
+    assert_eq!(v["results"][0]["kind"], "package");
+    let v = search(dir.path(), &["small search library"]);
+    assert_eq!(v["results"][0]["kind"], "document");
+}
+
+#[test]
+fn what_a_body_says_finds_an_undocumented_function() {
+    let dir = repo();
+    let v = search(
+        dir.path(),
+        &["--explain", "where does the searcher stop at a NUL byte"],
+    );
+    assert_eq!(v["results"][0]["id"], "src/query/search.ts#scanText", "{v}");
+    // cited at the line that says it, found through the `code` field
+    assert_eq!(v["results"][0]["match_line"], 10);
+    let fields: Vec<&str> = v["results"][0]["explain"]["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["fields"].as_array().unwrap())
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"code"), "{fields:?}");
+}
+
+#[test]
+fn a_question_asking_for_code_puts_the_module_first_and_explains_the_prior() {
+    let dir = repo();
+    let v = search(
+        dir.path(),
+        &["--explain", "where is the retry policy backoff implemented"],
+    );
+    assert_eq!(v["results"][0]["id"], "src/config.ts#RetryPolicy", "{v}");
+    assert_eq!(v["results"][0]["explain"]["prior"], 1.5);
+    let readme = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "README.md")
+        .expect("the README matches too");
+    assert_eq!(
+        readme["explain"]["prior"], 1.0,
+        "documents take no module prior"
+    );
+    // the same words without asking for code: no prior
+    let v = search(dir.path(), &["--explain", "retry policy backoff"]);
+    assert!(v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["explain"]["prior"] == 1.0));
+}
+
+#[test]
+fn the_kind_filter_holds_on_every_interface() {
+    let dir = repo();
+    let idx = dir.path().join("idx");
+    // CLI
+    let v = search(dir.path(), &["--kind", "module", "search"]);
+    let kinds: Vec<String> = results(&v).into_iter().map(|r| r.0).collect();
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "module"),
+        "{kinds:?}"
+    );
+    let v = search(
+        dir.path(),
+        &["--kind", "package,document", "search library"],
+    );
+    let kinds: Vec<String> = results(&v).into_iter().map(|r| r.0).collect();
+    assert!(kinds.contains(&"package".to_string()) && kinds.contains(&"document".to_string()));
+    assert!(!kinds.contains(&"module".to_string()));
+    let o = docfuse(
+        dir.path(),
+        &["search", "--index", "idx", "--kind", "area", "search"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown kind `area`"), "{}", stderr(&o));
+    // library
+    let lib = DocfuseRetriever::open(&idx).unwrap();
+    let opts = RetrieveOptions {
+        filters: PathFilters {
+            kinds: vec!["package".into()],
+            ..PathFilters::default()
+        },
+        ..RetrieveOptions::default()
+    };
+    let r = lib.search_blocking("library", &opts).unwrap();
+    let paths: Vec<&str> = r
+        .documents
+        .iter()
+        .map(|d| d.metadata.path.as_str())
+        .collect();
+    assert_eq!(paths, ["package.json"]);
+    assert_eq!(r.documents[0].metadata.kind, "package");
+    // HTTP
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(&idx)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let addr = served_addr(&mut err);
+    let body = json!({"query": "search", "filters": {"kinds": ["module"]}}).to_string();
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
+    assert_eq!(code, 200, "{v}");
+    assert!(results(&v).iter().all(|r| r.0 == "module"), "{v}");
+    let body = json!({"query": "search", "filters": {"kinds": ["areas"]}}).to_string();
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
+    assert_eq!(code, 400, "{v}");
+    let _ = child.kill();
+    let _ = child.wait();
+    // MCP
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (r, _) = mcp.call(
+        "search_docs",
+        json!({"query": "library", "kinds": ["package"]}),
+    );
+    let ids: Vec<&str> = r["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["package.json#_package"], "{r}");
+    let (r, _) = mcp.call("search_docs", json!({"query": "x", "kinds": ["nope"]}));
+    assert_eq!(r["isError"], true, "{r}");
+}
+
+#[test]
+fn without_sources_no_code_is_indexed_and_a_refresh_keeps_the_flag() {
+    let dir = repo();
+    let o = docfuse(
+        dir.path(),
+        &["index", "--no-embeddings", "--index", "docs-only", "repo"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = docfuse(dir.path(), &["chunks", "--index", "docs-only"]);
+    let paths: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["path"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(paths.iter().all(|p| p == "README.md"), "{paths:?}");
+    // a one-file source edit refreshes that file only, and sources stay on
+    let file = dir.path().join("repo/src/config.ts");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, text.replace("jitter", "full jitter and a cap")).unwrap();
+    let o = docfuse(dir.path(), &["refresh", "--index", "idx", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["files"]["changed"], 1, "{v}");
+    assert_eq!(v["files"]["added"], 0, "{v}");
+    let v = search(dir.path(), &["cap"]);
+    assert_eq!(v["results"][0]["id"], "src/config.ts#RetryPolicy", "{v}");
+}
+
+#[test]
+fn a_module_path_gets_a_handoff_of_kind_module() {
+    let dir = repo();
+    let o = docfuse(
+        dir.path(),
+        &["handoff", "--index", "idx", "--json", "src/query/search.ts"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["target"]["kind"], "module");
+    assert_eq!(v["edit_roots"][0], "src/query/search.ts");
+    let checks: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["npm test", "npm run lint"]);
+    let o = docfuse(
+        dir.path(),
+        &["handoff", "--index", "idx", "--json", "package.json"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["target"]["kind"], "package");
+}
