@@ -19,7 +19,7 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
         SourceKind::Markdown | SourceKind::Mdx => markdown_chunks(doc, &prep, cfg, None).0,
         SourceKind::Nav => Vec::new(),
         SourceKind::OpenApi => spec_chunks(doc, &prep).0,
-        SourceKind::Code => super::modules::module_chunks(doc, &prep),
+        SourceKind::Code => super::modules::module_chunks(doc, &prep).0,
         SourceKind::Manifest => super::packages::package_chunks(doc, &prep),
     }
 }
@@ -77,9 +77,9 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
         };
     }
     if matches!(doc.kind, SourceKind::Code | SourceKind::Manifest) {
-        let chunks = match doc.kind {
+        let (chunks, links) = match doc.kind {
             SourceKind::Code => super::modules::module_chunks(doc, &prep),
-            _ => super::packages::package_chunks(doc, &prep),
+            _ => (super::packages::package_chunks(doc, &prep), Vec::new()),
         };
         let names = chunks
             .iter()
@@ -88,7 +88,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             .collect();
         return Chunked {
             chunks,
-            links: Vec::new(),
+            links,
             for_agents: false,
             names,
             routes: Vec::new(),

@@ -36,6 +36,12 @@ pub enum LinkForm {
     /// An emphasised (`*Title*`, `**Title**`) or quoted (`"Title"`, `“Title”`) phrase
     /// that starts with a capital letter: it may name a page by its title or alias.
     Phrase,
+    /// What a source file imports, as written (`crate::config`, `../config`, `.util`,
+    /// `example.com/m/store`): resolved by the language's rules
+    /// ([`crate::code::import_targets`]).
+    Import,
+    /// A Rust child module declared without a body (`mod search;`): its own file.
+    ChildModule,
 }
 
 /// The reference definitions of a Markdown text (`[label]: target`, at any indent),

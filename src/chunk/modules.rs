@@ -10,9 +10,10 @@
 //! low). The module entry's symbols are the names the file exports.
 
 use super::ids::SlugAllocator;
+use super::links::{LinkForm, RawLink};
 use super::source::Prepared;
 use super::{Chunk, ChunkKind, SourceDoc};
-use crate::code::{read_module, Item, Language, Module};
+use crate::code::{read_module, ImportKind, Item, Language, Module};
 
 /// Most item passages one file gives; further items are folded into its module entry
 /// (a generated file can declare tens of thousands).
@@ -22,21 +23,35 @@ pub const MAX_ITEMS: usize = 2_000;
 pub(crate) const MODULE_SLUG: &str = "_module";
 
 /// The chunks of a source file: its module entry first, then its items in source
-/// order. A file in no language docfuse reads, or whose grammar cannot be loaded, is
-/// one module entry over all its lines.
-pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> Vec<Chunk> {
+/// order; and its imports as links ([`LinkForm::Import`], [`LinkForm::ChildModule`]). A
+/// file in no language docfuse reads, or whose grammar cannot be loaded, is one module
+/// entry over all its lines.
+pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>, Vec<RawLink>) {
     let lines = prep.table.len();
     if lines == 0 || prep.blank.iter().all(|b| *b) {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let module = match Language::of_path(&doc.rel_path).map(|l| read_module(l, prep.src)) {
         Some(Ok(m)) => m,
         Some(Err(why)) => {
             tracing::warn!("`{}`: {why}; indexed as one passage", doc.rel_path);
-            return vec![whole_file(doc, prep)];
+            return (vec![whole_file(doc, prep)], Vec::new());
         }
-        None => return vec![whole_file(doc, prep)],
+        None => return (vec![whole_file(doc, prep)], Vec::new()),
     };
+    let links = module
+        .imports
+        .iter()
+        .take(super::MAX_LINKS)
+        .map(|i| RawLink {
+            line: i.line,
+            form: match i.kind {
+                ImportKind::Path => LinkForm::Import,
+                ImportKind::ChildModule => LinkForm::ChildModule,
+            },
+            target: i.target.clone(),
+        })
+        .collect();
     let file = Ctx { doc, prep };
     let mut items: Vec<&Item> = module.items.iter().collect();
     items.sort_by_key(|i| (i.doc_line, i.start_line));
@@ -73,7 +88,7 @@ pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> Vec<Chunk> 
         fold_into(&mut entry, item);
     }
     out.insert(0, entry);
-    out
+    (out, links)
 }
 
 struct Ctx<'a, 'p> {

@@ -13,11 +13,13 @@
 //! layer.
 
 mod extract;
+mod imports;
 mod language;
 
 pub use extract::{
     read_module, Import, ImportKind, Item, ItemKind, Module, MAX_BODY_BYTES, MAX_SIGNATURE_CHARS,
 };
+pub use imports::{import_targets, Files, MAX_GO_FILES};
 pub use language::Language;
 
 #[cfg(test)]

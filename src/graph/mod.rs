@@ -19,6 +19,7 @@
 //! within two relations of anchor pages, symmetric-normalised edge weights, the path's
 //! weakest confidence); knows nothing of the indexes
 
+mod imports;
 pub mod pagerank;
 pub mod proximity;
 mod resolve;
@@ -32,7 +33,7 @@ use resolve::{folder, is_asset, is_external, split_target, Lookup, Match};
 
 /// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
 /// in `graph.json`. A reader treats a graph of another version as absent.
-pub const GRAPH_METRICS_VERSION: u32 = 6;
+pub const GRAPH_METRICS_VERSION: u32 = 7;
 
 /// The graph of a generation, in the generation folder.
 pub const GRAPH_FILE: &str = "graph.json";
@@ -50,6 +51,10 @@ pub enum RelationKind {
     /// An index page (`README.md`, `index.md(x)`, `_index.md`, `SUMMARY.md`) and a document
     /// of its folder (or below it, up to the next index page).
     Covers,
+    /// A source file and a file of the repository it imports (`use crate::config`,
+    /// `import … from "../config"`, `mod search;`), resolved by the language's rules.
+    /// Feeds proximity, never PageRank.
+    Imports,
 }
 
 impl RelationKind {
@@ -59,6 +64,7 @@ impl RelationKind {
             RelationKind::LinksTo => "links_to",
             RelationKind::Mentions => "mentions",
             RelationKind::Covers => "covers",
+            RelationKind::Imports => "imports",
         }
     }
 }
@@ -218,6 +224,7 @@ impl Graph {
         let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path)));
         let lookup = lookup.with_routes(docs.iter().map(|d| (d.root, d.links.routes.as_slice())));
         let names = names(docs);
+        let repo = imports::Repo::of(docs);
         let mut g = Graph {
             graph_metrics_version: GRAPH_METRICS_VERSION,
             damping: pagerank::DAMPING,
@@ -230,6 +237,9 @@ impl Graph {
                 match link.form {
                     LinkForm::Phrase => g.named(&names, docs, from as u32, link),
                     LinkForm::Anchor => {}
+                    LinkForm::Import | LinkForm::ChildModule => g
+                        .relations
+                        .extend(imports::relations(&repo, docs, from as u32, link)),
                     _ => g.resolve(&lookup, docs, from as u32, link),
                 }
             }
@@ -247,7 +257,7 @@ impl Graph {
                 // a page points up at the index page that covers it (the breadcrumb
                 // every documentation site draws): the index page is the canonical one
                 RelationKind::Covers => Some((r.to, r.from)),
-                RelationKind::Mentions => None,
+                RelationKind::Mentions | RelationKind::Imports => None,
             })
             .collect();
         g.pagerank = pagerank::pagerank(docs.len(), &edges);

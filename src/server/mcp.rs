@@ -93,7 +93,7 @@ impl DocfuseMcp {
 
     #[tool(
         name = "handoff",
-        description = "Before working on a document or folder of the documentation: where to start reading (the agent document, the index pages that cover it, the pages that link to or mention it, one link further, the root's index page — each with the relation and the path:line that put it there), what to read before editing (including AGENTS.md and CONTRIBUTING.md that apply), where to edit, and which check commands apply (front matter `checks:` or a test section of AGENTS.md). An unknown target gets the closest indexed paths.",
+        description = "Before working on a document, folder, source file (module) or package manifest: where to start reading (the agent document, the index pages that cover it, the pages that link to or mention it, one link further, the root's index page — each with the relation and the path:line that put it there), what to read before editing (including AGENTS.md and CONTRIBUTING.md that apply), where to edit, which check commands apply (front matter `checks:`, a test section of AGENTS.md, else the nearest package manifest's scripts or its package manager's default), and the related folders by imports (what the target imports and what imports it, each with the import that proves it). An unknown target gets the closest indexed paths.",
         input_schema = mcp_schema::handoff(),
         annotations(title = "Handoff", read_only_hint = true)
     )]

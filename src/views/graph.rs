@@ -127,7 +127,7 @@ impl GraphContext {
                     inbound[r.to as usize] += 1;
                     outbound[r.from as usize] += 1;
                 }
-                RelationKind::Mentions => {}
+                RelationKind::Mentions | RelationKind::Imports => {}
             }
         }
         let multi_root = snapshot.files.iter().any(|f| f.root != 0);

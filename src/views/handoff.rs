@@ -120,6 +120,10 @@ pub struct Handoff {
     pub start_here: Vec<HandoffEntry>,
     pub read_before_editing: Vec<HandoffEntry>,
     pub checks: Vec<Check>,
+    /// The areas (folders) whose files the target imports or that import it, with the
+    /// import that proves each ([`super::related`]); empty for a target no import
+    /// touches.
+    pub related: Vec<super::related::RelatedArea>,
     /// How each field was derived.
     pub explain: std::collections::BTreeMap<&'static str, String>,
     /// The target's files as indexed (a folder lists its documents, at most 20).
@@ -193,6 +197,11 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         "checks",
         "the target's front matter `checks:`, then the commands of shell blocks under a heading about tests or checks in the applicable agent documents; when they declare none, the check scripts of the nearest package manifest (package.json, Cargo.toml, pyproject.toml, go.mod) at or above the target, else its package manager's default".to_string(),
     );
+    let related = super::related::related_areas(&ctx, &docs.iter().copied().collect());
+    explain.insert(
+        "related",
+        "the folders whose files the target imports (`imports`) and whose files import it (`imported_by`), most imports first, each with the first import that proves it".to_string(),
+    );
     let evidence = docs
         .iter()
         .take(20)
@@ -216,6 +225,7 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         start_here,
         read_before_editing: read_before,
         checks,
+        related,
         explain,
         evidence,
         caveats,
@@ -827,6 +837,21 @@ impl Handoff {
             out.push(
                 "  none declared (front matter `checks:`, a test section in AGENTS.md, or a package manifest)".into(),
             );
+        }
+        if !h.related.is_empty() {
+            out.push("related (by imports):".into());
+            out.extend(h.related.iter().map(|r| {
+                let verb = match r.direction {
+                    "imports" => "imports from",
+                    _ => "imported by",
+                };
+                format!(
+                    "  {verb} {}/  ({} imports; e.g. {})",
+                    printable(&r.area),
+                    r.imports,
+                    printable(&r.evidence)
+                )
+            }));
         }
         if let Some(c) = &h.caveats {
             out.push("caveats:".into());

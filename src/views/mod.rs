@@ -9,6 +9,7 @@
 mod graph;
 mod handoff;
 mod package_checks;
+mod related;
 
 pub use graph::{
     graph_summary, page_relations, BrokenLinkView, BrokenView, GraphPage, GraphSummary,
@@ -17,3 +18,4 @@ pub use graph::{
 pub use handoff::{
     handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
 };
+pub use related::{RelatedArea, MAX_RELATED};

@@ -34,7 +34,15 @@ const REPO: &[(&str, &str)] = &[
     ("tools/pyproject.toml", "[project]\nname = \"qtools\"\ndescription = \"Helper tools\"\n"),
     (
         "native/src/lib.rs",
-        "//! The native tokenizer.\n\n/// Splits text into tokens at white space.\npub fn tokenize(text: &str) -> Vec<&str> {\n    text.split_whitespace().collect()\n}\n",
+        "//! The native tokenizer.\nmod words;\n\n/// Splits text into tokens at white space.\npub fn tokenize(text: &str) -> Vec<&str> {\n    text.split_whitespace().collect()\n}\n",
+    ),
+    (
+        "native/src/words.rs",
+        "use crate::tokenize;\n\n/// Counts words.\npub fn count(text: &str) -> usize {\n    tokenize(text).len()\n}\n",
+    ),
+    (
+        "tools/cli.py",
+        "from .loader import load_fixtures\n\n\ndef main():\n    load_fixtures(\"x\")\n",
     ),
     (
         "cmd/main.go",
@@ -300,4 +308,44 @@ fn a_module_path_gets_a_handoff_of_kind_module() {
     );
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["target"]["kind"], "package");
+}
+
+#[test]
+fn imports_are_relations_and_a_handoff_lists_the_related_areas() {
+    let dir = repo();
+    let o = docfuse(dir.path(), &["graph", "--index", "idx", "src/config.ts"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("src/query/search.ts imports it at src/query/search.ts:2"),
+        "{}",
+        stdout(&o)
+    );
+    for (file, line) in [
+        ("native/src/words.rs", "imports it at native/src/lib.rs:2"),
+        ("native/src/lib.rs", "imports it at native/src/words.rs:1"),
+        ("tools/loader.py", "imports it at tools/cli.py:1"),
+    ] {
+        let o = docfuse(dir.path(), &["graph", "--index", "idx", file]);
+        assert!(stdout(&o).contains(line), "{file}: {}", stdout(&o));
+    }
+    let o = docfuse(
+        dir.path(),
+        &["handoff", "--index", "idx", "--json", "src/config.ts"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["related"],
+        json!([{"area": "src/query", "direction": "imported_by", "imports": 1,
+                "evidence": "src/query/search.ts:2", "file": "src/query/search.ts"}]),
+        "{v}"
+    );
+    let o = docfuse(dir.path(), &["handoff", "--index", "idx", "src/query"]);
+    assert!(
+        stdout(&o).contains("imports from src/  (1 imports; e.g. src/query/search.ts:2)"),
+        "{}",
+        stdout(&o)
+    );
+    // PageRank stays over links and covers: the imported file ranks no higher for it
+    let g = docfuse(dir.path(), &["graph", "--index", "idx", "--json"]);
+    assert!(g.status.success(), "{}", stderr(&g));
 }
