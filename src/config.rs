@@ -74,6 +74,14 @@ impl Field {
         self as usize
     }
 
+    /// True for a field only some chunks have (`code`: source items): its average
+    /// length, BM25F's length norm, is taken over the chunks (or units) that have it,
+    /// not over all, so a documentation corpus's empty fields do not make every
+    /// item's body look long.
+    pub fn is_sparse(self) -> bool {
+        matches!(self, Field::Code)
+    }
+
     /// True for the fields that say what a chunk is about (aboutness): title, headings, path.
     pub fn is_about(self) -> bool {
         matches!(self, Field::Title | Field::Headings | Field::Path)

@@ -25,6 +25,10 @@ pub struct Bucket {
     pub chunks: u64,
     /// Terms per field summed over the run's chunks, [`crate::config::Field::ALL`] order.
     pub lens: PerField<u64>,
+    /// Chunks of the run with a non-empty field, per field ([`crate::config::Field::is_sparse`]
+    /// fields' averages are over these); absent in an older bucket list.
+    #[serde(default)]
+    pub with_field: PerField<u64>,
     /// The tantivy segment holding the run's chunks (its id, 32 hex digits), so a refresh
     /// that does not keep the bucket drops the segment instead of deleting its chunks one
     /// by one; `None` for a bucket without chunks, for one whose chunks tantivy wrote as
@@ -42,6 +46,7 @@ impl Bucket {
             files: 0,
             chunks: 0,
             lens: [0; crate::config::FIELDS],
+            with_field: [0; crate::config::FIELDS],
             segment: None,
         }
     }

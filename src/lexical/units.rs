@@ -97,14 +97,23 @@ impl Units {
             }
         }
         let mut sum = [0.0f64; crate::config::FIELDS];
+        let mut with = [0usize; crate::config::FIELDS];
         let mut units = 0usize;
         for o in (0..n).filter(|&o| of[o] as usize == o) {
             units += 1;
             for f in 0..crate::config::FIELDS {
                 sum[f] += f64::from(lens[o][f]);
+                with[f] += usize::from(lens[o][f] > 0.0);
             }
         }
-        let avg = sum.map(|s| (s / units.max(1) as f64) as f32);
+        // a sparse field's average is over the units that have it
+        let avg = std::array::from_fn(|f| {
+            let over = match crate::config::Field::ALL[f].is_sparse() {
+                true => with[f],
+                false => units,
+            };
+            (sum[f] / over.max(1) as f64) as f32
+        });
         Units {
             unit,
             of,

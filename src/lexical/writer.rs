@@ -268,6 +268,9 @@ impl LexicalWriter {
         for (t, l) in b.lens.iter_mut().zip(p.lens) {
             *t += l;
         }
+        for (w, l) in b.with_field.iter_mut().zip(p.lens) {
+            *w += u64::from(l > 0);
+        }
         Ok(())
     }
 
@@ -322,15 +325,26 @@ impl LexicalWriter {
         write_buckets(&self.dir, &self.layout)?;
         let chunks: u64 = self.layout.iter().map(|b| b.chunks).sum();
         let mut total = [0u64; crate::config::FIELDS];
+        let mut with = [0u64; crate::config::FIELDS];
         for b in &self.layout {
             for (t, l) in total.iter_mut().zip(b.lens) {
                 *t += l;
             }
+            for (w, l) in with.iter_mut().zip(b.with_field) {
+                *w += l;
+            }
         }
         let n = chunks.max(1) as f32;
+        let avg = std::array::from_fn(|f| {
+            if crate::config::Field::ALL[f].is_sparse() {
+                total[f] as f32 / with[f].max(1) as f32
+            } else {
+                total[f] as f32 / n
+            }
+        });
         Ok(BuildStats {
             chunks,
-            avg_field_len: total.map(|t| t as f32 / n),
+            avg_field_len: avg,
             buckets_written: self.written,
             buckets_kept: self.layout.len() as u64 - self.written,
         })

@@ -124,6 +124,16 @@ pub struct Handoff {
     /// import that proves each ([`super::related`]); empty for a target no import
     /// touches.
     pub related: Vec<super::related::RelatedArea>,
+    /// Who owns the target by `CODEOWNERS`, if a rule does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owners: Option<super::ownership::OwnersView>,
+    /// The `docfuse.toml` `[[ownership]]` record of the target, if one applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ownership: Option<super::ownership::OwnershipView>,
+    /// What the target is, as ids: `entity_id` (`module:src/a.ts`, `area:src`,
+    /// `document:…`, `package:…`), `kind`, `checks_source`, `confidence`, `area_id`,
+    /// `package_id` (the nearest package manifest at or above it).
+    pub metadata: HandoffMetadata,
     /// How each field was derived.
     pub explain: std::collections::BTreeMap<&'static str, String>,
     /// The target's files as indexed (a folder lists its documents, at most 20).
@@ -146,7 +156,22 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         "area" => t.path.clone(),
         _ => parent_folder(&t.path).to_string(),
     };
-    let agent_docs = applicable(&ctx, t.root, &folder, &crate::chunk::AGENT_DOC_NAMES);
+    let own = index
+        .root_dir(t.root)
+        .map(|r| super::ownership::Ownership::load(std::path::Path::new(r)))
+        .unwrap_or_default();
+    let ownership = own.record_of(&t.path);
+    let owners = own.owners_of(&t.path, t.kind == "area");
+    let mut agent_docs = applicable(&ctx, t.root, &folder, &crate::chunk::AGENT_DOC_NAMES);
+    // the ownership record's agent document comes first
+    if let Some(d) = ownership
+        .as_ref()
+        .and_then(|o| o.agent_doc.as_deref())
+        .and_then(|p| ctx.find(p))
+    {
+        agent_docs.retain(|&a| a != d);
+        agent_docs.insert(0, d);
+    }
     let contributing = applicable(&ctx, t.root, &folder, &["CONTRIBUTING.md"]);
     let start_here = start_here(&ctx, &t, &docs, &agent_docs);
     let mut read_before: Vec<HandoffEntry> = start_here
@@ -176,7 +201,21 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         .map(|&d| (d, "agent_doc"))
         .chain(contributing.iter().map(|&d| (d, "contributing")))
         .collect();
-    let checks = checks(index, &ctx, &t, &sources)?;
+    let record_checks = own.checks_of(&t.path);
+    let checks = if record_checks.is_empty() {
+        checks(index, &ctx, &t, &sources)?
+    } else {
+        record_checks
+            .into_iter()
+            .take(MAX_CHECKS)
+            .map(|command| Check {
+                command,
+                source: crate::repo::PROJECT_FILE.to_string(),
+                from: "ownership",
+            })
+            .collect()
+    };
+    let metadata = metadata_of(index, &t, &checks);
     let mut explain = std::collections::BTreeMap::new();
     explain.insert(
         "edit_roots",
@@ -226,6 +265,9 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         read_before_editing: read_before,
         checks,
         related,
+        owners,
+        ownership,
+        metadata,
         explain,
         evidence,
         caveats,
@@ -283,6 +325,13 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
     let in_folder = |p: &str| folder.is_empty() || p.starts_with(&format!("{folder}/"));
     if let Some(f) = ctx.snapshot.files.iter().find(|f| in_folder(&f.rel_path)) {
         return Ok(make("area", f.root, folder, None, "folder"));
+    }
+    // an ownership record's id (`docfuse.toml` `[[ownership]] id`)
+    if let Some(t) = by_ownership_id(index, ctx, clean) {
+        return Ok(HandoffTarget {
+            asked: asked.to_string(),
+            ..t
+        });
     }
     // a page's title or alias, by the rule the graph's mentions use
     let named = crate::generation::previous_links(&index.generation_dir())
@@ -451,7 +500,16 @@ fn start_here(
         .find(|a| t.kind == "area" || !inside.contains(a));
     if let Some(a) = agent {
         seen.insert(a);
-        let why = "the agent document of the folder".to_string();
+        let name = ctx.path(a as u32);
+        let name = name.rsplit('/').next().unwrap_or(&name);
+        let why = if crate::chunk::AGENT_DOC_NAMES.contains(&name) {
+            "the agent document of the folder".to_string()
+        } else {
+            format!(
+                "the agent document of its ownership record ({})",
+                crate::repo::PROJECT_FILE
+            )
+        };
         out.push(entry(ctx, a, Tier::AgentDoc, why, String::new()));
     }
     // 2. covering index pages; 3. pages linking to or mentioning the target
@@ -675,6 +733,105 @@ fn front_matter_checks(path: &str, text: &str, from: &'static str) -> Vec<Check>
         .collect()
 }
 
+/// A handoff's ids: see [`Handoff::metadata`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HandoffMetadata {
+    pub entity_id: String,
+    pub kind: &'static str,
+    /// Where the first check came from (`ownership`, `front_matter`, `agent_doc`,
+    /// `contributing`, `package_scripts`, `package_manager_default`), `none` without one.
+    pub checks_source: &'static str,
+    /// `observed` for a target named by path, folder, section id or ownership id;
+    /// `fuzzy` for one found by title or alias.
+    pub confidence: &'static str,
+    pub area_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package_id: Option<String>,
+}
+
+fn metadata_of(index: &DocIndex, t: &HandoffTarget, checks: &[Check]) -> HandoffMetadata {
+    let id =
+        |kind: &str, path: &str| format!("{kind}:{}", if path.is_empty() { "." } else { path });
+    let area = match t.kind {
+        "area" => t.path.clone(),
+        _ => parent_folder(&t.path).to_string(),
+    };
+    let package_id = index
+        .root_dir(t.root)
+        .filter(|r| std::path::Path::new(r).is_dir())
+        .and_then(|r| {
+            super::package_checks::package_checks(
+                std::path::Path::new(r),
+                &t.path,
+                t.kind == "area",
+            )
+        })
+        .map(|p| id("package", &p.manifest));
+    HandoffMetadata {
+        entity_id: match t.kind {
+            "section" => format!(
+                "{}:{}",
+                entry_kind(&t.path),
+                t.section.as_deref().unwrap_or(&t.path)
+            ),
+            kind => id(kind, &t.path),
+        },
+        kind: t.kind,
+        checks_source: checks.first().map_or("none", |c| c.from),
+        confidence: if t.matched_by == "title or alias" {
+            "fuzzy"
+        } else {
+            "observed"
+        },
+        area_id: id("area", &area),
+        package_id,
+    }
+}
+
+/// The target an ownership record's `id` names: its path, as a file or a folder.
+fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<HandoffTarget> {
+    for (root, _) in ctx
+        .snapshot
+        .files
+        .iter()
+        .map(|f| (f.root, ()))
+        .collect::<BTreeSet<_>>()
+    {
+        let dir = index.root_dir(root)?;
+        let own = super::ownership::Ownership::load(std::path::Path::new(dir));
+        let Some(path) = own.path_named(id) else {
+            continue;
+        };
+        let file = ctx
+            .snapshot
+            .files
+            .iter()
+            .find(|f| f.root == root && f.rel_path == path);
+        let in_folder = |p: &str| path.is_empty() || p.starts_with(&format!("{path}/"));
+        let kind = match file {
+            Some(f) => entry_kind(&f.rel_path),
+            None if ctx
+                .snapshot
+                .files
+                .iter()
+                .any(|f| f.root == root && in_folder(&f.rel_path)) =>
+            {
+                "area"
+            }
+            None => continue,
+        };
+        return Some(HandoffTarget {
+            kind,
+            root,
+            path,
+            section: None,
+            asked: id.to_string(),
+            matched_by: "ownership id",
+        });
+    }
+    None
+}
+
 /// The entry kind of an indexed file as a handoff names it.
 fn entry_kind(path: &str) -> &'static str {
     crate::chunk::EntryKind::of_path(path).name()
@@ -837,6 +994,22 @@ impl Handoff {
             out.push(
                 "  none declared (front matter `checks:`, a test section in AGENTS.md, or a package manifest)".into(),
             );
+        }
+        if let Some(o) = &h.ownership {
+            out.push(format!(
+                "ownership: {} ({} in {})",
+                printable(&o.id),
+                printable(if o.path.is_empty() { "." } else { &o.path }),
+                o.source
+            ));
+        }
+        if let Some(o) = &h.owners {
+            out.push(format!(
+                "owners: {}   ({} {})",
+                printable(&o.owners.join(" ")),
+                printable(&o.source),
+                printable(&o.pattern)
+            ));
         }
         if !h.related.is_empty() {
             out.push("related (by imports):".into());

@@ -8,6 +8,7 @@
 
 mod graph;
 mod handoff;
+mod ownership;
 mod package_checks;
 mod related;
 
@@ -16,6 +17,8 @@ pub use graph::{
     PageRelations,
 };
 pub use handoff::{
-    handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffTarget, Tier,
+    handoff_for_entity, Caveats, Check, Handoff, HandoffEntry, HandoffEvidence, HandoffMetadata,
+    HandoffTarget, Tier,
 };
+pub use ownership::{OwnersView, OwnershipView, CODEOWNERS_PATHS};
 pub use related::{RelatedArea, MAX_RELATED};

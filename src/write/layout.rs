@@ -153,6 +153,7 @@ mod tests {
             files,
             chunks,
             lens: [0; crate::config::FIELDS],
+            with_field: [0; crate::config::FIELDS],
             segment: None,
         }
     }

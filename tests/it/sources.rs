@@ -32,6 +32,12 @@ const REPO: &[(&str, &str)] = &[
         "\"\"\"Loads fixtures for the tests.\"\"\"\n\n\ndef load_fixtures(path):\n    \"\"\"Read every fixture file under path.\"\"\"\n    return []\n",
     ),
     ("tools/pyproject.toml", "[project]\nname = \"qtools\"\ndescription = \"Helper tools\"\n"),
+    (".github/CODEOWNERS", "* @core\nsrc/query/ @ranking\n"),
+    (
+        "docfuse.toml",
+        "[[ownership]]\npath = \"src/query\"\nid = \"ranker\"\nagent_doc = \"docs/ranking.md\"\nchecks = [\"npm run test:ranking\"]\n",
+    ),
+    ("docs/ranking.md", "# Ranking design\n\nHow queries are scored.\n"),
     (
         "native/src/lib.rs",
         "//! The native tokenizer.\nmod words;\n\n/// Splits text into tokens at white space.\npub fn tokenize(text: &str) -> Vec<&str> {\n    text.split_whitespace().collect()\n}\n",
@@ -270,7 +276,10 @@ fn without_sources_no_code_is_indexed_and_a_refresh_keeps_the_flag() {
                 .to_string()
         })
         .collect();
-    assert!(paths.iter().all(|p| p == "README.md"), "{paths:?}");
+    assert!(
+        !paths.is_empty() && paths.iter().all(|p| p.ends_with(".md")),
+        "{paths:?}"
+    );
     // a one-file source edit refreshes that file only, and sources stay on
     let file = dir.path().join("repo/src/config.ts");
     let text = fs::read_to_string(&file).unwrap();
@@ -289,12 +298,12 @@ fn a_module_path_gets_a_handoff_of_kind_module() {
     let dir = repo();
     let o = docfuse(
         dir.path(),
-        &["handoff", "--index", "idx", "--json", "src/query/search.ts"],
+        &["handoff", "--index", "idx", "--json", "src/config.ts"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["target"]["kind"], "module");
-    assert_eq!(v["edit_roots"][0], "src/query/search.ts");
+    assert_eq!(v["edit_roots"][0], "src/config.ts");
     let checks: Vec<&str> = v["checks"]
         .as_array()
         .unwrap()
@@ -348,4 +357,51 @@ fn imports_are_relations_and_a_handoff_lists_the_related_areas() {
     // PageRank stays over links and covers: the imported file ranks no higher for it
     let g = docfuse(dir.path(), &["graph", "--index", "idx", "--json"]);
     assert!(g.status.success(), "{}", stderr(&g));
+}
+
+#[test]
+fn ownership_records_and_codeowners_shape_the_handoff() {
+    let dir = repo();
+    let handoff = |target: &str| -> Value {
+        let o = docfuse(dir.path(), &["handoff", "--index", "idx", "--json", target]);
+        assert!(o.status.success(), "{target}: {}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    // by the record's id: its folder, its agent document first, its checks
+    let v = handoff("ranker");
+    assert_eq!(v["target"]["kind"], "area");
+    assert_eq!(v["target"]["path"], "src/query");
+    assert_eq!(v["target"]["matched_by"], "ownership id");
+    assert_eq!(v["start_here"][0]["path"], "docs/ranking.md");
+    assert_eq!(
+        v["checks"],
+        json!([{"command": "npm run test:ranking", "source": "docfuse.toml", "from": "ownership"}])
+    );
+    assert_eq!(v["ownership"]["id"], "ranker");
+    assert_eq!(v["owners"]["owners"], json!(["@ranking"]));
+    assert_eq!(v["owners"]["source"], ".github/CODEOWNERS:2");
+    assert_eq!(
+        v["metadata"],
+        json!({"entity_id": "area:src/query", "kind": "area", "checks_source": "ownership",
+               "confidence": "observed", "area_id": "area:src/query",
+               "package_id": "package:package.json"})
+    );
+    // a module under the record inherits it; one outside has the default owner
+    let v = handoff("src/query/search.ts");
+    assert_eq!(v["ownership"]["id"], "ranker");
+    assert_eq!(v["metadata"]["entity_id"], "module:src/query/search.ts");
+    let v = handoff("tools/loader.py");
+    assert!(v.get("ownership").is_none(), "{v}");
+    assert_eq!(v["owners"]["owners"], json!(["@core"]));
+    assert_eq!(v["metadata"]["package_id"], "package:tools/pyproject.toml");
+    assert_eq!(v["checks"][0]["command"], "pytest");
+    // a project file that does not parse is passed over, never an error
+    fs::write(
+        dir.path().join("repo/docfuse.toml"),
+        "[[ownership]]\npath = 3\n",
+    )
+    .unwrap();
+    let v = handoff("src/query/search.ts");
+    assert!(v.get("ownership").is_none(), "{v}");
+    assert_eq!(v["checks"][0]["command"], "npm test");
 }
