@@ -31,7 +31,9 @@ pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>
     if lines == 0 || prep.blank.iter().all(|b| *b) {
         return (Vec::new(), Vec::new());
     }
-    let module = match Language::of_path(&doc.rel_path).map(|l| read_module(l, prep.src)) {
+    // the parse copy: the same bytes with a lone `\r` as `\n`, so tree-sitter's rows
+    // are the line table's lines
+    let module = match Language::of_path(&doc.rel_path).map(|l| read_module(l, &prep.parse)) {
         Some(Ok(m)) => m,
         Some(Err(why)) => {
             tracing::warn!("`{}`: {why}; indexed as one passage", doc.rel_path);
@@ -83,6 +85,12 @@ pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>
     let header_end = kept
         .first()
         .map_or(lines, |i| (i.doc_line.max(1) - 1) as usize);
+    // a header of blank lines only: the entry stands on the first item's first line
+    let first_item = kept.first().map(|i| (i.doc_line.max(1) - 1) as usize);
+    let header_end = match (0..header_end).all(|l| prep.blank.get(l).copied().unwrap_or(true)) {
+        true => first_item.map_or(header_end, |f| f.min(lines - 1) + 1),
+        false => header_end,
+    };
     let mut entry = file.module_chunk(&module, header_end);
     for item in folded {
         fold_into(&mut entry, item);
@@ -132,8 +140,12 @@ impl Ctx<'_, '_> {
             0 => 0,
             n => self.trim_end(0, n - 1),
         };
+        // from its first non-blank line
+        let first = (0..=last)
+            .find(|&l| !self.prep.blank.get(l).copied().unwrap_or(false))
+            .unwrap_or(last);
         let id = super::ids::chunk_id(&self.doc.rel_path, MODULE_SLUG, 1);
-        let mut c = self.base(ChunkKind::Module, id, (0, last));
+        let mut c = self.base(ChunkKind::Module, id, (first, last));
         c.body = module.doc.trim().to_string();
         c.summary = first_paragraph(&module.doc);
         let mut symbols = Names::default();
@@ -146,10 +158,13 @@ impl Ctx<'_, '_> {
             }
         }
         c.symbols = symbols.0;
+        // the header's own words (comments between the doc and the imports) count too
         let imports = module.imports.iter().map(|i| i.target.as_str());
+        let header = std::iter::once(c.text.as_str()).filter(|_| header_end > 0);
         c.code = others
             .into_iter()
             .chain(imports)
+            .chain(header)
             .collect::<Vec<_>>()
             .join("\n");
         c

@@ -212,3 +212,33 @@ fn a_file_of_many_items_folds_the_rest_into_its_module_entry() {
     let last = format!("C{}", modules::MAX_ITEMS + 4);
     assert!(c[0].symbols.contains(&last));
 }
+
+#[test]
+fn lone_carriage_returns_keep_item_lines_exact() {
+    let c = code("src/a.rs", "//! A.\rfn a() {}\r// x\rfn b() {}\r");
+    let spans: Vec<(&str, u32, u32, &str)> = c
+        .iter()
+        .map(|c| (c.id.as_str(), c.start_line, c.end_line, c.text.as_str()))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            ("src/a.rs#_module", 1, 1, "//! A."),
+            ("src/a.rs#a", 2, 2, "fn a() {}"),
+            ("src/a.rs#b", 4, 4, "fn b() {}"),
+        ]
+    );
+}
+
+#[test]
+fn a_module_entry_never_stands_on_a_blank_line() {
+    let c = code("src/a.rs", "\n\nfn a() {}\n");
+    assert_eq!((c[0].start_line, c[0].end_line), (3, 3), "{c:#?}");
+    assert_eq!(c[0].text, "fn a() {}");
+    // a header's comments are searchable in the module entry's code field
+    let c = code(
+        "b.py",
+        "\"\"\"B.\"\"\"\n# plain words kumquat\nimport os\n\ndef f():\n    pass\n",
+    );
+    assert!(c[0].code.contains("kumquat"), "{}", c[0].code);
+}

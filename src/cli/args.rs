@@ -423,7 +423,8 @@ pub struct HandoffArgs {
     #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// A document path, a folder, a section id (`path#slug`) or a document's title or
-    /// alias.
+    /// alias; with `index --sources`, also a source file (module), a package manifest, an
+    /// item id (`src/a.ts#parseConfig`) or a `docfuse.toml` ownership id.
     #[arg(value_name = "TARGET")]
     pub target: String,
     /// Also say what may make the answer incomplete: a stale index, chunks waiting for
@@ -456,7 +457,8 @@ pub struct EvalArgs {
     /// `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5` (query settings:
     /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
     /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight, floor,
-    /// canon_gain, prox_gain (graph proximity, 0 by default), path_prior, symbol_prior).
+    /// canon_gain, prox_gain (graph proximity, 0 by default), path_prior, symbol_prior,
+    /// module_prior).
     #[arg(long, value_name = "NAME=V,V,...")]
     pub sweep: Option<String>,
     /// The fusion of hybrid mode: `cal:ALPHA:NOISE` (calibrated convex, the default

@@ -68,8 +68,8 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_OK);
     }
     print_line(&format!(
-        "{} documents, {} relations ({} links_to, {} covers, {} mentions; {} in code blocks, never ranked); {} external links, {} broken ({} name no document; `--broken` lists them)",
-        s.documents, s.relations, s.links_to, s.covers, s.mentions, s.in_code_blocks, s.external_links, s.broken.len(), s.unresolved_links
+        "{} documents, {} relations ({} links_to, {} covers, {} mentions, {} imports; {} in code blocks, never ranked); {} external links, {} broken ({} name no document; `--broken` lists them)",
+        s.documents, s.relations, s.links_to, s.covers, s.mentions, s.imports, s.in_code_blocks, s.external_links, s.broken.len(), s.unresolved_links
     ))?;
     print_line(&format!(
         "pages by PageRank (damping {}, graph version {}):",

@@ -149,8 +149,15 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
         print_proximity(p)?;
     }
     let e = &x.lexical;
+    // the multipliers that are not 1: the query-shape (or module) prior, the audience fit
+    let mut times = String::new();
+    for (name, v) in [("prior", e.prior), ("audience_fit", e.audience_fit)] {
+        if (v - 1.0).abs() > f32::EPSILON {
+            times.push_str(&format!(" × {name} {v:.2}"));
+        }
+    }
     print_line(&format!(
-        "    lexical {:.3} = bm25f {:.3} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3} + canonicality {:.3} (page {:.3})",
+        "    lexical {:.3} = bm25f {:.3}{times} × aboutness {:.3} + exact_id {:.3} + exact_path {:.3} + exact_symbol {:.3} + canonicality {:.3} (page {:.3})",
         e.score, e.lexical, e.aboutness, e.exact_id, e.exact_path, e.exact_symbol, e.canonicality, e.page_canonicality
     ))?;
     if e.section_weight > 0.0 || e.page_weight > 0.0 {

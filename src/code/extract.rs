@@ -138,6 +138,28 @@ pub fn read_module(language: Language, text: &str) -> Result<Module, String> {
     })
 }
 
+/// The blocks of a Python compound statement: its own `block` children and those of
+/// its `elif`/`else`/`except`/`finally` clauses.
+fn python_blocks(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    for c in named_children(node) {
+        match c.kind() {
+            "block" => out.push(c),
+            "elif_clause"
+            | "else_clause"
+            | "except_clause"
+            | "finally_clause"
+            | "except_group_clause" => out.extend(
+                named_children(c)
+                    .into_iter()
+                    .filter(|b| b.kind() == "block"),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
@@ -844,6 +866,15 @@ impl<'s> Reader<'s> {
                 };
                 let exported = !name.starts_with('_');
                 self.push(anchor, node, name, kind, exported);
+            }
+            // definitions under a top-level `if`/`try`/`with` (a platform or version
+            // switch) are the module's too
+            "if_statement" | "try_statement" | "with_statement" => {
+                for block in python_blocks(node) {
+                    for c in named_children(block) {
+                        self.python(c, c, class, exported_scope);
+                    }
+                }
             }
             _ => {}
         }

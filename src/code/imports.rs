@@ -203,6 +203,9 @@ fn python(from: &str, target: &str, files: &Files<'_>) -> Option<String> {
             }
             dir = folder(&dir).to_string();
         }
+        // the `src/` layout: `tests/test_x.py` imports `pkg.x` from `src/pkg/x.py`
+        let src: Vec<String> = out.iter().map(|d| join(d, "src")).collect();
+        out.extend(src);
         out
     };
     for base in &bases {
@@ -383,6 +386,15 @@ mod tests {
             ["pkg/core.py"]
         );
         assert!(resolve("pkg/core.py", p, "os.path", &repo).is_empty());
+        let src_layout = [
+            "src/click/parser.py",
+            "src/click/__init__.py",
+            "tests/test_parser.py",
+        ];
+        assert_eq!(
+            resolve("tests/test_parser.py", p, "click.parser", &src_layout),
+            ["src/click/parser.py"]
+        );
     }
 
     #[test]

@@ -468,3 +468,22 @@ fn scripts_export_by_list_by_default_and_by_commonjs() {
         (ItemKind::Function, true, 5)
     );
 }
+
+#[test]
+fn python_definitions_under_a_top_level_if_or_try_are_items() {
+    let src = "import sys\n\nif sys.platform == 'win32':\n    def _get_argv_encoding():\n        return 'mbcs'\nelse:\n    def _get_argv_encoding():\n        return 'utf-8'\n\ntry:\n    from x import fast\nexcept ImportError:\n    def fast():\n        pass\n";
+    let m = read_module(Language::Python, src).unwrap();
+    let names: Vec<(&str, u32)> = m
+        .items
+        .iter()
+        .map(|i| (i.name.as_str(), i.start_line))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("_get_argv_encoding", 4),
+            ("_get_argv_encoding", 7),
+            ("fast", 13)
+        ]
+    );
+}

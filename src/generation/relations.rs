@@ -102,7 +102,10 @@ fn code_flags(docs: &[Loaded]) -> Vec<bool> {
     let flags: Vec<bool> = docs
         .iter()
         .map(|d| {
-            crate::chunk::EntryKind::of_path(&d.entry.rel_path) != crate::chunk::EntryKind::Document
+            matches!(
+                d.doc.kind,
+                crate::chunk::SourceKind::Code | crate::chunk::SourceKind::Manifest
+            )
         })
         .collect();
     if flags.iter().any(|c| *c) {

@@ -39,7 +39,8 @@ pub struct Explain {
     /// graph).
     pub page_canonicality: f32,
     /// Query-shape prior: `path_prior` for a path-shaped query naming this chunk's file,
-    /// `symbol_prior` for a symbol-shaped one naming its symbol, else 1.
+    /// `symbol_prior` for a symbol-shaped one naming its symbol, else 1; times
+    /// `module_prior` for a module or package entry when the query asks for code.
     pub prior: f32,
     /// `audience_fit` for agent documentation under `agent`, else 1.
     pub audience_fit: f32,

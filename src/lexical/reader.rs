@@ -123,7 +123,7 @@ impl LexicalIndex {
             .unwrap_or(0.0)
     }
 
-    /// Whether the page of chunk `ord` is written for agents.
+    /// Whether chunk `ord` is of a module or package entry (a source file, a manifest).
     pub(crate) fn is_code(&self, ord: u64) -> bool {
         usize::try_from(ord)
             .ok()
@@ -132,6 +132,7 @@ impl LexicalIndex {
             .unwrap_or(false)
     }
 
+    /// Whether the page of chunk `ord` is written for agents.
     pub(crate) fn for_agents(&self, ord: u64) -> bool {
         usize::try_from(ord)
             .ok()

@@ -724,7 +724,7 @@ enum QueryShape {
 
 /// Plain query words that ask for code rather than prose: a question holding one is
 /// answered by module entries first (`QueryParams::module_prior`).
-const CODE_INTENT_WORDS: [&str; 14] = [
+const CODE_INTENT_WORDS: [&str; 13] = [
     "implemented",
     "implements",
     "implementation",
@@ -733,7 +733,6 @@ const CODE_INTENT_WORDS: [&str; 14] = [
     "declared",
     "declares",
     "declaration",
-    "code",
     "function",
     "module",
     "class",
@@ -745,21 +744,22 @@ impl QueryShape {
     /// [`Self::of`], with [`QueryShape::CodeWords`] for a question of words that asks
     /// for code.
     fn with_intent(query: &str) -> QueryShape {
+        let words = crate::analysis::plain_query_words(query);
+        let has = |w: &str| words.contains(w);
+        // `code` alone is often another thing (an exit or status code): it asks for code
+        // in a question of where or which (`where is the code that uploads wheels`)
+        let asks = CODE_INTENT_WORDS.iter().any(|w| has(w))
+            || (has("code") && (has("where") || has("which")));
         match QueryShape::of(query) {
-            QueryShape::Words
-                if crate::analysis::plain_query_words(query)
-                    .iter()
-                    .any(|w| CODE_INTENT_WORDS.contains(&w.as_str())) =>
-            {
-                QueryShape::CodeWords
-            }
+            QueryShape::Words if asks => QueryShape::CodeWords,
             shape => shape,
         }
     }
 
-    /// Whether module entries answer it first: a symbol or path, or words asking for code.
+    /// Whether module entries answer it first: a symbol, or words asking for code (a
+    /// path-shaped query names its file: the path prior answers it).
     fn asks_for_code(self) -> bool {
-        self != QueryShape::Words
+        matches!(self, QueryShape::Symbol | QueryShape::CodeWords)
     }
 
     fn of(query: &str) -> QueryShape {
@@ -1060,6 +1060,26 @@ mod tests {
             QueryShape::Words
         );
         assert_eq!(QueryShape::of("version 1.5"), QueryShape::Words);
+    }
+
+    #[test]
+    fn questions_that_ask_for_code() {
+        for q in [
+            "where is the retry policy implemented",
+            "which module declares the parser",
+            "where is the code that uploads wheels",
+            "Rc::strong_count",
+        ] {
+            assert!(QueryShape::with_intent(q).asks_for_code(), "{q}");
+        }
+        for q in [
+            "what does exit code 2 mean",
+            "how do I publish a crate",
+            "guide/install.md",
+            "\"where is the function\" in quotes",
+        ] {
+            assert!(!QueryShape::with_intent(q).asks_for_code(), "{q}");
+        }
     }
 
     #[test]

@@ -75,8 +75,11 @@ impl Hit {
     /// Sets `match_line` and `snippet` for a query whose terms weigh `weights`
     /// ([`SearchResponse::weights`]); until then they are the chunk's first line and empty.
     pub fn locate(&mut self, weights: &super::matchline::TermWeights) {
+        // plain text and source code are matched line by line, not as Markdown
         let text_doc = crate::chunk::SourceKind::of_path(&self.chunk.path)
-            == Some(crate::chunk::SourceKind::Text);
+            == Some(crate::chunk::SourceKind::Text)
+            || crate::chunk::EntryKind::of_chunk(self.chunk.kind)
+                != crate::chunk::EntryKind::Document;
         let m = super::matchline::best_line(
             &self.chunk.text,
             self.chunk.start_line,

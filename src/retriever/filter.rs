@@ -56,7 +56,7 @@ impl PathFilter {
         for k in &filters.kinds {
             let kind = EntryKind::parse(k).ok_or_else(|| {
                 RetrieveError::InvalidRequest(format!(
-                    "unknown kind `{k}` in `kinds`: the kinds are document, module, package"
+                    "unknown kind `{k}`: the kinds are document, module, package"
                 ))
             })?;
             if !kinds.contains(&kind) {
@@ -79,11 +79,14 @@ impl PathFilter {
             && self.kinds.is_empty()
     }
 
-    /// Whether `path` (root-relative, `/`-separated) passes: its entry kind is the
-    /// [`EntryKind::of_path`] of the path.
+    /// Whether an entry of `kind` passes the kind condition.
+    pub fn matches_kind(&self, kind: EntryKind) -> bool {
+        self.kinds.is_empty() || self.kinds.contains(&kind)
+    }
+
+    /// Whether `path` (root-relative, `/`-separated) passes the path conditions.
     pub fn matches(&self, path: &str) -> bool {
-        (self.kinds.is_empty() || self.kinds.contains(&EntryKind::of_path(path)))
-            && self.prefix.as_deref().is_none_or(|p| path.starts_with(p))
+        self.prefix.as_deref().is_none_or(|p| path.starts_with(p))
             && self.include.as_ref().is_none_or(|g| g.is_match(path))
             && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
     }
@@ -138,11 +141,11 @@ mod tests {
         };
         let m = f(&["module"]).unwrap();
         assert!(!m.is_empty());
-        assert!(m.matches("src/query/search.ts") && m.matches("lib.rs"));
-        assert!(!m.matches("guide/a.md") && !m.matches("web/package.json"));
+        assert!(m.matches_kind(EntryKind::Module) && m.matches("guide/a.md"));
+        assert!(!m.matches_kind(EntryKind::Document) && !m.matches_kind(EntryKind::Package));
         let dp = f(&["Document", "package"]).unwrap();
-        assert!(dp.matches("guide/a.md") && dp.matches("web/package.json"));
-        assert!(!dp.matches("src/a.py"));
+        assert!(dp.matches_kind(EntryKind::Document) && dp.matches_kind(EntryKind::Package));
+        assert!(!dp.matches_kind(EntryKind::Module));
         let e = f(&["area", "module"]).unwrap_err().to_string();
         assert!(
             e.contains("unknown kind `area`") && e.contains("document, module, package"),

@@ -190,7 +190,10 @@ impl HybridRetriever {
                     .collect();
                 Some(d)
             })
-            .filter(|d| filter.is_empty() || filter.matches(d.filter_path()))
+            .filter(|d| {
+                filter.is_empty()
+                    || (filter.matches(d.filter_path()) && filter.matches_kind(d.entry_kind()))
+            })
             .take(limit)
             .collect();
         set_relative_scores(&mut out);

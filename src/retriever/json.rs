@@ -68,7 +68,7 @@ impl SearchResult {
         SearchResult {
             rank: i + 1,
             id: d.id.clone(),
-            kind: crate::chunk::EntryKind::of_path(d.filter_path()).name(),
+            kind: d.entry_kind().name(),
             root: m.root,
             path: d.filter_path().to_string(),
             start_line: m.start_line,

@@ -247,6 +247,18 @@ impl RetrievedDocument {
         }
     }
 
+    /// The kind of entry it is: by its chunk kind (`metadata.kind`: `section`,
+    /// `preamble`, `module`, `item`, `package`) for docfuse's passages, else by its path.
+    pub fn entry_kind(&self) -> crate::chunk::EntryKind {
+        use crate::chunk::EntryKind;
+        match self.metadata.kind.as_str() {
+            "section" | "preamble" => EntryKind::Document,
+            "module" | "item" => EntryKind::Module,
+            "package" => EntryKind::Package,
+            _ => EntryKind::of_path(self.filter_path()),
+        }
+    }
+
     /// The path to filter on: `metadata.path`, else `source` without its `:lines` suffix.
     pub fn filter_path(&self) -> &str {
         if !self.metadata.path.is_empty() {

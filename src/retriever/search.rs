@@ -119,7 +119,10 @@ fn wider_search(
         let exhausted = resp.hits.len() < depth || depth >= total;
         let mut kept: Vec<Hit> = std::mem::take(&mut resp.hits)
             .into_iter()
-            .filter(|h| filter.matches(&h.chunk.path))
+            .filter(|h| {
+                filter.matches(&h.chunk.path)
+                    && filter.matches_kind(crate::chunk::EntryKind::of_chunk(h.chunk.kind))
+            })
             .collect();
         let enough = if group {
             count_sections(&kept) >= limit

@@ -304,8 +304,13 @@ fn result_line(s: &SearchResult) -> String {
     if s.confidence == crate::graph::Confidence::Fuzzy {
         stale.push_str(" · confidence: fuzzy (reached through a fuzzy relation)");
     }
+    // the kind, for an index with code: documents stay as they were
+    let kind = match s.kind {
+        "document" => String::new(),
+        k => format!("[{k}] "),
+    };
     format!(
-        "{}. {}:{} · {} · lines {}-{} · score {:.3} · lexical match: {} · id: {}{stale}",
+        "{}. {kind}{}:{} · {} · lines {}-{} · score {:.3} · lexical match: {} · id: {}{stale}",
         s.rank,
         printable(&s.path),
         s.match_line,

@@ -34,6 +34,8 @@ pub struct GraphSummary {
     pub links_to: usize,
     pub mentions: usize,
     pub covers: usize,
+    /// `imports` relations (an index built with sources).
+    pub imports: usize,
     /// Relations written inside code blocks (kept for handoffs, never ranked).
     pub in_code_blocks: usize,
     pub external_links: u64,
@@ -245,6 +247,7 @@ pub fn graph_summary(index: &DocIndex, top: usize) -> Result<GraphSummary> {
         links_to: count(RelationKind::LinksTo),
         mentions: count(RelationKind::Mentions),
         covers: count(RelationKind::Covers),
+        imports: count(RelationKind::Imports),
         in_code_blocks: g.relations.iter().filter(|r| r.in_code_block).count(),
         external_links: g.external_links,
         unresolved_links: g.unresolved_links,

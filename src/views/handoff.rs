@@ -366,7 +366,7 @@ fn resolve_target(index: &DocIndex, ctx: &GraphContext, asked: &str) -> Result<H
         format!("; closest: {}", close.join(", "))
     };
     Err(Error::NotFound(format!(
-        "`{asked}` names no indexed document, folder, section or alias{hint}"
+        "`{asked}` names no indexed document, folder, section, alias or ownership id{hint}"
     )))
 }
 

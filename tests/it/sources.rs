@@ -405,3 +405,53 @@ fn ownership_records_and_codeowners_shape_the_handoff() {
     assert!(v.get("ownership").is_none(), "{v}");
     assert_eq!(v["checks"][0]["command"], "npm test");
 }
+
+#[test]
+fn a_postgres_index_carries_the_code_entries_as_a_folder_does() {
+    let Some(base) = database() else { return };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}schema=sources_{}_{nanos}", std::process::id());
+    let dir = repo();
+    let env = |cache: &str| {
+        let c = dir.path().join(cache);
+        vec![(
+            "DOCFUSE_PG_CACHE".to_string(),
+            c.to_str().unwrap().to_string(),
+        )]
+    };
+    let run = |cache: &str, args: &[&str]| {
+        let e = env(cache);
+        let e: Vec<(&str, &str)> = e.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        docfuse_env(dir.path(), args, &e)
+    };
+    let o = run(
+        "writer",
+        &[
+            "index",
+            "--sources",
+            "--no-embeddings",
+            "--index",
+            &url,
+            "repo",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (q, kind) in [("parseConfig", None), ("library", Some("package"))] {
+        let mut args = vec!["search", "--index", url.as_str(), "--json", q];
+        let mut folder = vec![q];
+        if let Some(k) = kind {
+            args.extend(["--kind", k]);
+            folder.extend(["--kind", k]);
+        }
+        let o = run("reader", &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let db: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let local = search(dir.path(), &folder);
+        assert_eq!(results(&db), results(&local), "{q}");
+        assert!(!results(&db).is_empty(), "{q}");
+    }
+}
