@@ -443,10 +443,13 @@ fn words(text: &str, at: usize, table: &LineTable, form: LinkForm, out: &mut Vec
 }
 
 /// A path-shaped word is kept only when it can name an indexed file: its extension is
-/// one docfuse indexes (`guide/setup.md`, `notes.txt`, `api/openapi.yaml`); "e.g.", `Cargo.toml` and
-/// `src/lib.rs` are not documents.
+/// one docfuse indexes (`guide/setup.md`, `notes.txt`, `api/openapi.yaml`), or a source file
+/// or package manifest an index with sources holds (`src/lib.rs`, `Cargo.toml`: a mention of
+/// the module or package; in an index without them it names nothing and is no relation);
+/// "e.g." and `1.5` are not files.
 fn keeps(word: &str) -> bool {
-    is_path_shaped(word) && SourceKind::of_path(word).is_some()
+    let name = word.rsplit('/').next().unwrap_or(word);
+    is_path_shaped(word) && SourceKind::of_file_name_with_sources(name).is_some()
 }
 
 /// A word that may name a file: no spaces or scheme, at least one `/` or a file
@@ -584,6 +587,7 @@ mod tests {
             vec![
                 (3, LinkForm::Code, "src/config.md".to_string()),
                 (3, LinkForm::Text, "docs/setup.md".to_string()),
+                (3, LinkForm::Code, "src/lib.rs".to_string()),
                 (6, LinkForm::Fence, "notes/todo.txt".to_string()),
             ]
         );
@@ -635,6 +639,8 @@ mod tests {
             got,
             vec![
                 (3, LinkForm::Phrase, "Specifying Dependencies".to_string()),
+                // a manifest's name in code may be a package's (no relation without sources)
+                (4, LinkForm::Code, "Cargo.toml".to_string()),
                 (4, LinkForm::Phrase, "The Cargo.toml Format".to_string()),
                 (4, LinkForm::Link, "b.md".to_string()),
             ]

@@ -37,7 +37,10 @@ const REPO: &[(&str, &str)] = &[
         "docfuse.toml",
         "[[ownership]]\npath = \"src/query\"\nid = \"ranker\"\nagent_doc = \"docs/ranking.md\"\nchecks = [\"npm run test:ranking\"]\n",
     ),
-    ("docs/ranking.md", "# Ranking design\n\nHow queries are scored.\n"),
+    (
+        "docs/ranking.md",
+        "# Ranking design\n\nHow queries are scored: see `src/query/search.ts`.\n",
+    ),
     (
         "native/src/lib.rs",
         "//! The native tokenizer.\nmod words;\n\n/// Splits text into tokens at white space.\npub fn tokenize(text: &str) -> Vec<&str> {\n    text.split_whitespace().collect()\n}\n",
@@ -330,6 +333,10 @@ fn imports_are_relations_and_a_handoff_lists_the_related_areas() {
         stdout(&o)
     );
     for (file, line) in [
+        (
+            "src/query/search.ts",
+            "docs/ranking.md mentions it at docs/ranking.md:3",
+        ),
         ("native/src/words.rs", "imports it at native/src/lib.rs:2"),
         ("native/src/lib.rs", "imports it at native/src/words.rs:1"),
         ("tools/loader.py", "imports it at tools/cli.py:1"),
