@@ -75,7 +75,8 @@ pub enum ImportKind {
 /// One import of a module.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Import {
-    /// What it names, as written (quotes and a `use` tree's braces left out).
+    /// What it names, as written (quotes left out; a grouped Rust `use` tree gives one
+    /// import per path: `crate::{a, b}` → `crate::a`, `crate::b`).
     pub target: String,
     pub kind: ImportKind,
     /// 1-based line of the import.
@@ -136,6 +137,56 @@ pub fn read_module(language: Language, text: &str) -> Result<Module, String> {
         imports: r.imports,
         parse_errors: count_errors(root),
     })
+}
+
+/// Most paths one Rust `use` tree gives.
+const MAX_USE_PATHS: usize = 64;
+
+/// The paths of a Rust `use` tree, braces expanded: `crate::{config, query::{self,
+/// search}}` → `crate::config`, `crate::query`, `crate::query::search`; an alias (`as x`)
+/// and a glob (`::*`) dropped.
+fn rust_use_paths(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {
+        (true, _) => head.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}::{head}"),
+    };
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or(tree).trim();
+        let path = path.trim_end_matches('*').trim_end_matches("::");
+        let path = if path == "self" {
+            String::new()
+        } else {
+            path.to_string()
+        };
+        if out.len() < MAX_USE_PATHS {
+            out.push(join(&path));
+        }
+        return;
+    };
+    let head = join(tree[..open].trim().trim_end_matches("::"));
+    let inner = tree[open + 1..]
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap_or(&tree[open + 1..]);
+    let (mut depth, mut start) = (0usize, 0usize);
+    let mut parts = Vec::new();
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        rust_use_paths(&head, part, out);
+    }
 }
 
 /// The blocks of a Python compound statement: its own `block` children and those of
@@ -430,11 +481,12 @@ impl<'s> Reader<'s> {
         match (self.language, node.kind()) {
             (Language::Rust, "use_declaration") => {
                 if let Some(arg) = node.child_by_field_name("argument") {
-                    // `a::b::{c, d}` → `a::b`; `a::b as c` → `a::b`
-                    let text = self.text(arg);
-                    let path = text.split("::{").next().unwrap_or(text);
-                    let path = path.split(" as ").next().unwrap_or(path);
-                    self.add_import(node, path, ImportKind::Path);
+                    // `a::{b, c::d}` → `a::b`, `a::c::d`; `a::b as c` → `a::b`
+                    let mut paths = Vec::new();
+                    rust_use_paths("", self.text(arg), &mut paths);
+                    for path in paths {
+                        self.add_import(node, &path, ImportKind::Path);
+                    }
                 }
             }
             (Language::Rust, "mod_item") if node.child_by_field_name("body").is_none() => {

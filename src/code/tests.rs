@@ -393,7 +393,8 @@ fn imports_as_written_in_each_language() {
         imports(&rs),
         vec![
             ("search", ImportKind::ChildModule, 1),
-            ("crate::query::rank", ImportKind::Path, 3),
+            ("crate::query::rank::a", ImportKind::Path, 3),
+            ("crate::query::rank::b", ImportKind::Path, 3),
             ("std::io", ImportKind::Path, 4),
         ]
     );
@@ -484,6 +485,27 @@ fn python_definitions_under_a_top_level_if_or_try_are_items() {
             ("_get_argv_encoding", 4),
             ("_get_argv_encoding", 7),
             ("fast", 13)
+        ]
+    );
+}
+
+#[test]
+fn grouped_rust_use_trees_give_one_import_per_path() {
+    let src = "use crate::{config, query::{self, search::run as go}};\nuse std::io::*;\nuse super::x as y;\n";
+    let m = read_module(Language::Rust, src).unwrap();
+    let targets: Vec<(&str, u32)> = m
+        .imports
+        .iter()
+        .map(|i| (i.target.as_str(), i.line))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            ("crate::config", 1),
+            ("crate::query", 1),
+            ("crate::query::search::run", 1),
+            ("std::io", 2),
+            ("super::x", 3),
         ]
     );
 }
