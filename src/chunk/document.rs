@@ -3,7 +3,7 @@
 
 use super::fields::{collapse_ws, merge, prose_symbols, BlockFields};
 use super::ids::{chunk_id, file_stem, path_slug, SlugAllocator};
-use super::lines::LineTable;
+use super::lines::{line_number, LineTable};
 use super::links::{text_links, LinkCollector, RawLink};
 use super::markdown::{parse_blocks, Block, BlockKind};
 use super::source::Prepared;
@@ -774,9 +774,4 @@ fn make_chunk(
         code: String::new(),
         prelude: None,
     }
-}
-
-/// 1-based line number of a 0-based index (saturating).
-fn line_number(index: usize) -> u32 {
-    u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
 }

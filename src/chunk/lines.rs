@@ -114,6 +114,11 @@ pub(crate) fn is_blank(line: &str) -> bool {
     line.bytes().all(|b| b.is_ascii_whitespace())
 }
 
+/// 1-based line number of a 0-based index (saturating).
+pub(crate) fn line_number(index: usize) -> u32 {
+    u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

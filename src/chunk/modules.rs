@@ -10,6 +10,7 @@
 //! low). The module entry's symbols are the names the file exports.
 
 use super::ids::SlugAllocator;
+use super::lines::line_number;
 use super::links::{LinkForm, RawLink};
 use super::source::Prepared;
 use super::{Chunk, ChunkKind, SourceDoc};
@@ -265,8 +266,4 @@ fn first_paragraph(text: &str) -> String {
 
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
-}
-
-fn line_number(index: usize) -> u32 {
-    u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
 }

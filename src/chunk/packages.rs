@@ -46,7 +46,7 @@ pub(super) fn package_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> Vec<Chunk>
         title_from_stem: false,
         heading_path: vec![name.clone()],
         start_line: 1,
-        end_line: u32::try_from(last + 1).unwrap_or(u32::MAX),
+        end_line: super::lines::line_number(last),
         text: prep.table.join(prep.src, 0, last),
         body: body.trim().to_string(),
         summary: super::fields::collapse_ws(&p.description),
