@@ -201,6 +201,13 @@ pub struct QueryParams {
     /// entries by this (1: off). No effect on an index without sources.
     #[serde(default = "module_prior")]
     pub module_prior: f32,
+    /// Routing prior: an ownership record or an intent or change route of a project
+    /// file (`docfuse.toml`) is multiplied by this when the query asks who owns or
+    /// maintains something, or when the record's title holds at least half the query's
+    /// IDF mass (the seed's "a route whose title covers the query"). 1: off. No effect
+    /// on an index without a project file.
+    #[serde(default = "route_prior")]
+    pub route_prior: f32,
 
     /// Section evidence: a chunk's lexical score is `(1 − w) × its own BM25F + w × the
     /// BM25F of its whole section` (all the section's pieces as one document: body and
@@ -229,6 +236,10 @@ fn module_prior() -> f32 {
     1.5
 }
 
+fn route_prior() -> f32 {
+    1.5
+}
+
 fn path_prior() -> f32 {
     1.2
 }
@@ -254,6 +265,7 @@ impl Default for QueryParams {
             path_prior: 1.2,
             symbol_prior: 1.0,
             module_prior: module_prior(),
+            route_prior: route_prior(),
 
             section_weight: section_weight(),
             page_weight: 0.0,

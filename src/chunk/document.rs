@@ -21,6 +21,7 @@ pub fn chunk_document(doc: &SourceDoc, cfg: &ChunkerConfig) -> Vec<Chunk> {
         SourceKind::OpenApi => spec_chunks(doc, &prep).0,
         SourceKind::Code => super::modules::module_chunks(doc, &prep).0,
         SourceKind::Manifest => super::packages::package_chunks(doc, &prep),
+        SourceKind::Project => super::project::project_chunks(doc, &prep).0,
     }
 }
 
@@ -59,6 +60,9 @@ pub struct Chunked {
     /// `:name:`, `+++ {"label": …}`): labels the whole site may link to as `#label`
     /// (each is in `anchors` with its section, unless it is that section's own slug).
     pub labels: Vec<String>,
+    /// The names a source file declares and exports (its module entry's symbols): inline
+    /// code in a document that names one mentions the file. Empty for documents.
+    pub symbols: Vec<String>,
 }
 
 /// [`chunk_document`] and [`super::doc_links`] from one parse, and the document's audience.
@@ -74,17 +78,27 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             routes: Vec::new(),
             anchors: Vec::new(),
             labels: Vec::new(),
+            symbols: Vec::new(),
         };
     }
-    if matches!(doc.kind, SourceKind::Code | SourceKind::Manifest) {
+    if matches!(
+        doc.kind,
+        SourceKind::Code | SourceKind::Manifest | SourceKind::Project
+    ) {
         let (chunks, links) = match doc.kind {
             SourceKind::Code => super::modules::module_chunks(doc, &prep),
+            SourceKind::Project => super::project::project_chunks(doc, &prep),
             _ => (super::packages::package_chunks(doc, &prep), Vec::new()),
         };
         let names = chunks
             .iter()
             .filter(|c| c.kind == ChunkKind::Package)
             .map(|c| c.title.clone())
+            .collect();
+        let symbols = chunks
+            .iter()
+            .filter(|c| c.kind == ChunkKind::Module)
+            .flat_map(|c| c.symbols.iter().cloned())
             .collect();
         return Chunked {
             chunks,
@@ -94,13 +108,14 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
             routes: Vec::new(),
             anchors: Vec::new(),
             labels: Vec::new(),
+            symbols,
         };
     }
     let for_agents = is_agent_doc(&doc.rel_path, prep.fm.audience.as_deref());
     let (chunks, links, anchors) = match doc.kind {
         SourceKind::Text => (text_chunks(doc, &prep, cfg), text_links(&prep), Vec::new()),
         SourceKind::Nav => (Vec::new(), super::nav::nav_links(prep.src), Vec::new()),
-        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest => {
+        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest | SourceKind::Project => {
             (Vec::new(), Vec::new(), Vec::new())
         }
         SourceKind::Markdown | SourceKind::Mdx => {
@@ -139,6 +154,7 @@ pub fn chunk_document_with_links(doc: &SourceDoc, cfg: &ChunkerConfig) -> Chunke
         routes,
         anchors,
         labels: prep.targets.iter().map(|(_, l)| l.clone()).collect(),
+        symbols: Vec::new(),
     }
 }
 

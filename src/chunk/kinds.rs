@@ -25,6 +25,9 @@ pub enum SourceKind {
     /// A package manifest ([`crate::repo::MANIFEST_NAMES`], walked only with sources on): a package
     /// entry.
     Manifest,
+    /// The project file, `docfuse.toml` ([`crate::repo::PROJECT_FILE`], walked only with
+    /// sources on): one entry per ownership record, intent and change route.
+    Project,
 }
 
 impl SourceKind {
@@ -62,6 +65,9 @@ impl SourceKind {
         if crate::repo::is_manifest_name(name) {
             return Some(SourceKind::Manifest);
         }
+        if name == crate::repo::PROJECT_FILE {
+            return Some(SourceKind::Project);
+        }
         crate::code::Language::of_path(name).map(|_| SourceKind::Code)
     }
 
@@ -73,25 +79,44 @@ impl SourceKind {
 }
 
 /// What an index entry is, as results and the `kind` filter name it: a passage of a
-/// document, of a source file's module entry, or a package entry.
+/// document, of a source file's module entry, an area (a folder that holds modules), a
+/// package entry (a manifest, or an ownership record's declared unit), or an intent or
+/// change route of the project file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EntryKind {
     Document,
     Module,
+    /// A folder that holds modules. No chunk is of this kind: a search that asks for
+    /// areas reports the module hits of each folder as one result, its best passage
+    /// standing for it (as a section's best chunk stands for the section).
+    Area,
     Package,
+    Intent,
+    Change,
 }
 
 impl EntryKind {
     /// Every kind, in the order `--help` lists them.
-    pub const ALL: [EntryKind; 3] = [EntryKind::Document, EntryKind::Module, EntryKind::Package];
+    pub const ALL: [EntryKind; 6] = [
+        EntryKind::Document,
+        EntryKind::Module,
+        EntryKind::Area,
+        EntryKind::Package,
+        EntryKind::Intent,
+        EntryKind::Change,
+    ];
 
-    /// Stable lowercase name (`document`, `module`, `package`).
+    /// Stable lowercase name (`document`, `module`, `area`, `package`, `intent`,
+    /// `change`).
     pub fn name(self) -> &'static str {
         match self {
             EntryKind::Document => "document",
             EntryKind::Module => "module",
+            EntryKind::Area => "area",
             EntryKind::Package => "package",
+            EntryKind::Intent => "intent",
+            EntryKind::Change => "change",
         }
     }
 
@@ -107,7 +132,9 @@ impl EntryKind {
         match kind {
             ChunkKind::Section | ChunkKind::Preamble => EntryKind::Document,
             ChunkKind::Module | ChunkKind::Item => EntryKind::Module,
-            ChunkKind::Package => EntryKind::Package,
+            ChunkKind::Package | ChunkKind::Ownership => EntryKind::Package,
+            ChunkKind::Intent => EntryKind::Intent,
+            ChunkKind::Change => EntryKind::Change,
         }
     }
 
@@ -191,6 +218,12 @@ pub enum ChunkKind {
     Item,
     /// A package manifest's entry: name, description, checks.
     Package,
+    /// A `docfuse.toml` ownership record: the unit's id, path, agent document, checks.
+    Ownership,
+    /// A `docfuse.toml` intent route: a question of this title concerns these paths.
+    Intent,
+    /// A `docfuse.toml` change route: a change of this title touches these paths.
+    Change,
 }
 
 /// One chunk: a section (or a blank-line-delimited part of a long section).

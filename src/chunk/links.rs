@@ -42,6 +42,10 @@ pub enum LinkForm {
     Import,
     /// A Rust child module declared without a body (`mod search;`): its own file.
     ChildModule,
+    /// Inline code that names code (`parseConfig()`, `RetryPolicy.delay`,
+    /// `load_fixtures`): a mention of the module that declares one of its names, in an
+    /// index with sources ([`is_symbol_shaped`]).
+    Symbol,
 }
 
 /// The reference definitions of a Markdown text (`[label]: target`, at any indent),
@@ -113,7 +117,9 @@ pub fn doc_links(doc: &SourceDoc) -> Vec<RawLink> {
     match doc.kind {
         SourceKind::Text => return text_links(&prepared),
         SourceKind::Nav => return super::nav::nav_links(prepared.src),
-        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest => return Vec::new(),
+        SourceKind::OpenApi | SourceKind::Code | SourceKind::Manifest | SourceKind::Project => {
+            return Vec::new()
+        }
         SourceKind::Markdown | SourceKind::Mdx => {}
     }
     let mut links = LinkCollector::new(&prepared.parse, &prepared.table);
@@ -288,6 +294,8 @@ impl<'a> LinkCollector<'a> {
                 let word = code.trim();
                 if keeps(word) {
                     push(&mut self.out, line(range.start), LinkForm::Code, word);
+                } else if is_symbol_shaped(word) {
+                    push(&mut self.out, line(range.start), LinkForm::Symbol, word);
                 }
             }
             Event::Html(html) | Event::InlineHtml(html) => {
@@ -452,6 +460,38 @@ fn keeps(word: &str) -> bool {
     is_path_shaped(word) && SourceKind::of_file_name_with_sources(name).is_some()
 }
 
+/// Inline code that may name code: identifiers joined by `::`, `.` or `->`, with an
+/// optional call `()` (`parseConfig()`, `Foo::bar`, `load_fixtures`); at most 100 bytes,
+/// no spaces, at least one segment of 3 or more characters. A command (`cargo build`)
+/// or an expression is not.
+pub(crate) fn is_symbol_shaped(word: &str) -> bool {
+    let w = word.strip_suffix("()").unwrap_or(word);
+    if w.is_empty() || w.len() > 100 {
+        return false;
+    }
+    let segments: Vec<&str> = symbol_segments(w).collect();
+    let joined: usize = segments.iter().map(|s| s.len()).sum::<usize>();
+    let separators = w.len() - joined;
+    !segments.is_empty()
+        && segments.iter().any(|s| s.chars().count() >= 3)
+        && segments.iter().all(|s| {
+            s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+        })
+        && separators <= 2 * (segments.len() - 1)
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '>'))
+}
+
+/// The identifiers of symbol-shaped inline code ([`is_symbol_shaped`]), in order:
+/// `Foo::bar()` → `Foo`, `bar`.
+pub fn symbol_segments(word: &str) -> impl Iterator<Item = &str> {
+    let w = word.strip_suffix("()").unwrap_or(word);
+    w.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|s| !s.is_empty())
+}
+
 /// A word that may name a file: no spaces or scheme, at least one `/` or a file
 /// extension of 1–5 ASCII alphanumerics after a non-empty stem (`src/lib.rs`,
 /// `config.md`, `docs/`), and not a number (`1.5`) or a Rust path (`std::fs`).
@@ -559,6 +599,43 @@ mod tests {
     }
 
     #[test]
+    fn inline_code_that_names_code_is_a_symbol_link() {
+        for w in [
+            "parseConfig()",
+            "Foo::bar",
+            "RetryPolicy.delay",
+            "load_fixtures",
+            "self->x_y",
+        ] {
+            assert!(is_symbol_shaped(w), "{w}");
+        }
+        for w in [
+            "cargo build",
+            "a + b",
+            "x",
+            "Vec<T>",
+            "--force",
+            "1.5",
+            "a::::b",
+            "src/x",
+        ] {
+            assert!(!is_symbol_shaped(w), "{w}");
+        }
+        assert_eq!(
+            symbol_segments("Foo::bar()").collect::<Vec<_>>(),
+            ["Foo", "bar"]
+        );
+        let got = md("# A\n\nUse `parseConfig()` or `guide/b.md`.\n\n```\nnot_inline()\n```\n");
+        assert_eq!(
+            got,
+            [
+                (3, LinkForm::Symbol, "parseConfig()".to_string()),
+                (3, LinkForm::Code, "guide/b.md".to_string())
+            ]
+        );
+    }
+
+    #[test]
     fn inline_reference_auto_and_html_links_with_lines() {
         let got = md("# A\n\nSee [b](b.md#install) and [ref][r].\n\n<https://example.com/x>\n\n<p>go <a class=\"x\" href='../c.md'>c</a> <Link to=\"/e\">e</Link></p>\n\n[r]: sub/d.md\n");
         assert_eq!(
@@ -650,7 +727,9 @@ mod tests {
     #[test]
     fn front_matter_email_and_non_paths_are_not_links() {
         let got = md("---\ntitle: see x/y.md\n---\n# A\n\nMail <me@example.com>, e.g. Cargo.toml, version 1.5, `std::fs`, `--jobs`.\n");
-        assert!(got.is_empty(), "{got:?}");
+        // `std::fs` may name code (a symbol link, a relation only to a module that
+        // exports `std` or `fs`), never a file
+        assert_eq!(got, [(6, LinkForm::Symbol, "std::fs".to_string())]);
     }
 
     #[test]

@@ -105,6 +105,7 @@ mod myst;
 mod nav;
 pub mod openapi;
 mod packages;
+mod project;
 mod source;
 mod split;
 mod templates;
@@ -151,7 +152,7 @@ fn is_alert_marker(line: &str) -> bool {
         .and_then(|r| r.strip_suffix(']'))
         .is_some_and(|kind| !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()))
 }
-pub use links::{doc_links, LinkForm, RawLink, MAX_LINKS};
+pub use links::{doc_links, symbol_segments, LinkForm, RawLink, MAX_LINKS};
 
 #[cfg(test)]
 mod proptests;

@@ -52,7 +52,8 @@ impl<'a> Prepared<'a> {
             | SourceKind::Nav
             | SourceKind::OpenApi
             | SourceKind::Code
-            | SourceKind::Manifest => FrontMatter::default(),
+            | SourceKind::Manifest
+            | SourceKind::Project => FrontMatter::default(),
             _ => frontmatter::extract(src, &table),
         };
         let mut blanked = vec![false; table.len()];

@@ -1,4 +1,5 @@
-//! Source files and package manifests as chunks (`modules.rs`, `packages.rs`).
+//! Source files, package manifests and the project file as chunks (`modules.rs`,
+//! `packages.rs`, `project.rs`).
 
 use super::*;
 
@@ -199,7 +200,18 @@ fn source_kinds_are_only_read_with_sources_on() {
     assert_eq!(EntryKind::of_path("guide/a.md"), EntryKind::Document);
     assert_eq!(EntryKind::of_chunk(ChunkKind::Item), EntryKind::Module);
     assert_eq!(EntryKind::parse("Module"), Some(EntryKind::Module));
-    assert_eq!(EntryKind::parse("area"), None);
+    assert_eq!(EntryKind::parse("area"), Some(EntryKind::Area));
+    assert_eq!(EntryKind::parse("areas"), None);
+    assert_eq!(
+        EntryKind::of_chunk(ChunkKind::Ownership),
+        EntryKind::Package
+    );
+    assert_eq!(EntryKind::of_chunk(ChunkKind::Intent), EntryKind::Intent);
+    assert_eq!(
+        SourceKind::of_file_name_with_sources("docfuse.toml"),
+        Some(SourceKind::Project)
+    );
+    assert_eq!(SourceKind::of_file_name("docfuse.toml"), None);
 }
 
 #[test]
@@ -241,4 +253,81 @@ fn a_module_entry_never_stands_on_a_blank_line() {
         "\"\"\"B.\"\"\"\n# plain words kumquat\nimport os\n\ndef f():\n    pass\n",
     );
     assert!(c[0].code.contains("kumquat"), "{}", c[0].code);
+}
+
+fn project(path: &str, text: &str) -> Chunked {
+    chunk_document_with_links(
+        &SourceDoc {
+            rel_path: path.into(),
+            text: text.into(),
+            kind: SourceKind::Project,
+            title_hint: None,
+        },
+        &ChunkerConfig::default(),
+    )
+}
+
+#[test]
+fn a_project_file_is_one_entry_per_record_at_its_lines() {
+    let text = "# routes\n[[ownership]]\npath = \"src/query/\"\nid = \"search\"\nagent_doc = \"docs/search.md\"\nchecks = [\"npm run t\"]\n\n[[intent]]\ntitle = \"Tune ranking\"\npaths = [\"rank.ts\"]\nsummary = \"BM25   weights\"\n\n[tool.other]\nx = 1\n";
+    let text = text.replace("[tool.other]\nx = 1\n", "");
+    let c = project("web/docfuse.toml", &text);
+    let got: Vec<(&str, ChunkKind, u32, u32, &str)> = c
+        .chunks
+        .iter()
+        .map(|c| {
+            (
+                c.id.as_str(),
+                c.kind,
+                c.start_line,
+                c.end_line,
+                c.title.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "web/docfuse.toml#_ownership/search",
+                ChunkKind::Ownership,
+                2,
+                6,
+                "search"
+            ),
+            (
+                "web/docfuse.toml#_intent/tune-ranking",
+                ChunkKind::Intent,
+                8,
+                11,
+                "Tune ranking"
+            ),
+        ]
+    );
+    // paths are the nested file's folder's; the record names them
+    assert_eq!(
+        c.chunks[0].summary,
+        "search owns web/src/query; read web/docs/search.md first"
+    );
+    assert!(c.chunks[0].body.contains("check: npm run t"));
+    assert_eq!(c.chunks[1].summary, "BM25 weights");
+    assert_eq!(c.chunks[1].symbols, ["Tune ranking", "web/rank.ts"]);
+    let targets: Vec<(u32, &str)> = c
+        .links
+        .iter()
+        .map(|l| (l.line, l.target.as_str()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            (2, "web/src/query"),
+            (2, "web/docs/search.md"),
+            (8, "web/rank.ts")
+        ]
+    );
+    // a file that does not read as a project file gives nothing, and no panic
+    assert!(project("docfuse.toml", "[[ownership]]\npath = 3\n")
+        .chunks
+        .is_empty());
+    assert!(project("docfuse.toml", "").chunks.is_empty());
 }

@@ -321,7 +321,8 @@ pub struct SearchArgs {
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
     /// Only entries of this kind: `document`, `module` (source files, with `index
-    /// --sources`) or `package` (package manifests). Repeatable, or comma-separated.
+    /// --sources`), `area` (the module hits of each folder as one result), `package` (package manifests, `docfuse.toml` ownership records),
+    /// `intent` or `change` (`docfuse.toml` routes). Repeatable, or comma-separated.
     #[arg(long, value_name = "KIND", value_delimiter = ',')]
     pub kind: Vec<String>,
     /// Raw chunks instead of one result per section.

@@ -140,8 +140,14 @@ fn print_proximity(p: &crate::read::ProximityExplain) -> anyhow::Result<()> {
 fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
     if let Some(f) = &x.fusion {
         let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
+        // the entry priors (module, routing) also multiply the vector part
+        let prior = f.module_prior * f.route_prior;
+        let times = match (prior - 1.0).abs() > f32::EPSILON {
+            true => format!(" × prior {prior:.2}"),
+            false => String::new(),
+        };
         print_line(&format!(
-            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3} (cosine {:.3}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
+            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3}{times} (cosine {:.3}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
             f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus, f.canonicality_bonus
         ))?;
     }

@@ -74,7 +74,13 @@ pub fn write_graph(
         pagerank: graph.pagerank.clone(),
         chunks: docs.iter().map(|d| d.entry.chunks).collect(),
         for_agents: file.documents.iter().map(|l| l.for_agents).collect(),
-        code: code_flags(docs),
+        code: kind_flags(docs, |k| {
+            matches!(
+                k,
+                crate::chunk::SourceKind::Code | crate::chunk::SourceKind::Manifest
+            )
+        }),
+        routes: kind_flags(docs, |k| k == crate::chunk::SourceKind::Project),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
@@ -95,19 +101,16 @@ struct PageRanks {
     /// document is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     code: Vec<bool>,
+    /// Per document: a project file (`docfuse.toml`), whose entries are ownership
+    /// records and routes; empty when no document is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    routes: Vec<bool>,
 }
 
-/// Per document: a module or package entry; empty when none is (an index of documents).
-fn code_flags(docs: &[Loaded]) -> Vec<bool> {
-    let flags: Vec<bool> = docs
-        .iter()
-        .map(|d| {
-            matches!(
-                d.doc.kind,
-                crate::chunk::SourceKind::Code | crate::chunk::SourceKind::Manifest
-            )
-        })
-        .collect();
+/// Per document: whether its source kind passes `is`; empty when none does (an index of
+/// documents).
+fn kind_flags(docs: &[Loaded], is: impl Fn(crate::chunk::SourceKind) -> bool) -> Vec<bool> {
+    let flags: Vec<bool> = docs.iter().map(|d| is(d.doc.kind)).collect();
     if flags.iter().any(|c| *c) {
         flags
     } else {
@@ -138,12 +141,22 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
         out.for_agents
             .extend(std::iter::repeat_n(*agent, *n as usize));
     }
-    if r.code.len() == r.chunks.len() && r.code.iter().any(|c| *c) {
-        for (code, n) in r.code.iter().zip(&r.chunks) {
-            out.code.extend(std::iter::repeat_n(*code, *n as usize));
-        }
-    }
+    out.code = per_chunk(&r.code, &r.chunks);
+    out.routes = per_chunk(&r.routes, &r.chunks);
     (out.canonicality.len() as u64 == chunks).then_some(out)
+}
+
+/// Per-document `flags` spread over each document's `chunks`; empty when the shapes
+/// differ or no flag is set.
+fn per_chunk(flags: &[bool], chunks: &[u32]) -> Vec<bool> {
+    if flags.len() != chunks.len() || !flags.iter().any(|c| *c) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (flag, n) in flags.iter().zip(chunks) {
+        out.extend(std::iter::repeat_n(*flag, *n as usize));
+    }
+    out
 }
 
 /// The chunk count of each document (snapshot order) from `pagerank.json`; `None` when

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{Confidence, GraphDoc, Relation, RelationKind};
+use super::relation::{Confidence, GraphDoc, Relation, RelationKind};
 use crate::chunk::{LinkForm, RawLink};
 use crate::code::{import_targets, Files, Import, ImportKind, Language};
 

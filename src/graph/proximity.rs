@@ -14,7 +14,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Confidence, Graph, Relation};
+use super::relation::{Confidence, Relation};
+use super::Graph;
 
 /// A strong lexical hit that proximity spreads from.
 #[derive(Debug, Clone, Copy, PartialEq)]

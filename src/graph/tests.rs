@@ -458,3 +458,45 @@ fn jekyll_permalinks_and_collection_folders_resolve() {
         "only the anchor no section has"
     );
 }
+
+#[test]
+fn inline_code_naming_an_exported_symbol_mentions_its_module() {
+    let g = graph_edited(
+        &[
+            (
+                "guide.md",
+                "# Guide\n\nCall `parseConfig()` first.\n\nThen `Retry::delay`, `run`, `cargo build`.\n",
+                &["guide"],
+            ),
+            ("src/config.ts", "", &["_module"]),
+            ("src/retry.ts", "", &["_module"]),
+            ("a/run.ts", "", &["_module"]),
+            ("b/run.ts", "", &["_module"]),
+            ("c/run.ts", "", &["_module"]),
+            ("d/run.ts", "", &["_module"]),
+        ],
+        |links| {
+            links[1].symbols = vec!["parseConfig".into()];
+            links[2].symbols = vec!["Retry".into(), "delay".into()];
+            for l in &mut links[3..] {
+                l.symbols = vec!["run".into()];
+            }
+        },
+    );
+    let mentions: Vec<(u32, u32, u32, Confidence)> = g
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelationKind::Mentions)
+        .map(|r| (r.from, r.to, r.line, r.confidence))
+        .collect();
+    // `run` is exported by four files: it names none of them; `cargo build` is a command
+    assert_eq!(
+        mentions,
+        [
+            (0, 1, 3, Confidence::Observed),
+            (0, 2, 5, Confidence::Observed)
+        ]
+    );
+    // mentions never feed PageRank
+    assert!(g.pagerank.iter().all(|p| (p - g.pagerank[0]).abs() < 1e-9));
+}

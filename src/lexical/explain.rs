@@ -40,7 +40,9 @@ pub struct Explain {
     pub page_canonicality: f32,
     /// Query-shape prior: `path_prior` for a path-shaped query naming this chunk's file,
     /// `symbol_prior` for a symbol-shaped one naming its symbol, else 1; times
-    /// `module_prior` for a module or package entry when the query asks for code.
+    /// `module_prior` for a module or package entry when the query asks for code, and
+    /// `route_prior` for an ownership record or route when the query asks who owns
+    /// something or the record's title covers the query.
     pub prior: f32,
     /// `audience_fit` for agent documentation under `agent`, else 1.
     pub audience_fit: f32,

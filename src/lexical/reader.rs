@@ -44,6 +44,9 @@ pub struct PagePriors {
     /// The page is a source file or a package manifest, a module or package entry
     /// (`[chunks]`; empty: none is).
     pub code: Vec<bool>,
+    /// The page is a project file (`docfuse.toml`): its entries are ownership records,
+    /// intent and change routes (`[chunks]`; empty: none is).
+    pub routes: Vec<bool>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -128,6 +131,15 @@ impl LexicalIndex {
         usize::try_from(ord)
             .ok()
             .and_then(|o| self.priors.code.get(o))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether chunk `ord` is an ownership record or a route (of a project file).
+    pub(crate) fn is_route(&self, ord: u64) -> bool {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.priors.routes.get(o))
             .copied()
             .unwrap_or(false)
     }

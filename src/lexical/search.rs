@@ -104,6 +104,9 @@ pub struct LexicalRun {
     /// The query asks for code (a symbol or path, or words such as `implemented`):
     /// module entries take `QueryParams::module_prior`.
     asks_for_code: bool,
+    /// The query asks who owns or maintains something ([`OWNER_WORDS`]): ownership
+    /// records and routes take `QueryParams::route_prior`.
+    asks_for_owner: bool,
 }
 
 impl LexicalRun {
@@ -152,6 +155,18 @@ impl LexicalRun {
     pub fn module_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
         if self.asks_for_code && index.is_code(ord) {
             params.module_prior
+        } else {
+            1.0
+        }
+    }
+
+    /// The routing prior of chunk `ord` that holds whatever the chunk matched:
+    /// `route_prior` when the query asks who owns something and the chunk is an
+    /// ownership record or route, else 1. (A route whose title covers the query takes it
+    /// in its lexical score, [`LexicalRun`]'s ranking.)
+    pub fn owner_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
+        if self.asks_for_owner && index.is_route(ord) {
+            params.route_prior
         } else {
             1.0
         }
@@ -311,10 +326,11 @@ impl LexicalIndex {
         mark_whole_identifiers(text, &qterms, &mut accs);
         self.fill_lengths_and_ords(&searcher, &mut accs)?;
         let shape = QueryShape::with_intent(text);
+        let asks_for_owner = asks_for_owner(text);
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
-            self.rank(&qterms, &accs, params, shape)
+            self.rank(&qterms, &accs, params, shape, asks_for_owner)
         };
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
@@ -343,6 +359,7 @@ impl LexicalIndex {
             named_terms,
             named_ords,
             asks_for_code: shape.asks_for_code(),
+            asks_for_owner,
         })
     }
 
@@ -691,6 +708,9 @@ struct Parts {
     page_weight: f32,
     aboutness: f32,
     share: f32,
+    /// The share of the query's IDF mass the title holds (a route's title covers the
+    /// query at [`ROUTE_TITLE_SHARE`]).
+    title_share: f32,
     exact: [f32; 3],
     /// The page's canonicality in `[0, 1]` and the part it adds.
     canon_raw: f32,
@@ -721,6 +741,31 @@ enum QueryShape {
     /// …`): [`CODE_INTENT_WORDS`].
     CodeWords,
 }
+
+/// Plain query words that ask who owns or maintains a part: a question holding one is
+/// answered by ownership records and routes first (`QueryParams::route_prior`).
+const OWNER_WORDS: [&str; 10] = [
+    "own",
+    "owns",
+    "owned",
+    "owner",
+    "owners",
+    "ownership",
+    "maintains",
+    "maintainer",
+    "maintainers",
+    "responsible",
+];
+
+/// Whether a query asks who owns or maintains something ([`OWNER_WORDS`]).
+fn asks_for_owner(query: &str) -> bool {
+    let words = crate::analysis::plain_query_words(query);
+    OWNER_WORDS.iter().any(|w| words.contains(*w))
+}
+
+/// Least share of the query's IDF mass a route's title must hold for the title to cover
+/// the query (`QueryParams::route_prior`).
+const ROUTE_TITLE_SHARE: f32 = 0.5;
 
 /// Plain query words that ask for code rather than prose: a question holding one is
 /// answered by module entries first (`QueryParams::module_prior`).
@@ -827,6 +872,7 @@ impl LexicalIndex {
         accs: &Accs,
         p: &QueryParams,
         shape: QueryShape,
+        owner: bool,
     ) -> Vec<Ranked> {
         let mut df = vec![0u64; qterms.len()];
         for i in 0..accs.len() {
@@ -869,7 +915,7 @@ impl LexicalIndex {
                 Ranked {
                     acc: i,
                     ord: acc.ord,
-                    parts: self.with_priors(base, acc, p, shape),
+                    parts: self.with_priors(base, acc, p, shape, owner),
                     idf: idfs.clone(),
                 }
             })
@@ -900,13 +946,15 @@ impl LexicalIndex {
     }
 
     /// `parts` with the query-shape prior and the audience fit applied: multipliers that
-    /// only amplify a chunk with lexical evidence.
+    /// only amplify a chunk with lexical evidence. `owner`: the query asks who owns
+    /// something.
     fn with_priors(
         &self,
         mut parts: Parts,
         acc: &Acc,
         p: &QueryParams,
         shape: QueryShape,
+        owner: bool,
     ) -> Parts {
         if parts.lexical <= 0.0 {
             return parts;
@@ -918,6 +966,11 @@ impl LexicalIndex {
         };
         if shape.asks_for_code() && self.is_code(acc.ord) {
             parts.prior *= p.module_prior;
+        }
+        // an ownership record for a routing question, a route whose title covers the
+        // query (the seed's routing priors)
+        if self.is_route(acc.ord) && (owner || parts.title_share >= ROUTE_TITLE_SHARE) {
+            parts.prior *= p.route_prior;
         }
         if p.agent && self.for_agents(acc.ord) {
             parts.audience = p.audience_fit;
@@ -936,6 +989,7 @@ impl LexicalIndex {
     ) -> Parts {
         let mut lexical = 0.0;
         let mut about_mass = 0.0;
+        let mut title_mass = 0.0;
         for (q, tf) in tfs.iter().enumerate() {
             let ptf = pseudo_tf(&self.params, tf, &acc.lens, &self.avg_field_len);
             let w = qw[q];
@@ -946,16 +1000,24 @@ impl LexicalIndex {
             {
                 about_mass += w * idfs[q].1;
             }
+            if tf[DocField::Title.index()] > 0.0 {
+                title_mass += w * idfs[q].1;
+            }
         }
-        let share = if lexical > 0.0 && mass > 0.0 {
-            about_mass / mass
-        } else {
-            0.0
+        let of_mass = |m: f32| {
+            if lexical > 0.0 && mass > 0.0 {
+                m / mass
+            } else {
+                0.0
+            }
         };
+        let share = of_mass(about_mass);
+        let title_share = of_mass(title_mass);
         Parts {
             lexical,
             aboutness: 1.0 + p.about_gain * share,
             share,
+            title_share,
             prior: 1.0,
             audience: 1.0,
             ..Parts::default()

@@ -126,6 +126,9 @@ pub struct FusionExplain {
     /// The fused score's multiplier for a module entry when the query asks for code
     /// (`QueryParams::module_prior`); 1 otherwise.
     pub module_prior: f32,
+    /// The routing prior on the vector part: `QueryParams::route_prior` for an
+    /// ownership record or route when the query asks who owns something; 1 otherwise.
+    pub route_prior: f32,
 }
 
 /// A query's results and how they were produced.

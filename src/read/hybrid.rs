@@ -158,12 +158,14 @@ impl<'a> Parts<'a> {
             exact + canon
         };
         let module_prior = |ord: u64| run.module_prior(self.g.lexical(), ord, &opts.params);
+        let owner_prior = |ord: u64| run.owner_prior(self.g.lexical(), ord, &opts.params);
         for f in &mut fused {
-            // the lexical part already holds the prior (in its lexical score)
+            // the lexical part already holds the priors (in its lexical score)
+            let prior = module_prior(f.key) * owner_prior(f.key);
             if mode == Mode::Hybrid {
-                f.score += f.vector_part * (module_prior(f.key) - 1.0);
+                f.score += f.vector_part * (prior - 1.0);
             } else {
-                f.score *= module_prior(f.key);
+                f.score *= prior;
             }
             f.score += bonus(f.key);
         }
@@ -208,6 +210,7 @@ impl<'a> Parts<'a> {
                     exact_bonus: parts(f.key).0,
                     canonicality_bonus: parts(f.key).1,
                     module_prior: module_prior(f.key),
+                    route_prior: owner_prior(f.key),
                 };
                 let mut hit =
                     self.fused_hit(&run, ord, f.score, opts.explain.then_some(explain))?;

@@ -49,14 +49,16 @@ impl PathFilter {
     ///
     /// # Errors
     /// [`RetrieveError::InvalidRequest`] naming the glob that does not parse, or when
-    /// there are more than 64 globs, or naming a kind that is none of `document`,
-    /// `module`, `package`.
+    /// there are more than 64 globs, or naming a kind that is none of
+    /// [`EntryKind::ALL`].
     pub fn compile(filters: &PathFilters) -> Result<Self, RetrieveError> {
         let mut kinds = Vec::new();
         for k in &filters.kinds {
             let kind = EntryKind::parse(k).ok_or_else(|| {
+                let names: Vec<&str> = EntryKind::ALL.iter().map(|k| k.name()).collect();
                 RetrieveError::InvalidRequest(format!(
-                    "unknown kind `{k}`: the kinds are document, module, package"
+                    "unknown kind `{k}`: the kinds are {}",
+                    names.join(", ")
                 ))
             })?;
             if !kinds.contains(&kind) {
@@ -79,9 +81,18 @@ impl PathFilter {
             && self.kinds.is_empty()
     }
 
-    /// Whether an entry of `kind` passes the kind condition.
+    /// Whether an entry of `kind` passes the kind condition (a module entry does when
+    /// areas are asked for: [`Self::areas`]).
     pub fn matches_kind(&self, kind: EntryKind) -> bool {
-        self.kinds.is_empty() || self.kinds.contains(&kind)
+        self.kinds.is_empty()
+            || self.kinds.contains(&kind)
+            || (kind == EntryKind::Module && self.areas())
+    }
+
+    /// Whether areas are asked for: module hits are then reported as the folders that
+    /// hold them, one result per folder.
+    pub fn areas(&self) -> bool {
+        self.kinds.contains(&EntryKind::Area)
     }
 
     /// Whether `path` (root-relative, `/`-separated) passes the path conditions.
@@ -146,9 +157,13 @@ mod tests {
         let dp = f(&["Document", "package"]).unwrap();
         assert!(dp.matches_kind(EntryKind::Document) && dp.matches_kind(EntryKind::Package));
         assert!(!dp.matches_kind(EntryKind::Module));
-        let e = f(&["area", "module"]).unwrap_err().to_string();
+        let a = f(&["area"]).unwrap();
+        assert!(a.areas() && a.matches_kind(EntryKind::Module) && a.matches_kind(EntryKind::Area));
+        assert!(!a.matches_kind(EntryKind::Document) && !m.areas());
+        let e = f(&["areas", "module"]).unwrap_err().to_string();
         assert!(
-            e.contains("unknown kind `area`") && e.contains("document, module, package"),
+            e.contains("unknown kind `areas`")
+                && e.contains("document, module, area, package, intent, change"),
             "{e}"
         );
     }

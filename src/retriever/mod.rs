@@ -254,7 +254,10 @@ impl RetrievedDocument {
         match self.metadata.kind.as_str() {
             "section" | "preamble" => EntryKind::Document,
             "module" | "item" => EntryKind::Module,
-            "package" => EntryKind::Package,
+            "package" | "ownership" => EntryKind::Package,
+            "intent" => EntryKind::Intent,
+            "change" => EntryKind::Change,
+            "area" => EntryKind::Area,
             _ => EntryKind::of_path(self.filter_path()),
         }
     }

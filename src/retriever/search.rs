@@ -44,10 +44,13 @@ pub(super) fn search(
     let generation = index.generation();
     let stale = crate::read::stale(index);
     let params = opts.params;
-    let resp = if filter.is_empty() && !options.group {
+    // areas asked for: module hits are grouped by their folder, whatever `group` says
+    let areas = filter.areas();
+    let group = (options.group || areas).then_some(Grouping { areas });
+    let resp = if filter.is_empty() && group.is_none() {
         index.search(query, &opts)?
     } else {
-        wider_search(index, query, opts, &filter, options.group, limit, floor)?
+        wider_search(index, query, opts, &filter, group, limit, floor)?
     };
     let missing_words = match filter.is_empty() {
         true => resp.missing_words,
@@ -57,10 +60,9 @@ pub(super) fn search(
             .unwrap_or(resp.missing_words),
     };
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
-    let groups = if options.group {
-        group_by_section(&mut hits, limit)
-    } else {
-        vec![1; hits.len()]
+    let groups = match group {
+        Some(g) => g.group(&mut hits, limit),
+        None => vec![1; hits.len()],
     };
     let best = hits.first().map_or(0.0, |h| h.score);
     let documents = hits
@@ -74,6 +76,7 @@ pub(super) fn search(
                 .ok()
                 .and_then(|s| s.note());
             let span = section_span(index, &h);
+            let area = group.and_then(|g| g.area_of(&h)).map(str::to_string);
             let file_sha256 = index
                 .entry(h.chunk.root, &h.chunk.path)
                 .ok()
@@ -86,6 +89,9 @@ pub(super) fn search(
             d.metadata.section_start_line = span.0;
             d.metadata.section_end_line = span.1;
             d.metadata.chunks_matched = chunks;
+            if let Some(folder) = area {
+                as_area(&mut d, &folder);
+            }
             d
         })
         .collect();
@@ -106,7 +112,7 @@ fn wider_search(
     query: &str,
     mut opts: SearchOptions,
     filter: &PathFilter,
-    group: bool,
+    group: Option<Grouping>,
     limit: usize,
     floor: f32,
 ) -> Result<SearchResponse, RetrieveError> {
@@ -124,16 +130,15 @@ fn wider_search(
                     && filter.matches_kind(crate::chunk::EntryKind::of_chunk(h.chunk.kind))
             })
             .collect();
-        let enough = if group {
-            count_sections(&kept) >= limit
-        } else {
-            kept.len() >= limit
+        let enough = match group {
+            Some(g) => g.count(&kept) >= limit,
+            None => kept.len() >= limit,
         };
         if enough || exhausted {
             let best = kept.first().map_or(0.0, |h| h.score);
             let cut = kept.iter().take_while(|h| h.score >= floor * best).count();
             kept.truncate(cut);
-            if !group {
+            if group.is_none() {
                 kept.truncate(limit);
             }
             resp.hits = kept;
@@ -143,37 +148,67 @@ fn wider_search(
     }
 }
 
-fn section_key(h: &Hit) -> (usize, &str) {
-    (h.chunk.root, section_id(&h.chunk.id))
+/// How hits are grouped into results: the chunks of one section, and with `areas` the
+/// module hits of one folder (an area), the best hit standing for its group.
+#[derive(Debug, Clone, Copy)]
+struct Grouping {
+    areas: bool,
 }
 
-fn count_sections(hits: &[Hit]) -> usize {
-    hits.iter()
-        .map(section_key)
-        .collect::<std::collections::HashSet<_>>()
-        .len()
-}
-
-/// Keeps the best chunk of each section (in rank order) and at most `limit` sections;
-/// returns, per kept hit, how many chunks of its section were among the hits.
-fn group_by_section(hits: &mut Vec<Hit>, limit: usize) -> Vec<u32> {
-    let mut count: HashMap<(usize, String), u32> = HashMap::new();
-    for h in hits.iter() {
-        let (r, s) = section_key(h);
-        *count.entry((r, s.to_string())).or_default() += 1;
-    }
-    let mut seen = std::collections::HashSet::new();
-    hits.retain(|h| {
-        let (r, s) = section_key(h);
-        seen.insert((r, s.to_string()))
-    });
-    hits.truncate(limit);
-    hits.iter()
-        .map(|h| {
-            let (r, s) = section_key(h);
-            count.get(&(r, s.to_string())).copied().unwrap_or(1)
+impl Grouping {
+    /// The folder (root-relative, `.` for the root) an area result of `h` names: a module
+    /// hit when areas are asked for; `None` otherwise.
+    fn area_of(self, h: &Hit) -> Option<&str> {
+        let module =
+            crate::chunk::EntryKind::of_chunk(h.chunk.kind) == crate::chunk::EntryKind::Module;
+        (self.areas && module).then(|| match h.chunk.path.rsplit_once('/') {
+            Some((folder, _)) => folder,
+            None => ".",
         })
-        .collect()
+    }
+
+    /// The group of `h`: `(root, area folder)` or `(root, section id)`.
+    fn key(self, h: &Hit) -> (usize, bool, &str) {
+        match self.area_of(h) {
+            Some(folder) => (h.chunk.root, true, folder),
+            None => (h.chunk.root, false, section_id(&h.chunk.id)),
+        }
+    }
+
+    fn count(self, hits: &[Hit]) -> usize {
+        hits.iter()
+            .map(|h| self.key(h))
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    }
+
+    /// Keeps the best chunk of each group (in rank order) and at most `limit` groups;
+    /// returns, per kept hit, how many chunks of its group were among the hits.
+    fn group(self, hits: &mut Vec<Hit>, limit: usize) -> Vec<u32> {
+        let owned = |h: &Hit| {
+            let (r, a, s) = self.key(h);
+            (r, a, s.to_string())
+        };
+        let mut count: HashMap<(usize, bool, String), u32> = HashMap::new();
+        for h in hits.iter() {
+            *count.entry(owned(h)).or_default() += 1;
+        }
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|h| seen.insert(owned(h)));
+        hits.truncate(limit);
+        hits.iter()
+            .map(|h| count.get(&owned(h)).copied().unwrap_or(1))
+            .collect()
+    }
+}
+
+/// Reports a module hit as the area (`folder`) that holds it: kind `area`, titled by
+/// the folder, the folder first in its heading path; its citation stays the passage
+/// that stands for the area.
+fn as_area(d: &mut RetrievedDocument, folder: &str) {
+    d.metadata.kind = "area".to_string();
+    d.metadata.title = folder.to_string();
+    d.metadata.heading_path.insert(0, folder.to_string());
 }
 
 /// The first and last line of the section `h` belongs to: its own chunk and the parts of

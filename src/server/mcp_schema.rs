@@ -74,9 +74,9 @@ pub fn search_docs() -> Arc<Map<String, Value>> {
             },
             "kinds": {
                 "type": "array",
-                "items": {"type": "string", "enum": ["document", "module", "package"], "description": "An entry kind."},
-                "maxItems": 3,
-                "description": "Only entries of these kinds: document (documentation passages), module (a source file's entry and its items: functions, types, methods; indexed with `index --sources`), package (a package manifest: name, description, checks)."
+                "items": {"type": "string", "enum": ["document", "module", "area", "package", "intent", "change"], "description": "An entry kind."},
+                "maxItems": 6,
+                "description": "Only entries of these kinds: document (documentation passages), module (a source file's entry and its items: functions, types, methods; indexed with `index --sources`), area (a folder that holds modules: the module hits of each folder as one result, its best passage cited), package (a package manifest: name, description, checks; or a docfuse.toml ownership record: the unit's id, path, agent document, checks), intent and change (a docfuse.toml route: a question or change of this title concerns these paths)."
             },
             "floor": {
                 "type": "number",

@@ -788,7 +788,9 @@ fn metadata_of(index: &DocIndex, t: &HandoffTarget, checks: &[Check]) -> Handoff
     }
 }
 
-/// The target an ownership record's `id` names: its path, as a file or a folder.
+/// The target an ownership record's `id` names: its path, as a file or a folder; a
+/// record whose path holds no indexed file is a declared package (the seed's rule), so
+/// a handoff by its id still answers with its agent document and checks.
 fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<HandoffTarget> {
     for (root, _) in ctx
         .snapshot
@@ -818,7 +820,7 @@ fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<Han
             {
                 "area"
             }
-            None => continue,
+            None => "package",
         };
         return Some(HandoffTarget {
             kind,

@@ -481,6 +481,7 @@ fn doc_graph_links(chunked: Chunked) -> DocLinks {
         routes: chunked.routes,
         anchors: chunked.anchors,
         labels: chunked.labels,
+        symbols: chunked.symbols,
         ..DocLinks::of(chunked.links)
     }
 }

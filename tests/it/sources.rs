@@ -35,11 +35,15 @@ const REPO: &[(&str, &str)] = &[
     (".github/CODEOWNERS", "* @core\nsrc/query/ @ranking\n"),
     (
         "docfuse.toml",
-        "[[ownership]]\npath = \"src/query\"\nid = \"ranker\"\nagent_doc = \"docs/ranking.md\"\nchecks = [\"npm run test:ranking\"]\n",
+        "[[ownership]]\npath = \"src/query\"\nid = \"ranker\"\nagent_doc = \"docs/ranking.md\"\nchecks = [\"npm run test:ranking\"]\n\n[[ownership]]\npath = \"services/billing\"\nid = \"billing-gateway\"\nchecks = [\"make billing-test\"]\n\n[[intent]]\ntitle = \"tune the exponential backoff\"\npaths = [\"src/config.ts\"]\nsummary = \"Delays between attempts\"\n\n[[change]]\ntitle = \"add a query operator\"\npaths = [\"src/query/search.ts\"]\n",
     ),
     (
         "docs/ranking.md",
         "# Ranking design\n\nHow queries are scored: see `src/query/search.ts`.\n",
+    ),
+    (
+        "docs/retry.md",
+        "# Retries\n\nConstruct a `RetryPolicy` and wait `RetryPolicy.delay(n)` ms; `cargo build` and `run` name no module.\n",
     ),
     (
         "native/src/lib.rs",
@@ -203,12 +207,45 @@ fn the_kind_filter_holds_on_every_interface() {
     let kinds: Vec<String> = results(&v).into_iter().map(|r| r.0).collect();
     assert!(kinds.contains(&"package".to_string()) && kinds.contains(&"document".to_string()));
     assert!(!kinds.contains(&"module".to_string()));
+    // areas: the module hits of each folder as one result, its best passage cited
+    let v = search(dir.path(), &["--kind", "area", "ranks parsed query"]);
+    let r = &v["results"][0];
+    assert_eq!(
+        (&r["kind"], &r["title"], &r["path"], &r["start_line"]),
+        (
+            &json!("area"),
+            &json!("src/query"),
+            &json!("src/query/search.ts"),
+            &json!(4)
+        ),
+        "{v}"
+    );
+    assert_eq!(r["chunks_matched"], 3, "{v}");
+    let v = search(dir.path(), &["--kind", "area", "text"]);
+    let folders: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    let unique: std::collections::BTreeSet<&&str> = folders.iter().collect();
+    assert!(folders.len() >= 2, "{v}");
+    assert_eq!(
+        unique.len(),
+        folders.len(),
+        "one result per folder: {folders:?}"
+    );
+    assert!(results(&v).iter().all(|r| r.0 == "area"), "{v}");
     let o = docfuse(
         dir.path(),
-        &["search", "--index", "idx", "--kind", "area", "search"],
+        &["search", "--index", "idx", "--kind", "areas", "search"],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown kind `area`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown kind `areas`"),
+        "{}",
+        stderr(&o)
+    );
     // library
     let lib = DocfuseRetriever::open(&idx).unwrap();
     let opts = RetrieveOptions {
@@ -239,6 +276,16 @@ fn the_kind_filter_holds_on_every_interface() {
     let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
     assert_eq!(code, 200, "{v}");
     assert!(results(&v).iter().all(|r| r.0 == "module"), "{v}");
+    let body = json!({"query": "backoff", "filters": {"kinds": ["intent"]}}).to_string();
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(results(&v)[0].0, "intent", "{v}");
+    assert!(results(&v).iter().all(|r| r.0 == "intent"), "{v}");
+    let body = json!({"query": "tokens", "filters": {"kinds": ["area"]}}).to_string();
+    let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["results"][0]["kind"], "area", "{v}");
+    assert_eq!(v["results"][0]["title"], "native/src", "{v}");
     let body = json!({"query": "search", "filters": {"kinds": ["areas"]}}).to_string();
     let (code, v) = exchange(&addr, "POST", "/v1/search", Some(&body));
     assert_eq!(code, 400, "{v}");
@@ -257,6 +304,14 @@ fn the_kind_filter_holds_on_every_interface() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["package.json#_package"], "{r}");
+    let (r, _) = mcp.call(
+        "search_docs",
+        json!({"query": "query operator", "kinds": ["change"]}),
+    );
+    assert_eq!(
+        r["structuredContent"]["results"][0]["id"], "docfuse.toml#_change/add-a-query-operator",
+        "{r}"
+    );
     let (r, _) = mcp.call("search_docs", json!({"query": "x", "kinds": ["nope"]}));
     assert_eq!(r["isError"], true, "{r}");
 }
@@ -314,6 +369,20 @@ fn a_module_path_gets_a_handoff_of_kind_module() {
         .map(|c| c["command"].as_str().unwrap())
         .collect();
     assert_eq!(checks, ["npm test", "npm run lint"]);
+    // a document naming one of its symbols in inline code mentions it (`RetryPolicy`)
+    let start: Vec<&str> = v["start_here"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert!(start.contains(&"docs/retry.md"), "{v}");
+    let o = docfuse(dir.path(), &["graph", "--index", "idx", "src/config.ts"]);
+    assert!(
+        stdout(&o).contains("docs/retry.md mentions it at docs/retry.md:3"),
+        "{}",
+        stdout(&o)
+    );
     let o = docfuse(
         dir.path(),
         &["handoff", "--index", "idx", "--json", "package.json"],
@@ -411,6 +480,71 @@ fn ownership_records_and_codeowners_shape_the_handoff() {
     let v = handoff("src/query/search.ts");
     assert!(v.get("ownership").is_none(), "{v}");
     assert_eq!(v["checks"][0]["command"], "npm test");
+}
+
+#[test]
+fn ownership_records_and_routes_are_entries_with_their_priors() {
+    let dir = repo();
+    // a record's id finds the record, a declared package, at its lines
+    let v = search(dir.path(), &["billing-gateway"]);
+    let top = &results(&v)[0];
+    assert_eq!(
+        top,
+        &(
+            "package".to_string(),
+            "docfuse.toml#_ownership/billing-gateway".to_string(),
+            7
+        ),
+        "{v}"
+    );
+    assert_eq!(v["results"][0]["end_line"], 10, "{v}");
+    // a routing question puts the ownership record first, and says why
+    let v = search(dir.path(), &["who owns the ranking code", "--explain"]);
+    assert_eq!(results(&v)[0].1, "docfuse.toml#_ownership/ranker", "{v}");
+    assert_eq!(v["results"][0]["explain"]["prior"], 1.5, "{v}");
+    // the same words without the routing question: no prior on the record
+    let v = search(
+        dir.path(),
+        &["ranking code", "--explain", "--kind", "package"],
+    );
+    let r = v["results"].as_array().unwrap();
+    let rec = r
+        .iter()
+        .find(|r| r["id"] == "docfuse.toml#_ownership/ranker")
+        .expect("the record matches");
+    assert_eq!(rec["explain"]["prior"], 1.0, "{v}");
+    // a route whose title covers the query takes the prior; its kind filters
+    let v = search(dir.path(), &["tune the backoff", "--explain"]);
+    assert_eq!(
+        results(&v)[0],
+        (
+            "intent".to_string(),
+            "docfuse.toml#_intent/tune-the-exponential-backoff".to_string(),
+            12
+        ),
+        "{v}"
+    );
+    assert_eq!(v["results"][0]["explain"]["prior"], 1.5, "{v}");
+    let v = search(dir.path(), &["query", "--kind", "change"]);
+    assert_eq!(
+        results(&v),
+        [(
+            "change".to_string(),
+            "docfuse.toml#_change/add-a-query-operator".to_string(),
+            17
+        )],
+        "{v}"
+    );
+    // a route mentions the files it names: the file's handoff lists the project file
+    let o = docfuse(
+        dir.path(),
+        &["handoff", "--index", "idx", "--json", "billing-gateway"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(h["target"]["kind"], "package", "{h}");
+    assert_eq!(h["target"]["path"], "services/billing", "{h}");
+    assert_eq!(h["checks"][0]["command"], "make billing-test", "{h}");
 }
 
 #[test]
