@@ -208,6 +208,12 @@ pub struct QueryParams {
     /// on an index without a project file.
     #[serde(default = "route_prior")]
     pub route_prior: f32,
+    /// Lexical weight of calibrated fusion for a question that asks for code in an
+    /// index with sources (the fusion's `alpha` when that is higher): MiniLM is trained
+    /// on prose, and a code question's evidence is in names and paths, which the lexical
+    /// side matches exactly. Default 0.75 (`benches/QUALITY.md`, maturin).
+    #[serde(default = "code_alpha")]
+    pub code_alpha: f32,
 
     /// Section evidence: a chunk's lexical score is `(1 − w) × its own BM25F + w × the
     /// BM25F of its whole section` (all the section's pieces as one document: body and
@@ -234,6 +240,10 @@ fn section_weight() -> f32 {
 
 fn module_prior() -> f32 {
     1.5
+}
+
+fn code_alpha() -> f32 {
+    0.75
 }
 
 fn route_prior() -> f32 {
@@ -266,6 +276,7 @@ impl Default for QueryParams {
             symbol_prior: 1.0,
             module_prior: module_prior(),
             route_prior: route_prior(),
+            code_alpha: code_alpha(),
 
             section_weight: section_weight(),
             page_weight: 0.0,

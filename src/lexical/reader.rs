@@ -135,6 +135,11 @@ impl LexicalIndex {
             .unwrap_or(false)
     }
 
+    /// Whether the index holds module or package entries (it was built with sources).
+    pub(crate) fn has_code(&self) -> bool {
+        !self.priors.code.is_empty()
+    }
+
     /// Whether chunk `ord` is an ownership record or a route (of a project file).
     pub(crate) fn is_route(&self, ord: u64) -> bool {
         usize::try_from(ord)

@@ -160,6 +160,13 @@ impl LexicalRun {
         }
     }
 
+    /// Whether the query asks for code (a symbol, or words such as `implemented` or
+    /// `where`) and `index` holds module entries: hybrid mode then weighs its lexical
+    /// side by `QueryParams::code_alpha`.
+    pub fn asks_for_code_in(&self, index: &LexicalIndex) -> bool {
+        self.asks_for_code && index.has_code()
+    }
+
     /// The routing prior of chunk `ord` that holds whatever the chunk matched:
     /// `route_prior` when the query asks who owns something and the chunk is an
     /// ownership record or route, else 1. (A route whose title covers the query takes it
@@ -769,7 +776,9 @@ const ROUTE_TITLE_SHARE: f32 = 0.5;
 
 /// Plain query words that ask for code rather than prose: a question holding one is
 /// answered by module entries first (`QueryParams::module_prior`).
-const CODE_INTENT_WORDS: [&str; 13] = [
+const CODE_INTENT_WORDS: [&str; 14] = [
+    // a location question: in an index with sources, module entries hold locations
+    "where",
     "implemented",
     "implements",
     "implementation",
@@ -792,9 +801,8 @@ impl QueryShape {
         let words = crate::analysis::plain_query_words(query);
         let has = |w: &str| words.contains(w);
         // `code` alone is often another thing (an exit or status code): it asks for code
-        // in a question of where or which (`where is the code that uploads wheels`)
-        let asks = CODE_INTENT_WORDS.iter().any(|w| has(w))
-            || (has("code") && (has("where") || has("which")));
+        // in a question of which (`which code writes the RECORD file`)
+        let asks = CODE_INTENT_WORDS.iter().any(|w| has(w)) || (has("code") && has("which"));
         match QueryShape::of(query) {
             QueryShape::Words if asks => QueryShape::CodeWords,
             shape => shape,
@@ -1130,6 +1138,8 @@ mod tests {
             "where is the retry policy implemented",
             "which module declares the parser",
             "where is the code that uploads wheels",
+            "where are the DLL dependencies bundled into windows wheels?",
+            "which code writes the RECORD file",
             "Rc::strong_count",
         ] {
             assert!(QueryShape::with_intent(q).asks_for_code(), "{q}");
@@ -1137,6 +1147,7 @@ mod tests {
         for q in [
             "what does exit code 2 mean",
             "how do I publish a crate",
+            "the code of the error",
             "guide/install.md",
             "\"where is the function\" in quotes",
         ] {

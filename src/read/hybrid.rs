@@ -126,7 +126,7 @@ impl<'a> Parts<'a> {
         let cosine = |ord: u64| dense.cosine(ord);
         let has_vector = |ord: u64| dense.has_vector(ord);
         let cands = candidates(&lexical, &dense.top, &cosine, &has_vector, depth, mode);
-        let fusion = opts.fusion;
+        let fusion = code_fusion(opts, run.asks_for_code_in(self.g.lexical()));
         let mut fused = match mode {
             // vector mode: every vector hit, in cosine order; (1 + cos) / 2 keeps a
             // negative cosine above zero and in its order
@@ -399,5 +399,20 @@ impl<'a> Dense<'a> {
             Cosines::Local(v, _) => v.set.has_vector(ord as usize),
             Cosines::Known(m) => m.contains_key(&ord),
         }
+    }
+}
+
+/// The fusion of a query: `opts.fusion`, with a calibrated fusion's lexical weight
+/// raised to `code_alpha` for a question that asks for code in an index with sources.
+fn code_fusion(opts: &SearchOptions, asks_for_code: bool) -> crate::fusion::Fusion {
+    match opts.fusion {
+        crate::fusion::Fusion::Calibrated { alpha, noise, tmm } if asks_for_code => {
+            crate::fusion::Fusion::Calibrated {
+                alpha: alpha.max(opts.params.code_alpha),
+                noise,
+                tmm,
+            }
+        }
+        f => f,
     }
 }

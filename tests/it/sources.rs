@@ -189,6 +189,42 @@ fn a_question_asking_for_code_puts_the_module_first_and_explains_the_prior() {
         .all(|r| r["explain"]["prior"] == 1.0));
 }
 
+/// A question that asks for code in an index with sources weighs the lexical side of
+/// hybrid fusion by `code_alpha` (0.75); any other question by the default 0.45.
+#[cfg(feature = "embeddings")]
+#[test]
+fn a_code_question_weighs_hybrid_fusion_toward_the_lexical_side() {
+    let dir = repo();
+    let o = docfuse(
+        dir.path(),
+        &["index", "--sources", "--index", "emb", "repo"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let alpha = |q: &str| {
+        let o = docfuse(
+            dir.path(),
+            &[
+                "search",
+                "--index",
+                "emb",
+                "--json",
+                "--mode",
+                "hybrid",
+                "--explain",
+                q,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let f = &v["results"][0]["explain"]["fusion"]["fusion"];
+        assert_eq!(f["method"], "calibrated", "{v}");
+        (f["alpha"].as_f64().unwrap() * 100.0).round() / 100.0
+    };
+    assert_eq!(alpha("where is the retry backoff"), 0.75);
+    assert_eq!(alpha("parseConfig"), 0.75);
+    assert_eq!(alpha("retry backoff between attempts"), 0.45);
+}
+
 #[test]
 fn the_kind_filter_holds_on_every_interface() {
     let dir = repo();
