@@ -460,28 +460,38 @@ fn keeps(word: &str) -> bool {
     is_path_shaped(word) && SourceKind::of_file_name_with_sources(name).is_some()
 }
 
-/// Inline code that may name code: identifiers joined by `::`, `.` or `->`, with an
-/// optional call `()` (`parseConfig()`, `Foo::bar`, `load_fixtures`); at most 100 bytes,
-/// no spaces, at least one segment of 3 or more characters. A command (`cargo build`)
-/// or an expression is not.
+/// Inline code that names code: identifiers joined by `::`, `.` or `->`, with an
+/// optional call `()` (`parseConfig()`, `Foo::bar`, `load_fixtures`); at most 100 bytes.
+/// It must look like code, not like a word: two or more identifiers, a call, an `_`, or a
+/// lower-to-upper case hump (`RetryPolicy`, `parseConfig`). A plain word in backticks
+/// (`tokens`, `Lattice`), a command (`cargo build`), a flag (`dry-run`) or an expression
+/// is not.
 pub(crate) fn is_symbol_shaped(word: &str) -> bool {
+    let call = word.ends_with("()");
     let w = word.strip_suffix("()").unwrap_or(word);
     if w.is_empty() || w.len() > 100 {
         return false;
     }
-    let segments: Vec<&str> = symbol_segments(w).collect();
-    let joined: usize = segments.iter().map(|s| s.len()).sum::<usize>();
-    let separators = w.len() - joined;
-    !segments.is_empty()
-        && segments.iter().any(|s| s.chars().count() >= 3)
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let segments: Vec<&str> = w
+        .split(|c: char| !ident(c))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let separators: Vec<&str> = w.split(ident).filter(|s| !s.is_empty()).collect();
+    let well_formed = separators.len() + 1 == segments.len()
         && segments.iter().all(|s| {
             s.chars()
                 .next()
                 .is_some_and(|c| c.is_alphabetic() || c == '_')
         })
-        && separators <= 2 * (segments.len() - 1)
-        && w.chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '>'))
+        && separators.iter().all(|s| matches!(*s, "::" | "." | "->"));
+    let hump = w
+        .chars()
+        .zip(w.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    well_formed
+        && segments.iter().any(|s| s.chars().count() >= 3)
+        && (segments.len() > 1 || call || w.contains('_') || hump)
 }
 
 /// The identifiers of symbol-shaped inline code ([`is_symbol_shaped`]), in order:

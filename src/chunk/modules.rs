@@ -96,9 +96,17 @@ pub(super) fn module_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk>
     for item in folded {
         fold_into(&mut entry, item);
     }
+    let gaps = file.gap_text(&out, header_end);
+    if !gaps.is_empty() {
+        entry.code.push('\n');
+        entry.code.push_str(&gaps);
+    }
     out.insert(0, entry);
     (out, links)
 }
+
+/// Most bytes of the lines outside every passage a module entry's `code` field takes.
+const MAX_GAP_BYTES: usize = 64 * 1024;
 
 struct Ctx<'a, 'p> {
     doc: &'a SourceDoc,
@@ -132,6 +140,40 @@ impl Ctx<'_, '_> {
             code: String::new(),
             prelude: None,
         }
+    }
+
+    /// The text of the lines no passage holds — after the header and outside every item
+    /// passage in `items` (an `impl` header and its attributes, a re-export, a test
+    /// block's call): the module entry's `code` field takes it (at most
+    /// [`MAX_GAP_BYTES`]), so every word of a file is found somewhere.
+    fn gap_text(&self, items: &[Chunk], header_end: usize) -> String {
+        let lines = self.prep.table.len();
+        let mut covered = vec![false; lines];
+        covered.iter_mut().take(header_end).for_each(|c| *c = true);
+        for c in items {
+            let (first, last) = (
+                (c.start_line as usize).saturating_sub(1),
+                (c.end_line as usize).saturating_sub(1),
+            );
+            covered
+                .iter_mut()
+                .take(last + 1)
+                .skip(first)
+                .for_each(|c| *c = true);
+        }
+        let mut out = String::new();
+        for (l, _) in covered.iter().enumerate().filter(|(_, c)| !**c) {
+            let text = self.prep.table.content(self.prep.src, l).trim();
+            if text.is_empty() {
+                continue;
+            }
+            if out.len() + text.len() + 1 > MAX_GAP_BYTES {
+                break;
+            }
+            out.push_str(text);
+            out.push('\n');
+        }
+        out.trim_end().to_string()
     }
 
     /// The module entry: lines from the first up to the line before the first item

@@ -9,9 +9,9 @@
 //! - `[[intent]]` / `[[change]]` → a [`ChunkKind::Intent`] / [`ChunkKind::Change`] entry
 //!   titled by the route's title, its summary and paths.
 //!
-//! Paths in a project file are relative to its folder; a nested `docfuse.toml`'s are
-//! prefixed with its folder, so every entry names root-relative paths. Each path a
-//! record names is a link ([`LinkForm::Code`]): the record `mentions` the files it routes to.
+//! A project file is read at a root only (as handoffs read it); its paths are
+//! root-relative. Each path a record names is a link ([`LinkForm::Code`]), at the record's
+//! first line: the record `mentions` the files it routes to (a folder names no file).
 
 use super::ids::SlugAllocator;
 use super::lines::line_number;
@@ -38,24 +38,21 @@ pub(super) fn project_chunks(doc: &SourceDoc, prep: &Prepared<'_>) -> (Vec<Chunk
             return (Vec::new(), Vec::new());
         }
     };
-    let folder = doc
-        .rel_path
-        .rsplit_once('/')
-        .map_or(String::new(), |(f, _)| format!("{f}/"));
+    // handoffs read the project file of a root only: one elsewhere is not a project file
+    if doc.rel_path.contains('/') {
+        tracing::warn!(
+            "`{}`: a project file is read at a root only; not indexed",
+            doc.rel_path
+        );
+        return (Vec::new(), Vec::new());
+    }
     let spans = record_spans(prep);
     let mut slugs = SlugAllocator::default();
     let mut chunks = Vec::new();
     let mut links = Vec::new();
-    for (table, kind) in TABLES {
-        let starts: Vec<&(usize, usize)> = spans
-            .iter()
-            .filter(|(_, t)| TABLES[*t].0 == table)
-            .map(|(span, _)| span)
-            .collect();
-        for (k, record) in records(&project, kind, &folder).into_iter().enumerate() {
-            // a record whose header the line scan did not find (a table written inline)
-            // is cited at the file's first line
-            let (first, last) = starts.get(k).map_or((0, 0), |s| **s);
+    for ((table, kind), starts) in TABLES.into_iter().zip(&spans) {
+        for (k, record) in records(&project, kind).into_iter().enumerate() {
+            let (first, last) = starts.get(k).copied().unwrap_or((0, 0));
             let slug = slugs.unique(format!("_{table}/{}", super::ids::slugify(&record.title)));
             for p in &record.paths {
                 links.push(RawLink {
@@ -112,19 +109,21 @@ impl Record {
     }
 }
 
-/// The records of one table of `project`, paths prefixed with `folder`.
-fn records(project: &Project, kind: ChunkKind, folder: &str) -> Vec<Record> {
-    let rooted = |p: &str| format!("{folder}{}", p.trim_matches('/'));
+/// The records of one table of `project`.
+fn records(project: &Project, kind: ChunkKind) -> Vec<Record> {
+    let rooted = |p: &str| p.trim_matches('/').to_string();
     match kind {
         ChunkKind::Ownership => project
             .ownership
             .iter()
             .map(|r| {
+                // what the record says, in its own words: no generated verb that every
+                // record would match
                 let path = rooted(&r.path);
-                let mut summary = format!("{} owns {path}", r.id);
+                let mut summary = format!("{}: {path}", r.id);
                 let mut paths = vec![path];
                 if let Some(doc) = &r.agent_doc {
-                    summary.push_str(&format!("; read {} first", rooted(doc)));
+                    summary.push_str(&format!("; agent document {}", rooted(doc)));
                     paths.push(rooted(doc));
                 }
                 let mut body = summary.clone();
@@ -163,36 +162,54 @@ fn records(project: &Project, kind: ChunkKind, folder: &str) -> Vec<Record> {
     }
 }
 
-/// The line span (0-based first, last non-blank) of each `[[table]]` record header the
-/// file holds, in source order, with the index of its table in [`TABLES`]. A span ends
-/// before the next table header of any kind (`[[…]]` or `[…]`).
-fn record_spans(prep: &Prepared<'_>) -> Vec<((usize, usize), usize)> {
-    let n = prep.table.len();
-    let header = |i: usize| {
-        let l = prep.table.content(&prep.parse, i).trim();
-        let l = l.split('#').next().unwrap_or("").trim();
-        l.starts_with('[').then(|| {
-            let name = l.trim_start_matches('[').trim_end_matches(']').trim();
-            TABLES.iter().position(|(t, _)| *t == name)
-        })
+/// Where each record of a project file is written, per table in source order, from the
+/// TOML parser's byte spans (a header inside a multi-line string, a quoted table name or
+/// an inline array of tables are read as TOML reads them).
+#[derive(serde::Deserialize, Default)]
+struct Spans {
+    #[serde(default)]
+    ownership: Vec<toml::Spanned<toml::Table>>,
+    #[serde(default)]
+    intent: Vec<toml::Spanned<toml::Table>>,
+    #[serde(default)]
+    change: Vec<toml::Spanned<toml::Table>>,
+}
+
+/// The line span (0-based first, last non-blank) of each record, per table of
+/// [`TABLES`]: a `[[table]]` record from its header line to the line before the next
+/// record's header (the parser's span of such a table is its header), an inline one
+/// (`ownership = [{…}]`) over its `{…}`.
+fn record_spans(prep: &Prepared<'_>) -> [Vec<(usize, usize)>; 3] {
+    let spans: Spans = toml::from_str(&prep.parse).unwrap_or_default();
+    let tables = [&spans.ownership, &spans.intent, &spans.change];
+    let header = |r: &toml::Spanned<toml::Table>| {
+        prep.parse
+            .get(r.span())
+            .is_some_and(|t| t.trim_start().starts_with("[["))
     };
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < n {
-        let Some(Some(t)) = header(i) else {
-            i += 1;
-            continue;
-        };
-        let mut end = i + 1;
-        while end < n && header(end).is_none() {
-            end += 1;
-        }
-        let mut last = end - 1;
-        while last > i && prep.blank.get(last).copied().unwrap_or(false) {
-            last -= 1;
-        }
-        out.push(((i, last), t));
-        i = end;
-    }
-    out
+    let mut starts: Vec<usize> = tables
+        .iter()
+        .flat_map(|t| t.iter().filter(|r| header(r)))
+        .map(|r| prep.table.line_of(r.span().start))
+        .collect();
+    starts.sort_unstable();
+    let end = prep.table.len().saturating_sub(1);
+    tables.map(|records| {
+        records
+            .iter()
+            .map(|r| {
+                let first = prep.table.line_of(r.span().start);
+                let mut last = if header(r) {
+                    let next = starts.partition_point(|&s| s <= first);
+                    starts.get(next).map_or(end, |n| n.saturating_sub(1))
+                } else {
+                    prep.table.line_of(r.span().end.saturating_sub(1))
+                };
+                while last > first && prep.blank.get(last).copied().unwrap_or(true) {
+                    last -= 1;
+                }
+                (first, last.max(first))
+            })
+            .collect()
+    })
 }

@@ -269,9 +269,8 @@ fn project(path: &str, text: &str) -> Chunked {
 
 #[test]
 fn a_project_file_is_one_entry_per_record_at_its_lines() {
-    let text = "# routes\n[[ownership]]\npath = \"src/query/\"\nid = \"search\"\nagent_doc = \"docs/search.md\"\nchecks = [\"npm run t\"]\n\n[[intent]]\ntitle = \"Tune ranking\"\npaths = [\"rank.ts\"]\nsummary = \"BM25   weights\"\n\n[tool.other]\nx = 1\n";
-    let text = text.replace("[tool.other]\nx = 1\n", "");
-    let c = project("web/docfuse.toml", &text);
+    let text = "# routes\n[[ownership]] # the search team\npath = \"src/query/\"\nid = \"search\"\nagent_doc = \"docs/search.md\"\nchecks = [\"npm run t\"]\n\n[[intent]]\ntitle = \"Tune ranking\"\npaths = [\"rank.ts\"]\nsummary = \"\"\"\nBM25   weights\n[[change]]\n\"\"\"\n\n[[change]]\ntitle = \"Add an operator\"\npaths = []\n";
+    let c = project("docfuse.toml", text);
     let got: Vec<(&str, ChunkKind, u32, u32, &str)> = c
         .chunks
         .iter()
@@ -285,33 +284,40 @@ fn a_project_file_is_one_entry_per_record_at_its_lines() {
             )
         })
         .collect();
+    // a header inside a multi-line string is text, not a record
     assert_eq!(
         got,
         [
             (
-                "web/docfuse.toml#_ownership/search",
+                "docfuse.toml#_ownership/search",
                 ChunkKind::Ownership,
                 2,
                 6,
                 "search"
             ),
             (
-                "web/docfuse.toml#_intent/tune-ranking",
+                "docfuse.toml#_intent/tune-ranking",
                 ChunkKind::Intent,
                 8,
-                11,
+                14,
                 "Tune ranking"
+            ),
+            (
+                "docfuse.toml#_change/add-an-operator",
+                ChunkKind::Change,
+                16,
+                18,
+                "Add an operator"
             ),
         ]
     );
-    // paths are the nested file's folder's; the record names them
     assert_eq!(
         c.chunks[0].summary,
-        "search owns web/src/query; read web/docs/search.md first"
+        "search: src/query; agent document docs/search.md"
     );
     assert!(c.chunks[0].body.contains("check: npm run t"));
-    assert_eq!(c.chunks[1].summary, "BM25 weights");
-    assert_eq!(c.chunks[1].symbols, ["Tune ranking", "web/rank.ts"]);
+    assert_eq!(c.chunks[1].summary, "BM25 weights [[change]]");
+    assert_eq!(c.chunks[1].symbols, ["Tune ranking", "rank.ts"]);
     let targets: Vec<(u32, &str)> = c
         .links
         .iter()
@@ -319,15 +325,48 @@ fn a_project_file_is_one_entry_per_record_at_its_lines() {
         .collect();
     assert_eq!(
         targets,
-        [
-            (2, "web/src/query"),
-            (2, "web/docs/search.md"),
-            (8, "web/rank.ts")
-        ]
+        [(2, "src/query"), (2, "docs/search.md"), (8, "rank.ts")]
     );
-    // a file that does not read as a project file gives nothing, and no panic
+    // records written as an inline array are cited at their own lines
+    let c = project(
+        "docfuse.toml",
+        "ownership = [\n  {path = \"a\", id = \"x\"},\n  {path = \"b\", id = \"y\"},\n]\n",
+    );
+    let lines: Vec<(u32, u32)> = c
+        .chunks
+        .iter()
+        .map(|c| (c.start_line, c.end_line))
+        .collect();
+    assert_eq!(lines, [(2, 2), (3, 3)]);
+    // a file that does not read as a project file gives nothing, and no panic; one
+    // below a root is not a project file
     assert!(project("docfuse.toml", "[[ownership]]\npath = 3\n")
         .chunks
         .is_empty());
     assert!(project("docfuse.toml", "").chunks.is_empty());
+    assert!(project(
+        "web/docfuse.toml",
+        "[[intent]]\ntitle = \"t\"\npaths = []\n"
+    )
+    .chunks
+    .is_empty());
+}
+
+#[test]
+fn lines_outside_every_passage_are_words_of_the_module_entry() {
+    let c = code(
+        "src/lib.rs",
+        "//! Bindings.\n\n/// A thing.\npub struct Foo;\n\n#[pymethods]\nimpl Foo {\n    /// Bar.\n    pub fn bar(&self) {}\n}\n\npub use inner::Renamed;\n",
+    );
+    let entry = &c[0];
+    assert_eq!(entry.kind, ChunkKind::Module);
+    assert!(entry.code.contains("#[pymethods]"), "{}", entry.code);
+    assert!(entry.code.contains("impl Foo {"), "{}", entry.code);
+    assert!(
+        entry.code.contains("pub use inner::Renamed;"),
+        "{}",
+        entry.code
+    );
+    // a line a passage holds is not repeated
+    assert!(!entry.code.contains("pub struct Foo;"), "{}", entry.code);
 }

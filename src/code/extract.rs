@@ -305,9 +305,10 @@ impl<'s> Reader<'s> {
         });
     }
 
-    /// The doc comment above `node` and its first line: contiguous comments directly
-    /// above it (attributes and decorators between them and the item are skipped), of
-    /// the language's doc form.
+    /// The doc comment above `node` and the first line of what belongs to the item
+    /// above it: contiguous doc comments, attributes and decorators (`#[derive(…)]`,
+    /// `@cache`) and directives directly above it, whether or not a doc comment is there,
+    /// so an item's passage holds its attributes.
     fn doc_above(&self, node: Node<'_>) -> (String, Option<u32>) {
         let mut parts: Vec<String> = Vec::new();
         let mut first = None;
@@ -319,16 +320,13 @@ impl<'s> Reader<'s> {
             if gap > 1 {
                 break;
             }
-            if kind == "attribute_item" || kind == "decorator" {
-                below = prev.start_position().row;
-                at = prev.prev_named_sibling();
-                continue;
-            }
-            if !kind.contains("comment") {
+            let attribute = kind == "attribute_item" || kind == "decorator";
+            if !attribute && !kind.contains("comment") {
                 break;
             }
-            if is_directive(self.text(prev)) {
+            if attribute || is_directive(self.text(prev)) {
                 below = prev.start_position().row;
+                first = Some(prev.start_position().row as u32 + 1);
                 at = prev.prev_named_sibling();
                 continue;
             }
@@ -756,6 +754,15 @@ impl<'s> Reader<'s> {
                     self.script(anchor, c, exported);
                 }
             }
+            // a namespace that is not exported parses as a statement
+            "expression_statement" => {
+                for c in named_children(node)
+                    .into_iter()
+                    .filter(|c| c.kind() == "internal_module")
+                {
+                    self.script(anchor, c, exported);
+                }
+            }
             "function_declaration"
             | "generator_function_declaration"
             | "function_signature"
@@ -784,7 +791,10 @@ impl<'s> Reader<'s> {
             }
             "internal_module" | "module" => {
                 let name = self.field_text(node, "name").unwrap_or_default();
-                self.push(anchor, node, name, ItemKind::Module, exported);
+                self.push(anchor, node, name.clone(), ItemKind::Module, exported);
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.namespace_members(&name, body, exported);
+                }
             }
             "lexical_declaration" | "variable_declaration" => {
                 let constant = self.text(node).trim_start().starts_with("const");
@@ -817,6 +827,20 @@ impl<'s> Reader<'s> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The declarations of a TypeScript namespace's body (`namespace Shapes { export
+    /// function area() {} }`), named `Shapes.area`: exported when the member is and
+    /// the namespace is. Nested namespaces nest their names.
+    fn namespace_members(&mut self, namespace: &str, body: Node<'_>, exported: bool) {
+        let first = self.items.len();
+        for c in named_children(body) {
+            self.script(c, c, false);
+        }
+        for item in &mut self.items[first..] {
+            item.name = format!("{namespace}.{}", item.name);
+            item.exported &= exported;
         }
     }
 

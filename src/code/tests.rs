@@ -65,6 +65,8 @@ pub trait Ranker {
     fn rank(&self) -> f32;
 }
 
+#[cfg(feature = "hits")]
+#[allow(dead_code)]
 pub const MAX_HITS: usize = 100;
 
 #[macro_export]
@@ -111,6 +113,16 @@ fn rust_items_docs_signatures_and_bodies() {
         (ItemKind::Method, true, "Parses `text`.")
     );
     assert!(!item(&m, "Query::private_step").exported);
+    // attributes above an item without a doc comment are the item's first lines
+    let c = item(&m, "MAX_HITS");
+    let line = |l: &str| RUST.lines().position(|x| x == l).unwrap() as u32 + 1;
+    assert_eq!(
+        (c.doc_line, c.start_line),
+        (
+            line("#[cfg(feature = \"hits\")]"),
+            line("pub const MAX_HITS: usize = 100;")
+        )
+    );
     // `pub(crate)` is not exported; a method of a type that is not exported is not either
     let m2 = read(
         "src/x.rs",
@@ -508,4 +520,25 @@ fn grouped_rust_use_trees_give_one_import_per_path() {
             ("super::x", 3),
         ]
     );
+}
+
+#[test]
+fn typescript_namespace_members_are_items() {
+    let m = read(
+        "src/shapes.ts",
+        "/** Geometry. */\nexport namespace Shapes {\n  /** Area of a circle. */\n  export function area(r: number): number { return r * r; }\n  function helper() {}\n  export namespace Inner {\n    export const PI = 3.14;\n  }\n}\nnamespace Hidden {\n  export function f() {}\n}\n",
+    );
+    assert_eq!(m.parse_errors, 0);
+    let a = item(&m, "Shapes.area");
+    assert_eq!(
+        (a.kind, a.exported, a.doc.as_str(), a.doc_line, a.start_line),
+        (ItemKind::Function, true, "Area of a circle.", 3, 4)
+    );
+    assert!(!item(&m, "Shapes.helper").exported);
+    assert!(item(&m, "Shapes.Inner.PI").exported);
+    assert!(
+        !item(&m, "Hidden.f").exported,
+        "a member of an unexported namespace"
+    );
+    assert!(item(&m, "Shapes").exported);
 }

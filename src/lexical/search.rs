@@ -752,8 +752,8 @@ enum QueryShape {
 /// Plain query words that ask who owns or maintains a part: a question holding one is
 /// answered by ownership records and routes first (`QueryParams::route_prior`).
 const OWNER_WORDS: [&str; 10] = [
-    "own",
     "owns",
+    "maintain",
     "owned",
     "owner",
     "owners",

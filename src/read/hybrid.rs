@@ -402,17 +402,55 @@ impl<'a> Dense<'a> {
     }
 }
 
-/// The fusion of a query: `opts.fusion`, with a calibrated fusion's lexical weight
-/// raised to `code_alpha` for a question that asks for code in an index with sources.
+/// The fusion of a query: `opts.fusion`; the default fusion's lexical weight becomes
+/// `code_alpha` (clamped to `[0, 1]`) for a question that asks for code in an index with
+/// sources. A fusion the caller chose (`--fusion`, a sweep) is kept as it is.
 fn code_fusion(opts: &SearchOptions, asks_for_code: bool) -> crate::fusion::Fusion {
     match opts.fusion {
-        crate::fusion::Fusion::Calibrated { alpha, noise, tmm } if asks_for_code => {
+        crate::fusion::Fusion::Calibrated { noise, tmm, .. }
+            if asks_for_code && opts.fusion == super::hit::DEFAULT_FUSION =>
+        {
             crate::fusion::Fusion::Calibrated {
-                alpha: alpha.max(opts.params.code_alpha),
+                alpha: opts.params.code_alpha.clamp(0.0, 1.0),
                 noise,
                 tmm,
             }
         }
         f => f,
+    }
+}
+
+#[cfg(test)]
+mod code_fusion_tests {
+    use super::*;
+    use crate::fusion::Fusion;
+
+    fn alpha(f: Fusion) -> f32 {
+        match f {
+            Fusion::Calibrated { alpha, .. } => alpha,
+            _ => f32::NAN,
+        }
+    }
+
+    #[test]
+    fn a_code_question_takes_code_alpha_unless_the_caller_chose_a_fusion() {
+        let opts = SearchOptions::default();
+        assert_eq!(alpha(code_fusion(&opts, true)), 0.75);
+        assert_eq!(
+            alpha(code_fusion(&opts, false)),
+            alpha(super::super::hit::DEFAULT_FUSION)
+        );
+        let chosen = SearchOptions {
+            fusion: Fusion::Calibrated {
+                alpha: 0.3,
+                noise: 1.0,
+                tmm: false,
+            },
+            ..SearchOptions::default()
+        };
+        assert_eq!(alpha(code_fusion(&chosen, true)), 0.3);
+        let mut wild = SearchOptions::default();
+        wild.params.code_alpha = 7.0;
+        assert_eq!(alpha(code_fusion(&wild, true)), 1.0);
     }
 }

@@ -65,6 +65,11 @@ impl PathFilter {
                 kinds.push(kind);
             }
         }
+        if kinds.contains(&EntryKind::Area) && kinds.contains(&EntryKind::Module) {
+            return Err(RetrieveError::InvalidRequest(
+                "kinds `area` and `module` exclude each other: an area result is the module hits of a folder; ask for one of them".into(),
+            ));
+        }
         Ok(PathFilter {
             prefix: filters.path_prefix.clone().filter(|p| !p.is_empty()),
             include: globset(&filters.globs, "globs")?,
@@ -160,6 +165,8 @@ mod tests {
         let a = f(&["area"]).unwrap();
         assert!(a.areas() && a.matches_kind(EntryKind::Module) && a.matches_kind(EntryKind::Area));
         assert!(!a.matches_kind(EntryKind::Document) && !m.areas());
+        let e = f(&["area", "module"]).unwrap_err().to_string();
+        assert!(e.contains("exclude each other"), "{e}");
         let e = f(&["areas", "module"]).unwrap_err().to_string();
         assert!(
             e.contains("unknown kind `areas`")

@@ -46,7 +46,10 @@ pub(super) fn search(
     let params = opts.params;
     // areas asked for: module hits are grouped by their folder, whatever `group` says
     let areas = filter.areas();
-    let group = (options.group || areas).then_some(Grouping { areas });
+    let group = (options.group || areas).then_some(Grouping {
+        areas,
+        sections: options.group,
+    });
     let resp = if filter.is_empty() && group.is_none() {
         index.search(query, &opts)?
     } else {
@@ -148,11 +151,13 @@ fn wider_search(
     }
 }
 
-/// How hits are grouped into results: the chunks of one section, and with `areas` the
-/// module hits of one folder (an area), the best hit standing for its group.
+/// How hits are grouped into results, the best hit standing for its group: with
+/// `areas` the module hits of one folder (an area), with `sections` the chunks of one
+/// section (else every other hit is a group of its own: raw chunks).
 #[derive(Debug, Clone, Copy)]
 struct Grouping {
     areas: bool,
+    sections: bool,
 }
 
 impl Grouping {
@@ -167,11 +172,12 @@ impl Grouping {
         })
     }
 
-    /// The group of `h`: `(root, area folder)` or `(root, section id)`.
+    /// The group of `h`: `(root, area folder)`, `(root, section id)` or `(root, chunk id)`.
     fn key(self, h: &Hit) -> (usize, bool, &str) {
         match self.area_of(h) {
             Some(folder) => (h.chunk.root, true, folder),
-            None => (h.chunk.root, false, section_id(&h.chunk.id)),
+            None if self.sections => (h.chunk.root, false, section_id(&h.chunk.id)),
+            None => (h.chunk.root, false, h.chunk.id.as_str()),
         }
     }
 

@@ -386,7 +386,10 @@ fn section_named(
         .map(|(id, _)| crate::chunk::section_id(id))
         .filter(|id| id.starts_with(&prefix))
         .collect();
-    if let Some(id) = sections.iter().find(|id| **id == asked) {
+    // an item as its heading path writes it (`lattice.rs#Lattice::viterbi`), whose id
+    // joins with `.` (`lattice.rs#Lattice.viterbi`)
+    let dotted = asked.replace("::", ".");
+    if let Some(id) = sections.iter().find(|id| **id == asked || **id == dotted) {
         return Some((id.to_string(), "section id"));
     }
     crate::graph::section_for_anchor(sections.iter().copied(), anchor)
@@ -648,9 +651,12 @@ fn take_ranked(
     }
 }
 
-/// The checks that apply: the target's front matter `checks:`, then those of the agent
-/// and contributing documents that apply (their front matter `checks:`, then the commands
-/// of shell blocks under a test/check heading).
+/// The checks that apply, the most specific source first: the target's front matter
+/// `checks:`; then the agent and contributing documents that apply from inside the
+/// package that holds the target (their front matter `checks:`, then the commands of
+/// shell blocks under a test/check heading); then that package's own check scripts; then
+/// the documents above the package (a root `CONTRIBUTING.md` speaks for the root's
+/// package, not for `bindings/node/package.json`'s); then the package manager's default.
 fn checks(
     index: &DocIndex,
     ctx: &GraphContext,
@@ -663,7 +669,41 @@ fn checks(
             out.extend(front_matter_checks(&t.path, &text, "front_matter"));
         }
     }
-    for &(d, from) in sources {
+    let (package_dir, package) = package_checks_of(index, t);
+    let inside = |path: &str| {
+        package_dir
+            .as_deref()
+            .is_none_or(|dir| dir.is_empty() || path.starts_with(&format!("{dir}/")))
+    };
+    let (inner, outer): (Vec<_>, Vec<_>) = sources
+        .iter()
+        .partition(|(d, _)| inside(&ctx.snapshot.files[*d].rel_path));
+    out.extend(document_checks(index, ctx, &inner)?);
+    let scripts = package.iter().any(|c| c.from == "package_scripts");
+    if out.is_empty() && scripts {
+        out.extend(package.iter().cloned());
+    }
+    if out.is_empty() {
+        out.extend(document_checks(index, ctx, &outer)?);
+    }
+    if out.is_empty() {
+        out.extend(package);
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|c| seen.insert(c.command.clone()));
+    out.truncate(MAX_CHECKS);
+    Ok(out)
+}
+
+/// The checks the documents `sources` declare: front matter `checks:`, then the commands
+/// of shell blocks under a test/check heading.
+fn document_checks(
+    index: &DocIndex,
+    ctx: &GraphContext,
+    sources: &[&(usize, &'static str)],
+) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    for &&(d, from) in sources {
         let f = &ctx.snapshot.files[d];
         let Some(text) = index.indexed_text(f.root, &f.rel_path)? else {
             continue;
@@ -677,28 +717,27 @@ fn checks(
             });
         }
     }
-    if out.is_empty() {
-        out.extend(package_checks_of(index, t));
-    }
-    let mut seen = BTreeSet::new();
-    out.retain(|c| seen.insert(c.command.clone()));
-    out.truncate(MAX_CHECKS);
     Ok(out)
 }
 
-/// The checks of the package that holds the target, when the documents declare none
-/// ([`super::package_checks`]): read from the root folder on disk (a JSONL index has none).
-fn package_checks_of(index: &DocIndex, t: &HandoffTarget) -> Vec<Check> {
+/// The folder of the package that holds the target (`""` at the root) and its checks
+/// ([`super::package_checks`]): read from the root folder on disk (a JSONL index has
+/// none).
+fn package_checks_of(index: &DocIndex, t: &HandoffTarget) -> (Option<String>, Vec<Check>) {
     let Some(root) = index.root_dir(t.root).map(std::path::Path::new) else {
-        return Vec::new();
+        return (None, Vec::new());
     };
     if !root.is_dir() {
-        return Vec::new();
+        return (None, Vec::new());
     }
     let Some(found) = super::package_checks::package_checks(root, &t.path, t.kind == "area") else {
-        return Vec::new();
+        return (None, Vec::new());
     };
-    found
+    let dir = found
+        .manifest
+        .rsplit_once('/')
+        .map_or(String::new(), |(d, _)| d.to_string());
+    let checks = found
         .checks
         .into_iter()
         .map(|(command, line)| Check {
@@ -706,7 +745,8 @@ fn package_checks_of(index: &DocIndex, t: &HandoffTarget) -> Vec<Check> {
             source: format!("{}:{line}", found.manifest),
             from: found.from,
         })
-        .collect()
+        .collect();
+    (Some(dir), checks)
 }
 
 /// The front matter `checks:` of a document, each cited at the line that holds it.
@@ -792,6 +832,7 @@ fn metadata_of(index: &DocIndex, t: &HandoffTarget, checks: &[Check]) -> Handoff
 /// record whose path holds no indexed file is a declared package (the seed's rule), so
 /// a handoff by its id still answers with its agent document and checks.
 fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<HandoffTarget> {
+    let mut declared = None;
     for (root, _) in ctx
         .snapshot
         .files
@@ -820,7 +861,11 @@ fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<Han
             {
                 "area"
             }
-            None => "package",
+            // a declared package, unless another root's record names an indexed path
+            None => {
+                declared.get_or_insert((root, path));
+                continue;
+            }
         };
         return Some(HandoffTarget {
             kind,
@@ -831,7 +876,14 @@ fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<Han
             matched_by: "ownership id",
         });
     }
-    None
+    declared.map(|(root, path)| HandoffTarget {
+        kind: "package",
+        root,
+        path,
+        section: None,
+        asked: id.to_string(),
+        matched_by: "ownership id",
+    })
 }
 
 /// The entry kind of an indexed file as a handoff names it.

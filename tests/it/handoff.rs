@@ -302,6 +302,12 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
         ("tools/gen/Cargo.toml", "[package]\nname = \"gen\"\n"),
         ("tools/gen/README.md", "# Gen\n\nGenerates.\n"),
         ("broken/page.md", "# Page\n\nText.\n"),
+        // a root contributing guide speaks for the root's package, not for a member
+        // package with check scripts of its own
+        (
+            "CONTRIBUTING.md",
+            "# Contributing\n\n## Testing\n\n```sh\nmake test-all\n```\n",
+        ),
     ];
     for (path, text) in files {
         let p = root.join(path);
@@ -319,46 +325,36 @@ fn checks_fall_back_to_the_nearest_package_manifest() {
             .map(|c| (c.command, c.source, c.from))
             .collect()
     };
-    // the root's package.json scripts, run with the lockfile's manager, cited at their line
+    // the root's contributing guide for the root's package
     assert_eq!(
         checks("docs/guide.md"),
-        vec![
-            (
-                "yarn test".to_string(),
-                "package.json:6".to_string(),
-                "package_scripts"
-            ),
-            (
-                "yarn run lint".to_string(),
-                "package.json:7".to_string(),
-                "package_scripts"
-            ),
-        ]
-    );
-    // the nearest manifest wins: a crate without scripts gets cargo's default
-    assert_eq!(
-        checks("crates/core/README.md"),
         vec![(
-            "cargo test".to_string(),
-            "crates/core/Cargo.toml:1".to_string(),
-            "package_manager_default"
+            "make test-all".to_string(),
+            "CONTRIBUTING.md:6".to_string(),
+            "contributing"
         )]
     );
+    // a member package's own scripts before a contributing guide above it, run with the
+    // lockfile's manager, cited at their line
+    assert_eq!(
+        checks("packages/ui/README.md"),
+        vec![(
+            "yarn run lint".to_string(),
+            "packages/ui/package.json:1".to_string(),
+            "package_scripts"
+        )]
+    );
+    // a crate without scripts: the guide above it, then cargo's default
+    assert_eq!(checks("crates/core/README.md")[0].0, "make test-all");
     // a document's own checks come first and stand alone
     assert_eq!(checks("crates/core/notes/design.md")[0].2, "front_matter");
     assert_eq!(checks("crates/core/notes/design.md").len(), 1);
-    // an area takes its own folder's package
-    assert_eq!(checks("crates/core")[0].0, "cargo test");
-    // a manifest that does not parse is passed over for the one above it
-    assert_eq!(checks("broken/page.md")[0].0, "yarn test");
-    // a workspace member runs with the manager of the root's lockfile
-    assert_eq!(checks("packages/ui/README.md")[0].0, "yarn run lint");
-    // scripts first, then a Cargo.toml, pyproject.toml or go.mod's default, then npm's
-    assert_eq!(checks("tools/gen/README.md")[0].0, "cargo test");
+    // a manifest that does not parse is passed over for the one above it: the root's
+    assert_eq!(checks("broken/page.md")[0].0, "make test-all");
     // the CLI's JSON carries the same
-    let o = docfuse(dir.path(), &["handoff", "--json", "docs/guide.md"]);
+    let o = docfuse(dir.path(), &["handoff", "--json", "packages/ui/README.md"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["checks"][0]["command"], "yarn test", "{v}");
+    assert_eq!(v["checks"][0]["command"], "yarn run lint", "{v}");
     assert_eq!(v["checks"][0]["from"], "package_scripts", "{v}");
 }

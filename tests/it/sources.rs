@@ -617,7 +617,14 @@ fn a_postgres_index_carries_the_code_entries_as_a_folder_does() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    for (q, kind) in [("parseConfig", None), ("library", Some("package"))] {
+    for (q, kind) in [
+        ("parseConfig", None),
+        ("library", Some("package")),
+        ("billing-gateway", Some("package")),
+        ("tune the backoff", Some("intent")),
+        ("who owns the ranking code", None),
+        ("text", Some("area")),
+    ] {
         let mut args = vec!["search", "--index", url.as_str(), "--json", q];
         let mut folder = vec![q];
         if let Some(k) = kind {
@@ -631,4 +638,11 @@ fn a_postgres_index_carries_the_code_entries_as_a_folder_does() {
         assert_eq!(results(&db), results(&local), "{q}");
         assert!(!results(&db).is_empty(), "{q}");
     }
+    // a reader of the database sees the project file's ownership records in handoffs
+    let o = run("reader", &["handoff", "--index", &url, "--json", "ranker"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["target"]["path"], "src/query", "{v}");
+    assert_eq!(v["ownership"]["id"], "ranker", "{v}");
+    assert_eq!(v["checks"][0]["command"], "npm run test:ranking", "{v}");
 }
