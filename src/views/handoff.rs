@@ -160,7 +160,10 @@ pub fn handoff_for_entity(index: &DocIndex, target: &str, caveats: bool) -> Resu
         .root_dir(t.root)
         .map(|r| super::ownership::Ownership::load(std::path::Path::new(r)))
         .unwrap_or_default();
-    let ownership = own.record_of(&t.path);
+    let mut ownership = own.record_of(&t.path);
+    if let Some(o) = ownership.as_mut() {
+        o.warnings = record_warnings(&ctx, t.root, o);
+    }
     let owners = own.owners_of(&t.path, t.kind == "area");
     let mut agent_docs = applicable(&ctx, t.root, &folder, &crate::chunk::AGENT_DOC_NAMES);
     // the ownership record's agent document comes first
@@ -886,6 +889,35 @@ fn by_ownership_id(index: &DocIndex, ctx: &GraphContext, id: &str) -> Option<Han
     })
 }
 
+/// What an ownership record names that the index does not hold: its agent document (not
+/// an indexed file: left out of start here), its path (no indexed file at or under it).
+fn record_warnings(
+    ctx: &GraphContext,
+    root: usize,
+    o: &super::ownership::OwnershipView,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(doc) = o.agent_doc.as_deref().filter(|d| ctx.find(d).is_none()) {
+        out.push(format!(
+            "agent_doc `{doc}` is not an indexed file; it is not in start here"
+        ));
+    }
+    let under =
+        |p: &str| o.path.is_empty() || p == o.path || p.starts_with(&format!("{}/", o.path));
+    if !ctx
+        .snapshot
+        .files
+        .iter()
+        .any(|f| f.root == root && under(&f.rel_path))
+    {
+        out.push(format!(
+            "path `{}` holds no indexed file: the record is a declared package",
+            o.path
+        ));
+    }
+    out
+}
+
 /// The entry kind of an indexed file as a handoff names it.
 fn entry_kind(path: &str) -> &'static str {
     crate::chunk::EntryKind::of_path(path).name()
@@ -1056,6 +1088,9 @@ impl Handoff {
                 printable(if o.path.is_empty() { "." } else { &o.path }),
                 o.source
             ));
+            for w in &o.warnings {
+                out.push(format!("  warning: {}", printable(w)));
+            }
         }
         if let Some(o) = &h.owners {
             out.push(format!(

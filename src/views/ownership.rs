@@ -47,6 +47,10 @@ pub struct OwnershipView {
     pub path: String,
     pub agent_doc: Option<String>,
     pub source: &'static str,
+    /// What in the record names nothing indexed (its agent document is not an indexed
+    /// file; its path holds no indexed file), each as a sentence; set by the handoff.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Ownership {
@@ -97,6 +101,7 @@ impl Ownership {
             path: r.path.trim_matches('/').to_string(),
             agent_doc: r.agent_doc.clone(),
             source: PROJECT_FILE,
+            warnings: Vec::new(),
         })
     }
 

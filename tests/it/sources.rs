@@ -581,6 +581,25 @@ fn ownership_records_and_routes_are_entries_with_their_priors() {
     assert_eq!(h["target"]["kind"], "package", "{h}");
     assert_eq!(h["target"]["path"], "services/billing", "{h}");
     assert_eq!(h["checks"][0]["command"], "make billing-test", "{h}");
+    assert_eq!(
+        h["ownership"]["warnings"],
+        json!(["path `services/billing` holds no indexed file: the record is a declared package"]),
+        "{h}"
+    );
+    // the record's agent document is indexed: no warning on the matched record
+    let o = docfuse(
+        dir.path(),
+        &["handoff", "--index", "idx", "--json", "ranker"],
+    );
+    let h: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(h["ownership"].get("warnings").is_none(), "{h}");
+    // a route mentions the files it names
+    let o = docfuse(dir.path(), &["graph", "--index", "idx", "src/config.ts"]);
+    assert!(
+        stdout(&o).contains("docfuse.toml mentions it at docfuse.toml:12"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
