@@ -222,10 +222,11 @@ impl PlainProgress {
             String::new()
         };
         eprintln!(
-            "{verb} {}/{} {unit}s ({} %), {rate:.1}/s{left}",
+            "{verb} {}/{} {unit}s ({} %), {}{left}",
             p.done,
             p.total,
-            p.done * 100 / p.total
+            p.done * 100 / p.total,
+            rate_text(rate, unit)
         );
     }
 }
@@ -241,12 +242,29 @@ fn count(n: u64, noun: &str) -> String {
 
 fn style(phase: Phase) -> ProgressStyle {
     let template = match phase {
-        Phase::Embedding => {
-            "{spinner} embedding {pos}/{len} chunks, {per_sec}, eta {eta} {wide_bar}"
-        }
+        Phase::Embedding => "{spinner} embedding {pos}/{len} chunks, {rate}, eta {eta} {wide_bar}",
         _ => "{spinner} indexing {pos}/{len} documents [{elapsed}] {wide_bar}",
     };
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+    ProgressStyle::with_template(template)
+        .map(|s| {
+            s.with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate_text(state.per_sec(), "chunk"));
+                },
+            )
+        })
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// A rate for people: `36 chunks/s`, `1.5 chunks/s` (one decimal under 10 only);
+/// `-` before there is one.
+fn rate_text(per_sec: f64, unit: &str) -> String {
+    match per_sec {
+        r if !r.is_finite() || r <= 0.0 => format!("- {unit}s/s"),
+        r if r < 10.0 => format!("{r:.1} {unit}s/s"),
+        r => format!("{r:.0} {unit}s/s"),
+    }
 }
 
 /// Whether a run wants vectors, and the embedder it loaded (or why it could not).
@@ -288,5 +306,19 @@ impl Vectors {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod rate_tests {
+    #[test]
+    fn a_rate_has_no_more_digits_than_it_means() {
+        assert_eq!(
+            super::rate_text(1_040_751.364_6, "chunk"),
+            "1040751 chunks/s"
+        );
+        assert_eq!(super::rate_text(36.4, "chunk"), "36 chunks/s");
+        assert_eq!(super::rate_text(1.54, "document"), "1.5 documents/s");
+        assert_eq!(super::rate_text(f64::NAN, "chunk"), "- chunks/s");
     }
 }

@@ -94,6 +94,21 @@ impl PathFilter {
             || (kind == EntryKind::Module && self.areas())
     }
 
+    /// Whether a file at `path` may hold entries of the kinds asked for: the kinds of its
+    /// entries by its name ([`EntryKind::of_path`]; the project file holds packages,
+    /// intents and changes). For what is missing from the passages the filters keep.
+    pub fn matches_path_kind(&self, path: &str) -> bool {
+        if self.kinds.is_empty() {
+            return true;
+        }
+        if path == crate::repo::PROJECT_FILE {
+            return [EntryKind::Package, EntryKind::Intent, EntryKind::Change]
+                .into_iter()
+                .any(|k| self.matches_kind(k));
+        }
+        self.matches_kind(EntryKind::of_path(path))
+    }
+
     /// Whether areas are asked for: module hits are then reported as the folders that
     /// hold them, one result per folder.
     pub fn areas(&self) -> bool {

@@ -42,8 +42,12 @@ pub struct Retrieval {
     /// mtime check, see [`crate::read::stale`]); `docfuse refresh` brings it up to date.
     pub stale: bool,
     /// The query's content words no indexed passage contains (stop words aside; analysed,
-    /// lower-cased forms), in query order: the documentation may not cover them.
+    /// lower-cased forms), in query order: the documentation may not cover them. With
+    /// filters, the words no passage the filters keep contains.
     pub missing_words: Vec<String>,
+    /// Filters (path prefix, globs, kinds) narrowed the search: `missing_words` are of
+    /// the passages they keep, not of the whole index.
+    pub filtered: bool,
 }
 
 /// Where a chunk is, without its text (kept only for a JSONL source, which has no files).

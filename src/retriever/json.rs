@@ -177,6 +177,7 @@ impl SearchEnvelope {
                 r.documents.len(),
                 all_unmatched,
                 r.mode != super::Mode::Lexical,
+                r.filtered,
             )
         };
         SearchEnvelope {
@@ -197,13 +198,15 @@ impl SearchEnvelope {
 /// every interface (CLI note, MCP text): the content words no passage contains, and
 /// whether any result shares a content word with the query (`all_unmatched`: none does,
 /// so every result is a semantic neighbour or shares only stop words; `with_vectors`:
-/// the answer used vectors, so such results are semantic neighbours). `None` when the
-/// results match the query's words.
+/// the answer used vectors, so such results are semantic neighbours). `filtered`: the
+/// words are missing from the passages the filters keep, which the note says (the index
+/// may hold them elsewhere). `None` when the results match the query's words.
 pub fn coverage_note(
     missing_words: &[String],
     results: usize,
     all_unmatched: bool,
     with_vectors: bool,
+    filtered: bool,
 ) -> Option<String> {
     let quoted = |w: &[String]| {
         w.iter()
@@ -211,24 +214,25 @@ pub fn coverage_note(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let none = match filtered {
+        true => "No passage the filters keep contains",
+        false => "No passage contains",
+    };
     if results == 0 {
-        return (!missing_words.is_empty())
-            .then(|| format!("No passage contains {}.", quoted(missing_words)));
+        return (!missing_words.is_empty()).then(|| format!("{none} {}.", quoted(missing_words)));
     }
     match (missing_words.is_empty(), all_unmatched) {
         (true, false) => None,
-        (true, true) if with_vectors => Some(
-            "No passage contains the query's words: these are semantic neighbours only.".into(),
-        ),
-        (true, true) => Some(
-            "These results share only common words with the query.".into(),
-        ),
+        (true, true) if with_vectors => Some(format!(
+            "{none} the query's words: these are semantic neighbours only."
+        )),
+        (true, true) => Some("These results share only common words with the query.".into()),
         (false, true) => Some(format!(
-            "No passage contains {}: the documentation may not cover this question; these results share only common words or meaning with it.",
+            "{none} {}: the documentation may not cover this question; these results share only common words or meaning with it.",
             quoted(missing_words)
         )),
         (false, false) => Some(format!(
-            "No passage contains {}: the results match only the query's other words.",
+            "{none} {}: the results match only the query's other words.",
             quoted(missing_words)
         )),
     }
@@ -263,22 +267,27 @@ mod tests {
     fn the_coverage_note_claims_only_what_holds() {
         let words = ["capital".to_string(), "france".to_string()];
         assert_eq!(
-            coverage_note(&words, 0, true, true).as_deref(),
+            coverage_note(&words, 0, true, true, false).as_deref(),
             Some("No passage contains `capital`, `france`.")
         );
-        assert!(coverage_note(&words, 3, true, true)
+        assert!(coverage_note(&words, 3, true, true, false)
             .unwrap()
             .contains("may not cover"));
-        assert!(coverage_note(&words[1..], 3, false, true)
+        assert!(coverage_note(&words[1..], 3, false, true, false)
             .unwrap()
             .contains("match only the query's other words"));
-        assert!(coverage_note(&[], 3, true, true)
+        assert!(coverage_note(&[], 3, true, true, false)
             .unwrap()
             .contains("semantic neighbours only"));
-        assert_eq!(coverage_note(&[], 3, false, true), None);
-        assert_eq!(coverage_note(&[], 0, true, true), None);
+        assert_eq!(coverage_note(&[], 3, false, true, false), None);
+        // with filters, the words are missing from what the filters keep only
         assert_eq!(
-            coverage_note(&[], 3, true, false).as_deref(),
+            coverage_note(&words, 0, true, true, true).as_deref(),
+            Some("No passage the filters keep contains `capital`, `france`.")
+        );
+        assert_eq!(coverage_note(&[], 0, true, true, false), None);
+        assert_eq!(
+            coverage_note(&[], 3, true, false, false).as_deref(),
             Some("These results share only common words with the query.")
         );
     }

@@ -59,7 +59,9 @@ pub(super) fn search(
         true => resp.missing_words,
         // (the snapshot unreadable: the whole index's words, as without a filter)
         false => index
-            .missing_words_in(query, &params, &|_, path| filter.matches(path))
+            .missing_words_in(query, &params, &|_, path| {
+                filter.matches(path) && filter.matches_path_kind(path)
+            })
             .unwrap_or(resp.missing_words),
     };
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
@@ -105,6 +107,7 @@ pub(super) fn search(
         generation,
         stale,
         missing_words,
+        filtered: !filter.is_empty(),
     })
 }
 

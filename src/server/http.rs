@@ -575,7 +575,26 @@ fn foreign(headers: &HeaderMap, hosts: &[String]) -> Option<String> {
     None
 }
 
+/// Why a request's `Host` is malformed, if it is: more than one `Host` header, or none on
+/// an HTTP/1.1 request without an authority in its target (RFC 9112 §3.2: a server
+/// answers either with 400).
+fn bad_host(req: &Request) -> Option<String> {
+    let n = req.headers().get_all(header::HOST).iter().count();
+    if n > 1 {
+        return Some(format!(
+            "a request carries one Host header; this one carries {n}"
+        ));
+    }
+    if n == 0 && req.version() == axum::http::Version::HTTP_11 && req.uri().authority().is_none() {
+        return Some("an HTTP/1.1 request carries a Host header; this one has none".into());
+    }
+    None
+}
+
 async fn host_guard(State(hosts): State<Arc<Vec<String>>>, req: Request, next: Next) -> Response {
+    if let Some(why) = bad_host(&req) {
+        return ApiError::new(StatusCode::BAD_REQUEST, "bad_host", why).into_response();
+    }
     match foreign(req.headers(), &hosts) {
         Some(why) => ApiError::new(StatusCode::FORBIDDEN, "forbidden_host", why).into_response(),
         None => next.run(req).await,

@@ -72,6 +72,7 @@ fn http(idx: &Path, config: HttpConfig, req: Request<Body>) -> (StatusCode, Valu
 
 fn post(body: &Value) -> Request<Body> {
     Request::builder()
+        .header(axum::http::header::HOST, "localhost")
         .method(Method::POST)
         .uri("/v1/search")
         .header(header::CONTENT_TYPE, "application/json")
@@ -80,7 +81,11 @@ fn post(body: &Value) -> Request<Body> {
 }
 
 fn get(uri: &str) -> Request<Body> {
-    Request::builder().uri(uri).body(Body::empty()).unwrap()
+    Request::builder()
+        .header(axum::http::header::HOST, "localhost")
+        .uri(uri)
+        .body(Body::empty())
+        .unwrap()
 }
 
 /// One validation case: the CLI flags, the JSON arguments (same for HTTP and MCP), the
@@ -541,6 +546,15 @@ fn a_foreign_host_or_origin_is_refused_without_document_text() {
         assert_eq!(v["error"]["code"], "forbidden_host");
         assert!(!v.to_string().contains("--jobs"), "no document text: {v}");
     }
+    // two Host headers, or none on an HTTP/1.1 request, is a bad request (RFC 9112 §3.2)
+    for bad in [vec![("host", "localhost"), ("host", "127.0.0.1")], vec![]] {
+        let (status, v, _) = with(&bad);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {v}");
+        assert_eq!(v["error"]["code"], "bad_host");
+        assert!(!v.to_string().contains("--jobs"), "no document text: {v}");
+    }
+    let (status, _, _) = with(&[("host", "localhost:7700")]);
+    assert_eq!(status, StatusCode::OK);
     let (status, v, _) = with(&[
         ("host", "localhost:7700"),
         ("origin", "http://localhost:7700"),
@@ -924,7 +938,10 @@ fn under_path_filters_a_word_only_other_files_hold_is_missing_on_every_interface
             .all(|r| r["path"].as_str().unwrap().starts_with("b/")));
     }
     let text = r["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("No passage contains `cache`"), "{text}");
+    assert!(
+        text.contains("No passage the filters keep contains `cache`"),
+        "{text}"
+    );
     // the same with globs and excludes, on files before and after the held one
     let v = json_of(&["--glob", "d/*.md", "--glob", "a/*.md", q]);
     assert_eq!(v["missing_words"], json!(["cache", "build"]), "{v}");

@@ -61,6 +61,7 @@ async fn send(app: &Router, req: Request<Body>) -> (StatusCode, Value) {
 
 fn post(uri: &str, body: impl Into<String>) -> Request<Body> {
     Request::builder()
+        .header(axum::http::header::HOST, "localhost")
         .method(Method::POST)
         .uri(uri)
         .header(header::CONTENT_TYPE, "application/json")
@@ -69,7 +70,11 @@ fn post(uri: &str, body: impl Into<String>) -> Request<Body> {
 }
 
 fn get(uri: &str) -> Request<Body> {
-    Request::builder().uri(uri).body(Body::empty()).unwrap()
+    Request::builder()
+        .header(axum::http::header::HOST, "localhost")
+        .uri(uri)
+        .body(Body::empty())
+        .unwrap()
 }
 
 /// Asserts the stable error shape `{"error": {"code", "message"}}` and returns the code.
@@ -280,6 +285,7 @@ async fn bad_search_requests_are_4xx_with_the_error_shape() {
         ),
         (
             Request::builder()
+                .header(axum::http::header::HOST, "localhost")
                 .method(Method::POST)
                 .uri("/v1/search")
                 .body(Body::from(r#"{"query": "x"}"#))

@@ -243,6 +243,17 @@ fn the_kind_filter_holds_on_every_interface() {
     let kinds: Vec<String> = results(&v).into_iter().map(|r| r.0).collect();
     assert!(kinds.contains(&"package".to_string()) && kinds.contains(&"document".to_string()));
     assert!(!kinds.contains(&"module".to_string()));
+    // a filter that keeps no passage holding the word says so, not that none does
+    let o = docfuse(
+        dir.path(),
+        &["search", "--index", "idx", "--kind", "package", "tokenize"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("No passage the filters keep contains `tokenize`"),
+        "{}",
+        stderr(&o)
+    );
     // areas: the module hits of each folder as one result, its best passage cited
     let v = search(dir.path(), &["--kind", "area", "ranks parsed query"]);
     let r = &v["results"][0];
