@@ -1,6 +1,7 @@
 //! Reading files docfuse wrote itself (manifest, generation files, caches) without ever
 //! blocking: anything but a regular file in their place — a FIFO, a device, a folder —
-//! is refused, since reading a FIFO waits forever for a writer.
+//! is refused, since reading a FIFO waits forever for a writer. And the name of a
+//! temporary file written beside another before a rename ([`temp_beside`]).
 //!
 //! Must not import any other docfuse module (foundation layer).
 
@@ -81,5 +82,36 @@ mod tests {
             assert_eq!(e.kind(), ErrorKind::InvalidInput);
             assert!(e.to_string().contains("not a regular file"), "{e}");
         }
+    }
+}
+
+/// A temporary file's path in the folder of `path`, for a write renamed into place: a
+/// hidden name of fixed length (`.docfuse-tmp-<pid>-<n>`, unique in this process), so a
+/// file whose own name is near the file system's limit (255 bytes) can still be
+/// written — a name grown from the original (`.<name>.tmp`) would not fit.
+pub fn temp_beside(path: &Path) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    dir.join(format!(".docfuse-tmp-{}-{n}", std::process::id()))
+}
+
+#[cfg(test)]
+mod temp_tests {
+    #[test]
+    fn a_temp_name_does_not_grow_with_the_name_it_stands_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join("a".repeat(250) + ".tar");
+        let (a, b) = (super::temp_beside(&long), super::temp_beside(&long));
+        assert_ne!(a, b, "unique in the process");
+        assert_eq!(a.parent(), long.parent());
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(".docfuse-tmp-") && name.len() < 48,
+            "{name}"
+        );
+        std::fs::write(&a, b"x").unwrap();
+        std::fs::rename(&a, &long).unwrap();
+        assert_eq!(std::fs::read(&long).unwrap(), b"x");
     }
 }

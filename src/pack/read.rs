@@ -257,11 +257,7 @@ pub fn install(pack: &Pack, packs_dir: &Path) -> Result<Installed, PackError> {
 fn write_file(dest: &Path, body: &[u8]) -> Result<(), PackError> {
     let parent = dest.parent().unwrap_or(dest);
     std::fs::create_dir_all(parent).map_err(|e| PackError::io("cannot create", parent, e))?;
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.docfuse-new-{}", std::process::id()));
+    let tmp = crate::fsio::temp_beside(dest);
     std::fs::write(&tmp, body).map_err(|e| PackError::io("cannot write", &tmp, e))?;
     if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
         let _ = std::fs::remove_dir_all(dest);

@@ -62,7 +62,7 @@ pub fn write(
         created_at: now_rfc3339(),
         files,
     };
-    let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+    let tmp = crate::fsio::temp_beside(out);
     let written = write_tar(&tmp, &manifest, &bodies).and_then(|()| {
         std::fs::rename(&tmp, out).map_err(|e| PackError::io("cannot write", out, e))
     });

@@ -11,11 +11,7 @@ use std::path::Path;
 /// [`Error::Io`] naming the temp file or the folder that failed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let tmp = crate::fsio::temp_beside(path);
     let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io("write", &tmp, e))?;

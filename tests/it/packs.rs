@@ -268,3 +268,45 @@ fn dropping_the_only_pack_leaves_an_empty_index_that_takes_it_again() {
     assert_eq!(again["chunks"], first["chunks"], "{again}");
     assert_eq!(top(p, "feed the pets")["path"], "guide/feeding.md");
 }
+
+/// A pack, and a page in it, whose names are near the file system's 255-byte limit are
+/// written and ingested: no temporary name grows from them.
+#[test]
+fn names_near_the_file_name_limit_are_packed_and_ingested() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    service_docs(&p.join("svc"));
+    let page = format!("{}.md", "p".repeat(248));
+    fs::write(
+        p.join("svc").join(&page),
+        "# Long\n\nA page named at the limit.\n",
+    )
+    .unwrap();
+    let out = format!("{}.tar.gz", "n".repeat(248));
+    let o = docfuse(p, &["pack", "svc", "-o", &out, "--repo", "pets", "--json"]);
+    json_of(&o);
+    let v = json_of(&docfuse(
+        p,
+        &["index", "--json", "--no-embeddings", "--pack", &out],
+    ));
+    assert_eq!(v["files"]["added"].as_u64(), Some(4), "{v}");
+    assert_eq!(top(p, "a page named at the limit")["path"], page.as_str());
+    let leftovers: Vec<String> = walkdir(p)
+        .into_iter()
+        .filter(|n| n.starts_with(".docfuse-tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Every file name under `dir`, recursively.
+fn walkdir(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+        }
+        out.push(e.file_name().to_string_lossy().into_owned());
+    }
+    out
+}
