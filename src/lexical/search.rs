@@ -332,8 +332,10 @@ impl LexicalIndex {
         self.mark_exact(&searcher, text, &mut accs)?;
         mark_whole_identifiers(text, &qterms, &mut accs);
         self.fill_lengths_and_ords(&searcher, &mut accs)?;
-        let shape = QueryShape::with_intent(text);
-        let asks_for_owner = asks_for_owner(text);
+        // the query's plain words, read once for both intents
+        let words = crate::analysis::plain_query_words(text);
+        let shape = QueryShape::with_intent(text, &words);
+        let asks_for_owner = asks_for_owner(&words);
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
@@ -764,9 +766,9 @@ const OWNER_WORDS: [&str; 10] = [
     "responsible",
 ];
 
-/// Whether a query asks who owns or maintains something ([`OWNER_WORDS`]).
-fn asks_for_owner(query: &str) -> bool {
-    let words = crate::analysis::plain_query_words(query);
+/// Whether a query of plain words `words` asks who owns or maintains something
+/// ([`OWNER_WORDS`]).
+fn asks_for_owner(words: &std::collections::HashSet<String>) -> bool {
     OWNER_WORDS.iter().any(|w| words.contains(*w))
 }
 
@@ -796,9 +798,8 @@ const CODE_INTENT_WORDS: [&str; 14] = [
 
 impl QueryShape {
     /// [`Self::of`], with [`QueryShape::CodeWords`] for a question of words that asks
-    /// for code.
-    fn with_intent(query: &str) -> QueryShape {
-        let words = crate::analysis::plain_query_words(query);
+    /// for code; `words` are its plain words ([`crate::analysis::plain_query_words`]).
+    fn with_intent(query: &str, words: &std::collections::HashSet<String>) -> QueryShape {
         let has = |w: &str| words.contains(w);
         // `code` alone is often another thing (an exit or status code): it asks for code
         // in a question of which (`which code writes the RECORD file`)
@@ -1132,6 +1133,10 @@ mod tests {
         assert_eq!(QueryShape::of("version 1.5"), QueryShape::Words);
     }
 
+    fn shape(q: &str) -> QueryShape {
+        QueryShape::with_intent(q, &crate::analysis::plain_query_words(q))
+    }
+
     #[test]
     fn questions_that_ask_for_code() {
         for q in [
@@ -1142,7 +1147,7 @@ mod tests {
             "which code writes the RECORD file",
             "Rc::strong_count",
         ] {
-            assert!(QueryShape::with_intent(q).asks_for_code(), "{q}");
+            assert!(shape(q).asks_for_code(), "{q}");
         }
         for q in [
             "what does exit code 2 mean",
@@ -1151,7 +1156,7 @@ mod tests {
             "guide/install.md",
             "\"where is the function\" in quotes",
         ] {
-            assert!(!QueryShape::with_intent(q).asks_for_code(), "{q}");
+            assert!(!shape(q).asks_for_code(), "{q}");
         }
     }
 
