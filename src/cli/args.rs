@@ -108,7 +108,9 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:7700")]
     pub addr: std::net::SocketAddr,
-    /// Allow listening on a non-loopback address (the API has no authentication).
+    /// Allow listening on a non-loopback address (the API has no authentication: put a
+    /// proxy in front that authenticates; `--max-connections` and
+    /// `--header-timeout-ms` bound what idle and slow clients hold).
     #[arg(long)]
     pub allow_remote: bool,
     /// Answer `503 timeout` to a request taking longer than this many milliseconds.
@@ -129,6 +131,15 @@ pub struct ServeArgs {
     /// overloaded` with `Retry-After: 1` at once.
     #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_MAX_QUEUED)]
     pub max_queued: usize,
+    /// Most connections open at once (lowered to what the open-file limit allows); one
+    /// more is answered `503 overloaded` and closed.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
+    /// Close a connection whose request head is not complete within this many
+    /// milliseconds; also how long a kept-alive connection may wait idle for its next
+    /// request.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
     #[command(flatten)]
     pub watch: WatchArgs,
 }

@@ -2,7 +2,7 @@
 
 use super::args::ServeArgs;
 use crate::retriever::DocfuseRetriever;
-use crate::server::http::{router_with, serve, HttpConfig};
+use crate::server::http::{router_with, serve_connections, ConnLimits, HttpConfig};
 use crate::server::jobs::RefreshJobs;
 use anyhow::Context;
 use std::time::Duration;
@@ -14,6 +14,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         a.addr
     );
     anyhow::ensure!(a.timeout_ms > 0, "`--timeout-ms` must be positive");
+    anyhow::ensure!(
+        a.header_timeout_ms > 0,
+        "`--header-timeout-ms` must be positive"
+    );
+    let limits = ConnLimits {
+        max_connections: a.max_connections,
+        header_read_timeout: Duration::from_millis(a.header_timeout_ms),
+    };
     let budget = super::mcp::budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?.with_max_queued(a.max_queued);
     if a.watch.watch {
@@ -60,9 +68,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
             "docfuse: serving `{}` on http://{local} (POST /v1/search, GET /v1/passage, GET /v1/document, GET /v1/handoff, GET /v1/status{refresh}, GET /healthz); Ctrl-C stops",
             a.index.display()
         );
-        serve(
+        serve_connections(
             listener,
             router_with(retriever, config, jobs),
+            limits,
             shutdown_signal(),
         )
             .await

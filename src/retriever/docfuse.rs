@@ -1,8 +1,11 @@
 //! The docfuse index as a [`Retriever`]: searches run on a blocking thread pool, bounded by
-//! a semaphore (one search per core by default); the others wait, as many as
-//! [`DocfuseRetriever::with_max_queued`] allows (unbounded unless set; `docfuse serve`
-//! sets [`DEFAULT_MAX_QUEUED`]), and one more is refused at once with
-//! [`RetrieveError::Overloaded`]; the search itself is
+//! a semaphore (one search per core by default), and so do reads (passages, documents,
+//! handoffs, status: [`READS_PER_CORE`] per core, a lane of their own so they never wait
+//! behind searches); the others wait, as many as
+//! [`DocfuseRetriever::with_max_queued`] allows in both lanes together (unbounded unless
+//! set; `docfuse serve` sets [`DEFAULT_MAX_QUEUED`]), and one more is refused at once
+//! with [`RetrieveError::Overloaded`]. So threads and memory are bounded by these
+//! settings, not by the number of clients. The search itself is
 //! [`super::search`]. A retriever follows its index: each request first checks the
 //! manifest (one `stat`) and, when a refresh has published another generation, opens it;
 //! a request in flight finishes on the generation it started on.
@@ -23,6 +26,11 @@ use tokio::sync::Semaphore;
 /// default); one more is refused as overloaded.
 pub const DEFAULT_MAX_QUEUED: usize = 64;
 
+/// Reads (passage, document, handoff, status) that may run at once per core: they are
+/// mostly I/O, so more than one per core keeps the disk busy; each holds a blocking
+/// thread and its buffers while it runs.
+pub const READS_PER_CORE: usize = 2;
+
 /// The docfuse index behind the [`Retriever`] API. Cheap to clone (shared state).
 ///
 /// The embedding model, once loaded, stays loaded for the life of the value; the index
@@ -37,7 +45,10 @@ struct Current {
     inner: RwLock<Arc<Inner>>,
     stamp: Mutex<Option<ManifestStamp>>,
     permits: Arc<Semaphore>,
-    /// Searches waiting for a permit now, and how many may (shared by every clone).
+    /// Reads running at once (see [`READS_PER_CORE`]).
+    read_permits: Arc<Semaphore>,
+    /// Searches and reads waiting for a permit now, and how many may (shared by every
+    /// clone).
     queued: AtomicUsize,
     max_queued: AtomicUsize,
 }
@@ -126,19 +137,21 @@ impl DocfuseRetriever {
     /// allows; no bound unless set).
     pub fn with_concurrency(index: impl Into<Arc<DocIndex>>, searches: usize) -> Self {
         let index: Arc<DocIndex> = index.into();
-        let permits = Arc::new(Semaphore::new(searches.max(1)));
+        let searches = searches.max(1);
         DocfuseRetriever {
             current: Arc::new(Current {
                 stamp: Mutex::new(manifest_stamp(index.dir())),
                 inner: RwLock::new(Arc::new(Inner::new(index))),
-                permits,
+                permits: Arc::new(Semaphore::new(searches)),
+                read_permits: Arc::new(Semaphore::new(searches * READS_PER_CORE)),
                 queued: AtomicUsize::new(0),
                 max_queued: AtomicUsize::new(usize::MAX),
             }),
         }
     }
 
-    /// At most `max_queued` searches wait for a permit; one more is refused at once with
+    /// At most `max_queued` searches and reads wait for a permit; one more is refused at
+    /// once with
     /// [`RetrieveError::Overloaded`] (the HTTP API answers `503` with `Retry-After`).
     /// Clones share one queue: the bound applies to all of them.
     pub fn with_max_queued(self, max_queued: usize) -> Self {
@@ -149,20 +162,34 @@ impl DocfuseRetriever {
     /// Takes every search permit until the returned guard is dropped (tests of the queue).
     #[cfg(test)]
     pub(crate) async fn hold_all_permits(&self) -> tokio::sync::OwnedSemaphorePermit {
-        let n = self.current.permits.available_permits() as u32;
-        self.current
-            .permits
+        Self::hold_all(&self.current.permits).await
+    }
+
+    /// Takes every read permit until the returned guard is dropped (tests of the queue).
+    #[cfg(test)]
+    pub(crate) async fn hold_all_read_permits(&self) -> tokio::sync::OwnedSemaphorePermit {
+        Self::hold_all(&self.current.read_permits).await
+    }
+
+    #[cfg(test)]
+    async fn hold_all(permits: &Arc<Semaphore>) -> tokio::sync::OwnedSemaphorePermit {
+        let n = permits.available_permits() as u32;
+        permits
             .clone()
             .acquire_many_owned(n)
             .await
             .expect("the semaphore is never closed")
     }
 
-    /// A search permit: at once when one is free; else a place in the wait queue, or
+    /// A permit of `lane`: at once when one is free; else a place in the wait queue, or
     /// [`RetrieveError::Overloaded`] when the queue is full.
-    async fn search_permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, RetrieveError> {
+    async fn permit(&self, lane: Lane) -> Result<tokio::sync::OwnedSemaphorePermit, RetrieveError> {
         let c = &self.current;
-        if let Ok(p) = c.permits.clone().try_acquire_owned() {
+        let permits = match lane {
+            Lane::Search => &c.permits,
+            Lane::Read => &c.read_permits,
+        };
+        if let Ok(p) = permits.clone().try_acquire_owned() {
             return Ok(p);
         }
         let max = c.max_queued.load(Ordering::SeqCst);
@@ -179,7 +206,7 @@ impl DocfuseRetriever {
             });
         }
         let _place = QueuePlace(&c.queued);
-        c.permits
+        permits
             .clone()
             .acquire_owned()
             .await
@@ -301,7 +328,7 @@ impl DocfuseRetriever {
         options: &RetrieveOptions,
     ) -> Result<Retrieval, RetrieveError> {
         let (query, options) = (query.to_string(), options.clone());
-        self.run_blocking(true, move |inner| {
+        self.run_blocking(Lane::Search, move |inner| {
             super::search::search(inner, &query, &options)
         })
         .await
@@ -344,7 +371,7 @@ impl DocfuseRetriever {
         max_bytes: usize,
     ) -> Result<Passage, RetrieveError> {
         let request = request.clone();
-        self.run_blocking(false, move |inner| {
+        self.run_blocking(Lane::Read, move |inner| {
             passage::read(inner, &request, max_bytes)
         })
         .await
@@ -386,7 +413,7 @@ impl DocfuseRetriever {
         max_bytes: usize,
     ) -> Result<super::Document, RetrieveError> {
         let request = request.clone();
-        self.run_blocking(false, move |inner| {
+        self.run_blocking(Lane::Read, move |inner| {
             super::document::read(inner, &request, max_bytes)
         })
         .await
@@ -405,7 +432,7 @@ impl DocfuseRetriever {
         caveats: bool,
     ) -> Result<super::Handoff, RetrieveError> {
         let target = target.to_string();
-        self.run_blocking(false, move |inner| {
+        self.run_blocking(Lane::Read, move |inner| {
             crate::views::handoff_for_entity(&inner.index, &target, caveats).map_err(|e| match e {
                 crate::Error::NotFound(m) => RetrieveError::NotFound(m),
                 e => RetrieveError::Engine(e),
@@ -419,7 +446,7 @@ impl DocfuseRetriever {
     /// # Errors
     /// [`RetrieveError::Engine`] when the snapshot is damaged or a root has gone.
     pub async fn status(&self) -> Result<IndexStatus, RetrieveError> {
-        self.run_blocking(false, |inner| index_status(&inner.index))
+        self.run_blocking(Lane::Read, |inner| index_status(&inner.index))
             .await
     }
 
@@ -428,7 +455,7 @@ impl DocfuseRetriever {
     pub async fn vector_health(&self) -> Result<(), String> {
         // One query embedded: the model's query session is created on first use, so a
         // server's first hybrid request would otherwise pay for it.
-        self.run_blocking(false, |inner| {
+        self.run_blocking(Lane::Read, |inner| {
             let index = &inner.index;
             Ok(index
                 .vector_side()
@@ -439,20 +466,15 @@ impl DocfuseRetriever {
         .unwrap_or_else(|e| Err(e.to_string()))
     }
 
-    /// Runs `f` on the blocking pool (or a thread of its own outside a tokio runtime).
-    /// A `bounded` job (a search: CPU-bound) first waits for a search permit and holds it
-    /// until `f` returns, even if the caller stops waiting; reads and status checks
-    /// (I/O-bound, cheap) do not queue behind searches.
+    /// Runs `f` on the blocking pool (or a thread of its own outside a tokio runtime)
+    /// once it holds a permit of `lane`, kept until `f` returns even if the caller stops
+    /// waiting. Reads (I/O-bound) do not queue behind searches (CPU-bound).
     async fn run_blocking<T: Send + 'static>(
         &self,
-        bounded: bool,
+        lane: Lane,
         f: impl FnOnce(&Inner) -> Result<T, RetrieveError> + Send + 'static,
     ) -> Result<T, RetrieveError> {
-        let permit = if bounded {
-            Some(self.search_permit().await?)
-        } else {
-            None
-        };
+        let permit = self.permit(lane).await?;
         let inner = self.inner();
         let job = move || {
             let out = f(&inner);
@@ -473,6 +495,13 @@ impl DocfuseRetriever {
             }
         }
     }
+}
+
+/// Which permits a blocking job takes: searches (one per core) or reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Search,
+    Read,
 }
 
 /// A place in the wait queue, given back when dropped (the search got its permit, or

@@ -536,3 +536,42 @@ fn a_full_wait_queue_refuses_a_search_at_once_and_the_queued_one_still_answers()
         }
     });
 }
+
+#[test]
+fn reads_wait_in_a_bounded_lane_of_their_own() {
+    use futures::FutureExt;
+    let (_tmp, r) = indexed(&sample_docs());
+    let one = DocfuseRetriever::with_concurrency(
+        std::sync::Arc::new(crate::read::DocIndex::open(r.index().dir()).unwrap()),
+        1,
+    )
+    .with_max_queued(1);
+    let request = PassageRequest {
+        path: Some("guide/install.md".into()),
+        ..PassageRequest::default()
+    };
+    rt().block_on(async {
+        // searches busy: a read does not wait behind them
+        let searching = one.hold_all_permits().await;
+        assert!(one.read_passage(&request).await.is_ok());
+        drop(searching);
+        // reads busy: one read queues, the next is refused at once, as are a status
+        // check and a handoff (one queue for both lanes)
+        let reading = one.hold_all_read_permits().await;
+        let mut queued = Box::pin(one.read_passage(&request));
+        assert!(
+            (&mut queued).now_or_never().is_none(),
+            "waits for a read permit"
+        );
+        for refused in [
+            refused_at_once(one.read_passage(&request)).await,
+            refused_at_once(one.status()).await,
+            refused_at_once(one.handoff("guide/install.md", false)).await,
+        ] {
+            assert_eq!(refused.code(), "overloaded", "{refused:?}");
+        }
+        drop(reading);
+        let passage = queued.await.unwrap();
+        assert_eq!(passage.path, "guide/install.md");
+    });
+}

@@ -22,6 +22,7 @@
 //! docs through the developer's browser).
 
 use super::jobs::{JobView, RefreshJobs, KEPT_JOBS};
+pub use super::listen::{serve_connections, ConnLimits};
 use super::ErrorBody;
 use crate::retriever::{
     fit_contents, fit_response, passage_args, search_args, Budget, DocfuseRetriever, IndexStatus,
@@ -152,8 +153,9 @@ pub fn with_limits(routes: Router, config: &HttpConfig) -> Router {
         .layer(axum::middleware::from_fn_with_state(hosts, host_guard))
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves (each request knows its peer's
-/// address: `POST /v1/refresh` answers loopback peers only).
+/// Serves `app` on `listener` until `shutdown` resolves, with the default
+/// [`ConnLimits`] (each request knows its peer's address: `POST /v1/refresh` answers
+/// loopback peers only).
 ///
 /// # Errors
 /// An I/O error of the listener.
@@ -162,12 +164,7 @@ pub async fn serve(
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    serve_connections(listener, app, ConnLimits::default(), shutdown).await
 }
 
 /// An error response: a status, the JSON error body and, for a request refused under

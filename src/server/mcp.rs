@@ -487,14 +487,21 @@ pub async fn serve_stdio(retriever: DocfuseRetriever, budget: Budget) -> std::io
             }
         }
     });
+    let (sdk_in, sdk_out, wire) = super::mcp_wire::wire(tokio::io::stdin(), tokio::io::stdout());
     let service = match DocfuseMcp::new(retriever, budget)
-        .serve(rmcp::transport::stdio())
+        .serve((sdk_in, sdk_out))
         .await
     {
         Ok(s) => s,
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), wire).await;
+            return Ok(());
+        }
         Err(e) => return Err(std::io::Error::other(e)),
     };
     service.waiting().await.map_err(std::io::Error::other)?;
+    // every answer written; a client that keeps stdin open after the session ended is
+    // not waited for
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), wire).await;
     Ok(())
 }

@@ -10,16 +10,20 @@
 //! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
 //! `http` (axum: `/v1/search`, `/v1/passage`, `/v1/document`, `/v1/handoff`, `/v1/status`,
 //! `POST /v1/refresh` and `/v1/refresh/{job}` for loopback peers only, `/healthz`, JSON
-//! errors, Host/Origin guard, body limit, timeout), `jobs.rs` (refresh jobs one at a time
+//! errors, Host/Origin guard, body limit, timeout), `listen.rs` (the accept loop: header and
+//! idle timeout, connection cap), `jobs.rs` (refresh jobs one at a time
 //! on a thread; what a job runs is handed in by `cli`, so the server never imports it) and
 //! `mcp` (rmcp on stdio: `search_docs`, `read_passage`, `read_document`, `index_status`,
-//! `handoff`; `mcp_schema.rs`: hand-written strict JSON Schemas); sees the engine only
+//! `handoff`; `mcp_schema.rs`: hand-written strict JSON Schemas; `mcp_wire.rs`: stdio
+//! framing that answers malformed JSON-RPC with -32700/-32600); sees the engine only
 //! through `retriever`; never prints
 
 pub mod http;
 pub mod jobs;
+pub mod listen;
 pub mod mcp;
 pub mod mcp_schema;
+pub mod mcp_wire;
 
 use crate::retriever::RetrieveError;
 use serde::Serialize;

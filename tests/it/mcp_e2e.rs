@@ -196,20 +196,33 @@ fn lines_of(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<Stri
     rx
 }
 
-#[test]
-fn stdout_carries_only_json_rpc_and_the_server_exits_on_eof() {
-    let s = setup();
+/// `docfuse mcp` on `index` with log level `log`: the child, its stdout lines and stdin.
+fn spawn_mcp(
+    index: &Path,
+    log: &str,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    std::process::ChildStdin,
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
         .args(["mcp", "--index"])
-        .arg(&s.index)
-        .env("DOCFUSE_LOG", "debug")
+        .arg(index)
+        .env("DOCFUSE_LOG", log)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let rx = lines_of(child.stdout.take().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, rx, stdin)
+}
+
+#[test]
+fn stdout_carries_only_json_rpc_and_the_server_exits_on_eof() {
+    let s = setup();
+    let (mut child, rx, mut stdin) = spawn_mcp(&s.index, "debug");
     let messages = [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -270,4 +283,65 @@ fn stdout_carries_only_json_rpc_and_the_server_exits_on_eof() {
     assert!(!lines.join("\n").contains(&s.secret));
     assert!(!log.contains(&s.secret));
     assert!(!log.is_empty(), "debug logs go to stderr");
+}
+
+#[test]
+fn malformed_messages_are_answered_as_json_rpc_says_and_logged() {
+    let s = setup();
+    let (mut child, rx, mut stdin) = spawn_mcp(&s.index, "warn");
+    // (message, the error code of its answer, or 0 for a result)
+    let exchanges: [(&str, i64); 6] = [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+            0,
+        ),
+        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/list""#, -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"\ud800"}}}"#,
+            -32700,
+        ),
+        (r#"{"jsonrpc":"2.0","id":4,"method":7}"#, -32600),
+        (r#"["not", "a", "request"]"#, -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"cargo build --release","limit":1}}}"#,
+            0,
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (i, (m, _)) in exchanges.iter().enumerate() {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("message {i} got no answer within 30 s: {m}"));
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+        if i == 0 {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(status.success(), "{log}");
+    for ((m, code), a) in exchanges.iter().zip(&answers) {
+        assert_eq!(a["jsonrpc"], "2.0", "{a}");
+        if *code == 0 {
+            assert!(a.get("result").is_some(), "{m} → {a}");
+        } else {
+            assert_eq!(a["error"]["code"], *code, "{m} → {a}");
+        }
+    }
+    assert_eq!(answers[1]["id"], serde_json::Value::Null);
+    assert_eq!(answers[3]["id"], 4);
+    let hits = answers[5]["result"]["structuredContent"]["results"]
+        .as_array()
+        .unwrap();
+    assert_eq!(hits.len(), 1, "the session goes on after bad input");
+    assert_eq!(log.matches("answered -32700").count(), 2, "{log}");
+    assert_eq!(log.matches("answered -32600").count(), 2, "{log}");
 }

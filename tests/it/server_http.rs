@@ -926,3 +926,111 @@ async fn a_path_held_by_two_roots_needs_its_root_on_every_read() {
         assert!(v.to_string().contains("bravo bananas"), "{v}");
     }
 }
+
+/// Serves `app()` over a loopback socket with `limits` on a runtime of its own; returns
+/// the address and a sender that stops it.
+fn served(
+    limits: docfuse::server::http::ConnLimits,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addr_tx.send(listener.local_addr().unwrap()).unwrap();
+            let stop = async {
+                let _ = rx.await;
+            };
+            docfuse::server::http::serve_connections(listener, app(), limits, stop)
+                .await
+                .unwrap();
+        });
+    });
+    (addr_rx.recv().unwrap(), tx)
+}
+
+/// Reads until the server closes the connection (or `within` passes: `None`).
+fn closed_within(s: &mut std::net::TcpStream, within: Duration) -> Option<Vec<u8>> {
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return Some(got),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Some(got),
+            Err(_) => return None,
+        }
+    }
+}
+
+const HEALTH: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+#[test]
+fn idle_and_slow_header_connections_are_closed_after_the_header_timeout() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let (addr, _stop) = served(docfuse::server::http::ConnLimits {
+        max_connections: 64,
+        header_read_timeout: Duration::from_millis(500),
+    });
+    // sends nothing
+    let mut silent = TcpStream::connect(addr).unwrap();
+    // sends half a request head, then a byte at a time
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.")
+        .unwrap();
+    // a kept-alive connection after its answer
+    let mut kept = TcpStream::connect(addr).unwrap();
+    kept.write_all(HEALTH).unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(150));
+        let _ = slow.write_all(b"0");
+    }
+    for (name, s) in [
+        ("silent", &mut silent),
+        ("slow", &mut slow),
+        ("kept", &mut kept),
+    ] {
+        let got = closed_within(s, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("the {name} connection was not closed within 5 s"));
+        let text = String::from_utf8_lossy(&got);
+        if name == "kept" {
+            assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        } else {
+            assert!(!text.contains("200 OK"), "{name}: {text}");
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[test]
+fn connections_over_the_cap_are_answered_503_and_the_server_goes_on() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let (addr, _stop) = served(docfuse::server::http::ConnLimits {
+        max_connections: 2,
+        header_read_timeout: Duration::from_millis(800),
+    });
+    let held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = TcpStream::connect(addr).unwrap();
+    third.write_all(HEALTH).unwrap();
+    let got = closed_within(&mut third, Duration::from_secs(5)).expect("answered and closed");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(text.contains("Retry-After: 1"), "{text}");
+    let body = text.split("\r\n\r\n").nth(1).unwrap();
+    let v: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["error"]["code"], "overloaded");
+    // the held ones time out, and their slots serve new clients
+    std::thread::sleep(Duration::from_millis(1200));
+    drop(held);
+    let mut next = TcpStream::connect(addr).unwrap();
+    next.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let got = closed_within(&mut next, Duration::from_secs(5)).expect("answered");
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+}
