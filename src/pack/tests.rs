@@ -232,3 +232,25 @@ fn codes() {
     assert_eq!(code_from_name("..."), "docs");
     assert!(valid_code(&code_from_name("My Service!")));
 }
+
+#[cfg(unix)]
+#[test]
+fn pack_sources_with_passwords_are_the_owners_only() {
+    use super::{record_source, sources, SOURCES_FILE};
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let packs = d.path().join("packs");
+    let url = "https://user:s3cret@docs.example.com/billing.tar.gz";
+    record_source(&packs, "billing", url).unwrap();
+    let file = packs.join(SOURCES_FILE);
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    // stored as given: the password is needed to pull the pack again
+    assert_eq!(sources(&packs).unwrap()["billing"], url);
+    // an older, world-readable file is tightened when read
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(sources(&packs).unwrap().len(), 1);
+    assert_eq!(mode(&file), 0o600);
+    record_source(&packs, "orders", "/tmp/orders.tar.gz").unwrap();
+    assert_eq!(mode(&file), 0o600);
+}

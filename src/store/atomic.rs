@@ -10,9 +10,33 @@ use std::path::Path;
 /// # Errors
 /// [`Error::Io`] naming the temp file or the folder that failed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(path, bytes, None)
+}
+
+/// [`write_atomic`] for a file only its owner may read or write (mode `0600` on Unix,
+/// from the moment it exists): secrets such as a pack URL's password.
+///
+/// # Errors
+/// As [`write_atomic`].
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(path, bytes, Some(0o600))
+}
+
+fn write_atomic_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = crate::fsio::temp_beside(path);
-    let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::OpenOptionsExt;
+        // a leftover temp file of the same name keeps its mode: start afresh
+        let _ = std::fs::remove_file(&tmp);
+        open.mode(mode);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut f = open.open(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io("write", &tmp, e))?;
     f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;

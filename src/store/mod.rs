@@ -16,7 +16,7 @@ mod manifest;
 mod snapshot;
 mod versions;
 
-pub use atomic::{link_or_copy, sync_dir, write_atomic};
+pub use atomic::{link_or_copy, sync_dir, write_atomic, write_atomic_private};
 pub use contents::{check_hashes, check_sizes, list_contents, GenerationFile};
 pub use manifest::{
     manifest_generation, read_json as read_manifest_json, CollectionShape, EmbeddingsState,
