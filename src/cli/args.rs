@@ -68,6 +68,11 @@ pub struct IngestArgs {
     /// Largest pack accepted, in bytes (compressed).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     pub max_pack_bytes: u64,
+    /// Also fetch pack URLs naming this host (name or IP address as written in the URL)
+    /// when it resolves to a loopback or private address (repeatable). Default: public
+    /// addresses only.
+    #[arg(long, value_name = "HOST")]
+    pub allow_pack_host: Vec<String>,
     /// Do not embed (lexical only); default: embed when the index has vectors (or, for a
     /// new index, always).
     #[arg(long)]
@@ -190,6 +195,11 @@ pub struct IndexArgs {
     /// Largest pack accepted, in bytes (compressed).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, requires = "pack")]
     pub max_pack_bytes: u64,
+    /// Also fetch a pack URL naming this host (name or IP address as written in the URL)
+    /// when it resolves to a loopback or private address (repeatable). Default: public
+    /// addresses only.
+    #[arg(long, value_name = "HOST", requires = "pack")]
+    pub allow_pack_host: Vec<String>,
     /// Index a JSONL corpus of {"_id", "title", "text"} records (BEIR format) instead of folders.
     #[arg(long, value_name = "FILE", conflicts_with = "roots")]
     pub jsonl: Option<PathBuf>,

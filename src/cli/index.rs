@@ -32,7 +32,11 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
     check_sources(&source)?;
     // A pack is fetched and verified first; it is unpacked under the writer lock.
     let pack = match &a.pack {
-        Some(p) => Some(super::pack::fetch_verified(p, a.max_pack_bytes)?),
+        Some(p) => Some(super::pack::fetch_verified(
+            p,
+            a.max_pack_bytes,
+            &a.allow_pack_host,
+        )?),
         None => None,
     };
     if let Some(p) = &pack {

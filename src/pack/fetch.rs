@@ -1,9 +1,114 @@
 //! Getting a pack's bytes: a local file, or an HTTP(S) URL fetched with `ureq` (a
 //! timeout for the whole call, the size limit enforced while reading).
+//!
+//! **Address policy**: a pack URL is fetched only from a public address. Every host of
+//! the request and of each redirect (at most [`MAX_REDIRECTS`]) is resolved by
+//! [`PolicyResolver`], which refuses loopback, private (RFC 1918, unique-local `fc00::/7`,
+//! shared `100.64/10`), link-local, unspecified, broadcast and multicast addresses unless
+//! the host is on the allow-list (`--allow-pack-host`): an event on the bus cannot make
+//! the ingester probe the machine's own ports or its network. A refusal names the policy
+//! and the address, never whether a port answered.
 
 use super::{Limits, PackError};
 use std::io::Read;
+use std::net::IpAddr;
 use std::path::Path;
+
+/// Redirects followed for a pack URL (each to a host the policy allows).
+pub const MAX_REDIRECTS: u32 = 5;
+
+/// Hosts (names or IP addresses, as written in the URL, case-insensitive) a pack URL may
+/// name even when they resolve to a loopback or private address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchPolicy {
+    pub allow_hosts: Vec<String>,
+}
+
+impl FetchPolicy {
+    fn allows(&self, host: &str) -> bool {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.allow_hosts.iter().any(|h| {
+            h.trim_start_matches('[')
+                .trim_end_matches(']')
+                .eq_ignore_ascii_case(host)
+        })
+    }
+}
+
+/// Why `ip` is not a public address (`None` when it is).
+pub fn non_public(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            if v4.is_loopback() {
+                Some("loopback")
+            } else if v4.is_private() || (o[0] == 100 && (o[1] & 0xc0) == 64) {
+                Some("private")
+            } else if v4.is_link_local() {
+                Some("link-local")
+            } else if v4.is_unspecified() || o[0] == 0 {
+                Some("unspecified")
+            } else if v4.is_broadcast() || v4.is_multicast() {
+                Some("broadcast or multicast")
+            } else {
+                None
+            }
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return non_public(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            if v6.is_loopback() {
+                Some("loopback")
+            } else if v6.is_unspecified() {
+                Some("unspecified")
+            } else if (seg[0] & 0xfe00) == 0xfc00 {
+                Some("private")
+            } else if (seg[0] & 0xffc0) == 0xfe80 {
+                Some("link-local")
+            } else if v6.is_multicast() {
+                Some("broadcast or multicast")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// A `ureq` resolver that applies [`FetchPolicy`] to every address a host resolves to.
+#[derive(Debug)]
+struct PolicyResolver {
+    policy: FetchPolicy,
+    inner: ureq::unversioned::resolver::DefaultResolver,
+}
+
+impl ureq::unversioned::resolver::Resolver for PolicyResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let host = uri.host().unwrap_or_default();
+        if self.policy.allows(host) {
+            return Ok(addrs);
+        }
+        if let Some((ip, kind)) = addrs
+            .iter()
+            .find_map(|a| non_public(a.ip()).map(|k| (a.ip(), k)))
+        {
+            return Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "refused by the pack URL policy: `{host}` is a {kind} address ({ip}); packs are fetched from public addresses only\nhint: allow this host with `--allow-pack-host {host}`"
+                ),
+            )));
+        }
+        Ok(addrs)
+    }
+}
 
 /// The bytes of the pack at `source`: an `http://` or `https://` URL, else a file path.
 ///
@@ -11,7 +116,7 @@ use std::path::Path;
 /// [`PackError::Fetch`] when the URL cannot be fetched (connection, status other than
 /// 2xx, timeout); [`PackError::Io`] when the file cannot be read;
 /// [`PackError::Refused`] when it is larger than `limits.max_pack_bytes`.
-pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
+pub fn fetch(source: &str, limits: &Limits, policy: &FetchPolicy) -> Result<Vec<u8>, PackError> {
     let too_big = || {
         PackError::Refused(format!(
             "`{}` is larger than the limit of {} bytes",
@@ -20,7 +125,7 @@ pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
         ))
     };
     if is_http_url(source) {
-        return fetch_url(source, limits, too_big);
+        return fetch_url(source, limits, policy, too_big);
     }
     if source.contains("://") {
         return Err(PackError::Refused(format!(
@@ -49,16 +154,26 @@ pub fn fetch(source: &str, limits: &Limits) -> Result<Vec<u8>, PackError> {
 fn fetch_url(
     url: &str,
     limits: &Limits,
+    policy: &FetchPolicy,
     too_big: impl Fn() -> PackError,
 ) -> Result<Vec<u8>, PackError> {
     let fail = |reason: String| PackError::Fetch {
         url: redacted(url),
         reason: reason.replace(url, &redacted(url)),
     };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder()
         .timeout_global(Some(limits.timeout))
-        .build()
-        .into();
+        .max_redirects(MAX_REDIRECTS)
+        .build();
+    let resolver = PolicyResolver {
+        policy: policy.clone(),
+        inner: Default::default(),
+    };
+    let agent = ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        resolver,
+    );
     let mut resp = agent.get(url).call().map_err(|e| fail(e.to_string()))?;
     let mut bytes = Vec::new();
     resp.body_mut()
@@ -111,6 +226,8 @@ pub fn redacted(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn credentials_are_not_shown() {
         assert_eq!(
@@ -125,6 +242,104 @@ mod tests {
         assert_eq!(
             super::redacted_servers("nats://a:b@h1:1,c:secret@h2:2,h3:3"),
             "nats://***@h1:1,***@h2:2,h3:3"
+        );
+    }
+
+    #[test]
+    fn loopback_private_and_link_local_addresses_are_not_public() {
+        let kind = |a: &str| non_public(a.parse().unwrap());
+        assert_eq!(kind("127.0.0.1"), Some("loopback"));
+        assert_eq!(kind("127.8.9.10"), Some("loopback"));
+        assert_eq!(kind("::1"), Some("loopback"));
+        assert_eq!(kind("::ffff:127.0.0.1"), Some("loopback"));
+        assert_eq!(kind("10.1.2.3"), Some("private"));
+        assert_eq!(kind("172.16.0.1"), Some("private"));
+        assert_eq!(kind("192.168.1.1"), Some("private"));
+        assert_eq!(kind("100.64.0.1"), Some("private"));
+        assert_eq!(kind("fd12::1"), Some("private"));
+        assert_eq!(kind("169.254.169.254"), Some("link-local"));
+        assert_eq!(kind("fe80::1"), Some("link-local"));
+        assert_eq!(kind("0.0.0.0"), Some("unspecified"));
+        assert_eq!(kind("224.0.0.1"), Some("broadcast or multicast"));
+        assert_eq!(kind("93.184.216.34"), None);
+        assert_eq!(kind("172.32.0.1"), None);
+        assert_eq!(kind("2606:4700::1111"), None);
+        let p = FetchPolicy {
+            allow_hosts: vec!["127.0.0.1".into(), "Docs.Internal".into(), "[::1]".into()],
+        };
+        assert!(p.allows("127.0.0.1") && p.allows("docs.internal") && p.allows("[::1]"));
+        assert!(!p.allows("localhost"));
+    }
+
+    #[test]
+    fn a_loopback_url_is_refused_by_policy_without_a_connection() {
+        // a listener that records whether anyone connected
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        for url in [
+            format!("http://127.0.0.1:{port}/pack.tar.gz"),
+            format!("http://localhost:{port}/pack.tar.gz"),
+            format!("http://user:pw@[::1]:{port}/p"),
+        ] {
+            let e = fetch(&url, &Limits::default(), &FetchPolicy::default()).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("pack URL policy"), "{text}");
+            assert!(text.contains("loopback"), "{text}");
+            assert!(text.contains("--allow-pack-host"), "{text}");
+            assert!(!text.contains("pw@"), "{text}");
+        }
+        assert!(listener.accept().is_err(), "nobody connected");
+        // a closed port and an open one look the same: both refused before connecting
+        let closed = fetch(
+            "http://127.0.0.1:1/p",
+            &Limits::default(),
+            &FetchPolicy::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!closed.contains("Connection refused"), "{closed}");
+        // allow-listed: fetched (and here the listener is not an HTTP server: it times
+        // out or fails, which is a fetch error, not a policy one)
+        let allowed = FetchPolicy {
+            allow_hosts: vec!["127.0.0.1".into()],
+        };
+        let limits = Limits {
+            timeout: std::time::Duration::from_millis(300),
+            ..Limits::default()
+        };
+        let e = fetch("http://127.0.0.1:1/p", &limits, &allowed).unwrap_err();
+        assert!(!e.to_string().contains("policy"), "{e}");
+    }
+
+    #[test]
+    fn a_redirect_to_a_host_the_policy_refuses_is_not_followed() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for s in listener.incoming().take(2) {
+                let Ok(mut s) = s else { continue };
+                let mut buf = [0u8; 2048];
+                let _ = std::io::Read::read(&mut s, &mut buf);
+                let head = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: http://localhost:{port}/secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = std::io::Write::write_all(&mut s, head.as_bytes());
+            }
+        });
+        let allowed = FetchPolicy {
+            allow_hosts: vec!["127.0.0.1".into()],
+        };
+        let e = fetch(
+            &format!("http://127.0.0.1:{port}/p"),
+            &Limits::default(),
+            &allowed,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("pack URL policy") && e.contains("`localhost`"),
+            "{e}"
         );
     }
 

@@ -31,7 +31,7 @@ mod read;
 mod sources;
 mod write;
 
-pub use fetch::{fetch, is_http_url, redacted, redacted_servers};
+pub use fetch::{fetch, is_http_url, non_public, redacted, redacted_servers, FetchPolicy};
 pub use read::{install, read, Installed, Pack};
 pub use sources::{forget_source, record_source, sources, Sources, SOURCES_FILE};
 pub use write::write;

@@ -117,6 +117,7 @@ impl Ingest {
     fn start(dir: &Path, nats: &Nats, index: &str) -> Ingest {
         let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
             .args(["ingest", "--index", index, "--json", "--nats", &nats.url()])
+            .args(["--allow-pack-host", "127.0.0.1"])
             .current_dir(dir)
             .env_remove("DOCFUSE_LOG")
             .env_remove("DOCFUSE_MODEL_CACHE")
@@ -351,6 +352,11 @@ fn services_register_change_leave_and_survive_a_nats_restart() {
             "service.register",
             r#"{"code": "billing", "capabilities": ["docs_pack"], "docs_pack_url": "http://127.0.0.1:1/pack"}"#.into(),
             "cannot fetch",
+        ),
+        (
+            "service.register",
+            r#"{"code": "billing", "capabilities": ["docs_pack"], "docs_pack_url": "http://localhost:1/pack"}"#.into(),
+            "refused by the pack URL policy: `localhost` is a loopback address",
         ),
         (
             "service.register",

@@ -74,7 +74,15 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
     json_of(&docfuse(p, &["index", "--no-embeddings", "--json", "own"]));
     let v = json_of(&docfuse(
         p,
-        &["index", "--json", "--no-embeddings", "--pack", &url],
+        &[
+            "index",
+            "--json",
+            "--no-embeddings",
+            "--allow-pack-host",
+            "127.0.0.1",
+            "--pack",
+            &url,
+        ],
     ));
     assert_eq!(v["files"]["added"].as_u64(), Some(3), "{v}");
     assert_eq!(v["documents"].as_u64(), Some(4));
@@ -91,7 +99,15 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
     // The same pack again: nothing is added or changed.
     let v = json_of(&docfuse(
         p,
-        &["index", "--json", "--no-embeddings", "--pack", &url],
+        &[
+            "index",
+            "--json",
+            "--no-embeddings",
+            "--allow-pack-host",
+            "127.0.0.1",
+            "--pack",
+            &url,
+        ],
     ));
     assert_eq!(
         (
@@ -112,7 +128,15 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
     *body.lock().unwrap() = fs::read(p.join("svc.tar.gz")).unwrap();
     let v = json_of(&docfuse(
         p,
-        &["index", "--json", "--no-embeddings", "--pack", &url],
+        &[
+            "index",
+            "--json",
+            "--no-embeddings",
+            "--allow-pack-host",
+            "127.0.0.1",
+            "--pack",
+            &url,
+        ],
     ));
     assert_eq!(
         (
@@ -131,9 +155,6 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
     let n = bad.len();
     bad[n / 2] ^= 0xff;
     *body.lock().unwrap() = bad;
-    let o = docfuse(p, &["index", "--no-embeddings", "--pack", &url]);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("pack refused"), "{}", stderr(&o));
     let o = docfuse(
         p,
         &[
@@ -141,6 +162,27 @@ fn a_pack_is_ingested_updated_refused_when_altered_and_dropped() {
             "--no-embeddings",
             "--pack",
             &url,
+            "--allow-pack-host",
+            "127.0.0.1",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("pack refused"), "{}", stderr(&o));
+    // without the allow-list, a loopback URL is refused by policy before any connection
+    let o = docfuse(p, &["index", "--no-embeddings", "--pack", &url]);
+    assert_ne!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(e.contains("refused by the pack URL policy"), "{e}");
+    assert!(e.contains("--allow-pack-host 127.0.0.1"), "{e}");
+    let o = docfuse(
+        p,
+        &[
+            "index",
+            "--no-embeddings",
+            "--pack",
+            &url,
+            "--allow-pack-host",
+            "127.0.0.1",
             "--max-pack-bytes",
             "100",
         ],
