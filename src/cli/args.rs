@@ -73,6 +73,9 @@ pub struct IngestArgs {
     /// addresses only.
     #[arg(long, value_name = "HOST")]
     pub allow_pack_host: Vec<String>,
+    /// Most bytes all packs of the index may take on disk together.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30)]
+    pub max_packs_total_bytes: u64,
     /// Do not embed (lexical only); default: embed when the index has vectors (or, for a
     /// new index, always).
     #[arg(long)]
@@ -200,6 +203,9 @@ pub struct IndexArgs {
     /// addresses only.
     #[arg(long, value_name = "HOST", requires = "pack")]
     pub allow_pack_host: Vec<String>,
+    /// Most bytes all packs of the index may take on disk together.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30, requires = "pack")]
+    pub max_packs_total_bytes: u64,
     /// Index a JSONL corpus of {"_id", "title", "text"} records (BEIR format) instead of folders.
     #[arg(long, value_name = "FILE", conflicts_with = "roots")]
     pub jsonl: Option<PathBuf>,

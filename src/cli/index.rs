@@ -34,7 +34,7 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
     let pack = match &a.pack {
         Some(p) => Some(super::pack::fetch_verified(
             p,
-            a.max_pack_bytes,
+            (a.max_pack_bytes, a.max_packs_total_bytes),
             &a.allow_pack_host,
         )?),
         None => None,

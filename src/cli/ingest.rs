@@ -188,8 +188,11 @@ impl Ingest<'_> {
     /// Fetches, verifies and indexes the pack of `code` at `url`.
     fn pull(&self, code: String, url: &str) -> Outcome {
         let run = || -> anyhow::Result<BuildReport> {
-            let pack =
-                super::pack::fetch_verified(url, self.a.max_pack_bytes, &self.a.allow_pack_host)?;
+            let pack = super::pack::fetch_verified(
+                url,
+                (self.a.max_pack_bytes, self.a.max_packs_total_bytes),
+                &self.a.allow_pack_host,
+            )?;
             anyhow::ensure!(
                 pack.manifest.repo == code,
                 "the pack at `{}` is the repository `{}`, not `{code}`: refused",

@@ -54,19 +54,23 @@ pub(super) fn source_of(source: &str) -> String {
     std::fs::canonicalize(source).map_or_else(|_| source.to_string(), |p| p.display().to_string())
 }
 
-/// Fetches and verifies the pack at `source` (nothing is written); a URL only from a
-/// public address or a host of `allow_hosts` ([`crate::pack::FetchPolicy`]).
+/// Fetches and verifies the pack at `source` (nothing is written) within the compressed
+/// size and the disk budget of all packs; a URL only from a public address or a host of
+/// `allow_hosts` ([`crate::pack::FetchPolicy`]).
 pub(super) fn fetch_verified(
     source: &str,
-    max_pack_bytes: u64,
+    (max_pack_bytes, max_total_bytes): (u64, u64),
     allow_hosts: &[String],
 ) -> anyhow::Result<Pack> {
-    let limits = Limits::for_pack_bytes(max_pack_bytes);
+    let limits = Limits {
+        max_total_bytes,
+        ..Limits::for_pack_bytes(max_pack_bytes)
+    };
     let policy = crate::pack::FetchPolicy {
         allow_hosts: allow_hosts.to_vec(),
     };
     let bytes = crate::pack::fetch(source, &limits, &policy)?;
-    crate::pack::read(&bytes, &limits)
+    crate::pack::read(bytes, &limits)
         .with_context(|| format!("`{}`", crate::pack::redacted(source)))
 }
 

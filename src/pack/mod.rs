@@ -81,13 +81,33 @@ pub struct Limits {
     pub max_pack_bytes: u64,
     /// Most bytes of all its files, unpacked (default 512 MiB).
     pub max_unpacked_bytes: u64,
+    /// Most times its files may be larger, unpacked, than the compressed pack (default
+    /// 32: gzip shrinks documentation 3–10×, a decompression bomb by hundreds), with
+    /// [`MIN_UNPACKED_ALLOWANCE`] allowed whatever the ratio.
+    pub max_ratio: u64,
+    /// Most bytes every pack of an index may take on disk together (default 4 GiB).
+    pub max_total_bytes: u64,
     /// Most files (default 100,000).
     pub max_files: usize,
     /// A fetch over HTTP(S) taking longer fails (default 60 s).
     pub timeout: std::time::Duration,
 }
 
+/// Bytes a pack may always unpack to, whatever [`Limits::max_ratio`] says (a small pack
+/// of a few files compresses poorly or very well without being a bomb).
+pub const MIN_UNPACKED_ALLOWANCE: u64 = 4 << 20;
+
 impl Limits {
+    /// Bytes a pack of `compressed` bytes may unpack to: the smaller of
+    /// `max_unpacked_bytes` and `max_ratio` × `compressed` (at least
+    /// [`MIN_UNPACKED_ALLOWANCE`]).
+    pub fn unpacked_budget(&self, compressed: u64) -> u64 {
+        let by_ratio = compressed
+            .saturating_mul(self.max_ratio)
+            .max(MIN_UNPACKED_ALLOWANCE);
+        self.max_unpacked_bytes.min(by_ratio)
+    }
+
     /// The default limits with packs up to `max_pack_bytes`, which may unpack to 16 times
     /// that (at most 512 MiB): a small limit also bounds what a gzip bomb can unpack.
     pub fn for_pack_bytes(max_pack_bytes: u64) -> Limits {
@@ -105,6 +125,8 @@ impl Default for Limits {
         Limits {
             max_pack_bytes: 64 << 20,
             max_unpacked_bytes: 512 << 20,
+            max_ratio: 32,
+            max_total_bytes: 4 << 30,
             max_files: 100_000,
             timeout: std::time::Duration::from_secs(60),
         }

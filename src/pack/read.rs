@@ -4,16 +4,39 @@
 use super::{
     check_rel, valid_code, Limits, PackError, PackManifest, DOCS_DIR, MANIFEST_FILE, PACK_FORMAT,
 };
-use crate::hashing::sha256_hex;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A verified pack: its manifest and every file's bytes, by path.
+/// A verified pack: its manifest and its compressed bytes (the unpacked files are never
+/// held in memory: [`read`] streams them through sha256, [`install`] streams them to
+/// disk, checking each hash again as it writes).
 #[derive(Debug)]
 pub struct Pack {
     pub manifest: PackManifest,
-    pub files: BTreeMap<String, Vec<u8>>,
+    pub(super) bytes: Vec<u8>,
+    pub(super) limits: Limits,
+}
+
+impl Pack {
+    /// The bytes of the file `rel` (a path of the manifest), read from the pack.
+    ///
+    /// # Errors
+    /// As [`read`] (the pack was verified, so only an I/O fault of memory is left).
+    pub fn file(&self, rel: &str) -> Result<Option<Vec<u8>>, PackError> {
+        let mut found = None;
+        scan(&self.bytes, &self.limits, &mut |path, entry, _| {
+            if path == rel {
+                let mut body = Vec::new();
+                entry
+                    .read_to_end(&mut body)
+                    .map_err(|e| PackError::Refused(format!("not a readable .tar.gz ({e})")))?;
+                found = Some(body);
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    }
 }
 
 /// What [`install`] did.
@@ -29,13 +52,15 @@ pub struct Installed {
     pub removed: usize,
 }
 
-/// Reads and verifies a pack (`.tar.gz` bytes) within `limits`.
+/// Reads and verifies a pack (`.tar.gz` bytes) within `limits`, streaming: memory holds
+/// the compressed bytes and one read buffer, never the unpacked files.
 ///
 /// # Errors
 /// [`PackError::Refused`] naming the first problem: not a gzip tar, an entry that is not
 /// a regular file or folder, a path outside the pack, a missing, extra or altered file,
-/// an invalid `pack.json`, or a limit passed.
-pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
+/// an invalid `pack.json`, or a limit passed (compressed size, unpacked size, the
+/// unpacked-to-compressed ratio, file count).
+pub fn read(bytes: Vec<u8>, limits: &Limits) -> Result<Pack, PackError> {
     if bytes.len() as u64 > limits.max_pack_bytes {
         return Err(PackError::Refused(format!(
             "{} bytes, over the limit of {}",
@@ -43,6 +68,54 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
             limits.max_pack_bytes
         )));
     }
+    let mut limits = *limits;
+    limits.max_unpacked_bytes = limits.unpacked_budget(bytes.len() as u64);
+    let mut seen: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let manifest = scan(&bytes, &limits, &mut |path, entry, _| {
+        let (size, sha256) = hash_stream(entry)?;
+        if seen.insert(path.to_string(), (size, sha256)).is_some() {
+            return Err(PackError::Refused(format!(
+                "file `{}` is in it twice",
+                path.escape_debug()
+            )));
+        }
+        Ok(())
+    })?;
+    verify(&manifest, &seen)?;
+    Ok(Pack {
+        manifest,
+        bytes,
+        limits,
+    })
+}
+
+/// Size and lowercase hex sha256 of what `r` yields.
+fn hash_stream(r: &mut dyn Read) -> Result<(u64, String), PackError> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    let mut buf = [0u8; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = r
+            .read(&mut buf)
+            .map_err(|e| PackError::Refused(format!("not a readable .tar.gz ({e})")))?;
+        if n == 0 {
+            break;
+        }
+        size += n as u64;
+        h.update(&buf[..n]);
+    }
+    Ok((size, format!("{:x}", h.finalize())))
+}
+
+/// A file of the pack as [`scan`] hands it over: its path under `docs/`, a reader of its
+/// bytes (at most its listed size, within the unpacked budget) and the manifest.
+type Visit<'a> = dyn FnMut(&str, &mut dyn Read, &PackManifest) -> Result<(), PackError> + 'a;
+
+/// Walks the entries of `bytes` with every structural check (paths, entry types,
+/// `pack.json` first and listed sizes, counts, the unpacked budget), calling `visit` for
+/// each file; returns the manifest.
+fn scan(bytes: &[u8], limits: &Limits, visit: &mut Visit<'_>) -> Result<PackManifest, PackError> {
     let refuse = |why: String| PackError::Refused(why);
     let not_tar = |e: std::io::Error| refuse(format!("not a readable .tar.gz ({e})"));
     // The tar stream is at most the files' bytes plus a few 512-byte blocks per entry.
@@ -53,7 +126,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
     let mut entries = 0usize;
     let mut manifest: Option<PackManifest> = None;
     let mut sizes: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut files = 0usize;
     let mut total = 0u64;
     for entry in archive.entries().map_err(not_tar)? {
         let mut entry = entry.map_err(not_tar)?;
@@ -79,7 +152,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
             }
         }
         check_rel(&path)?;
-        if manifest.is_none() {
+        let Some(m) = &manifest else {
             if path != MANIFEST_FILE {
                 return Err(refuse(format!(
                     "its first file is `{}`, not `{MANIFEST_FILE}`",
@@ -92,7 +165,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
             sizes = m.files.iter().map(|f| (f.path.clone(), f.size)).collect();
             manifest = Some(m);
             continue;
-        }
+        };
         if path == MANIFEST_FILE {
             return Err(refuse(format!("`{MANIFEST_FILE}` is in it twice")));
         }
@@ -103,7 +176,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
             )));
         };
         // Checked before the bytes are read: a file not listed, or not of its listed size.
-        match sizes.get(rel) {
+        let size = match sizes.get(rel) {
             None => {
                 return Err(refuse(format!(
                     "`{}` is in the pack but not in `{MANIFEST_FILE}`",
@@ -116,22 +189,24 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Pack, PackError> {
                     rel.escape_debug()
                 )))
             }
-            Some(_) => {}
-        }
-        let body = read_body(&mut entry, u64::MAX, &mut total, limits)?;
-        if files.len() >= limits.max_files {
+            Some(&size) => size,
+        };
+        files += 1;
+        if files > limits.max_files {
             return Err(refuse(format!("more than {} files", limits.max_files)));
         }
-        if files.insert(rel.to_string(), body).is_some() {
+        if total.saturating_add(size) > limits.max_unpacked_bytes {
             return Err(refuse(format!(
-                "file `{}` is in it twice",
-                rel.escape_debug()
+                "its files unpack to more than {} bytes (a pack may unpack to {} times its compressed size, at least {} bytes, at most `--max-pack-bytes` × 16 and 512 MiB)",
+                limits.max_unpacked_bytes,
+                limits.max_ratio,
+                super::MIN_UNPACKED_ALLOWANCE
             )));
         }
+        total += size;
+        visit(rel, &mut (&mut entry).take(size), m)?;
     }
-    let manifest = manifest.ok_or_else(|| refuse(format!("it has no `{MANIFEST_FILE}`")))?;
-    verify(&manifest, &files)?;
-    Ok(Pack { manifest, files })
+    manifest.ok_or_else(|| refuse(format!("it has no `{MANIFEST_FILE}`")))
 }
 
 /// Most bytes of `pack.json`.
@@ -161,8 +236,9 @@ fn read_body(
     Ok(body)
 }
 
-/// Checks the manifest against the files: format, code, the same paths, sizes and hashes.
-fn verify(m: &PackManifest, files: &BTreeMap<String, Vec<u8>>) -> Result<(), PackError> {
+/// Checks the manifest against the files seen (path → size and sha256): format, code,
+/// the same paths, sizes and hashes.
+fn verify(m: &PackManifest, files: &BTreeMap<String, (u64, String)>) -> Result<(), PackError> {
     let refuse = |why: String| Err(PackError::Refused(why));
     if m.format != PACK_FORMAT {
         return refuse(format!(
@@ -199,10 +275,10 @@ fn verify(m: &PackManifest, files: &BTreeMap<String, Vec<u8>>) -> Result<(), Pac
     }
     for f in &m.files {
         check_rel(&f.path)?;
-        let Some(body) = files.get(&f.path) else {
+        let Some((size, sha256)) = files.get(&f.path) else {
             return refuse(format!("`{}` is listed but absent", f.path.escape_debug()));
         };
-        if body.len() as u64 != f.size || sha256_hex(body) != f.sha256 {
+        if *size != f.size || *sha256 != f.sha256 {
             return refuse(format!(
                 "`{}` does not match its size and sha256 in `{MANIFEST_FILE}`",
                 f.path.escape_debug()
@@ -222,6 +298,7 @@ fn verify(m: &PackManifest, files: &BTreeMap<String, Vec<u8>>) -> Result<(), Pac
 /// [`PackError::Io`] when a folder or file cannot be written or removed (the folder is
 /// then a mix of both versions; ingesting the pack again completes it).
 pub fn install(pack: &Pack, packs_dir: &Path) -> Result<Installed, PackError> {
+    check_disk_budget(pack, packs_dir)?;
     let dir = packs_dir.join(&pack.manifest.repo);
     std::fs::create_dir_all(&dir).map_err(|e| PackError::io("cannot create", &dir, e))?;
     let mut out = Installed {
@@ -230,35 +307,125 @@ pub fn install(pack: &Pack, packs_dir: &Path) -> Result<Installed, PackError> {
         kept: 0,
         removed: 0,
     };
+    let listed: std::collections::HashMap<&str, &super::PackFile> = pack
+        .manifest
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f))
+        .collect();
     for rel in files_under(&dir, "") {
-        if !pack.files.contains_key(&rel) {
+        if !listed.contains_key(rel.as_str()) {
             let path = dir.join(&rel);
             std::fs::remove_file(&path).map_err(|e| PackError::io("cannot remove", &path, e))?;
             out.removed += 1;
         }
     }
     remove_empty_dirs(&dir);
-    for (rel, body) in &pack.files {
+    scan(&pack.bytes, &pack.limits, &mut |rel, entry, _| {
+        let Some(f) = listed.get(rel) else {
+            return Err(PackError::Refused(format!(
+                "`{}` is not listed",
+                rel.escape_debug()
+            )));
+        };
         let dest = dir.join(rel);
-        if std::fs::symlink_metadata(&dest).is_ok_and(|m| m.is_file())
-            && std::fs::read(&dest).is_ok_and(|b| b == *body)
-        {
+        if same_file(&dest, f) {
             out.kept += 1;
-            continue;
+            return Ok(());
         }
-        write_file(&dest, body)?;
+        write_file(&dest, entry, f)?;
         out.written += 1;
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
-/// Writes `body` to `dest` through a hidden file beside it (never walked) and a rename;
-/// whatever was at `dest` (a file, a folder, a link) is replaced.
-fn write_file(dest: &Path, body: &[u8]) -> Result<(), PackError> {
+/// Whether `dest` is a regular file with `f`'s size and sha256 (read in a stream).
+fn same_file(dest: &Path, f: &super::PackFile) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(dest) else {
+        return false;
+    };
+    if !meta.is_file() || meta.len() != f.size {
+        return false;
+    }
+    let Ok(mut file) = std::fs::File::open(dest) else {
+        return false;
+    };
+    hash_stream(&mut file).is_ok_and(|(_, sha)| sha == f.sha256)
+}
+
+/// Bytes the regular files under `dir` take, except under the folder `skip` and hidden
+/// entries (temporary files).
+fn bytes_under(dir: &Path, skip: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut total = 0u64;
+    for e in rd.flatten() {
+        let path = e.path();
+        if path == skip || e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        match e.file_type() {
+            Ok(t) if t.is_dir() => total += bytes_under(&path, skip),
+            Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
+            _ => {}
+        }
+    }
+    total
+}
+
+/// Refuses `pack` when the packs folder would hold more than
+/// [`Limits::max_total_bytes`] with it (its own earlier version not counted).
+fn check_disk_budget(pack: &Pack, packs_dir: &Path) -> Result<(), PackError> {
+    let own: u64 = pack.manifest.files.iter().map(|f| f.size).sum();
+    let others = bytes_under(packs_dir, &packs_dir.join(&pack.manifest.repo));
+    let budget = pack.limits.max_total_bytes;
+    if others.saturating_add(own) > budget {
+        return Err(PackError::Refused(format!(
+            "with it the packs would take {} bytes on disk ({own} its own), over the budget of {budget} bytes\nhint: drop packs no longer needed (`refresh --drop-root pack:CODE`) or raise `--max-packs-total-bytes`",
+            others.saturating_add(own)
+        )));
+    }
+    Ok(())
+}
+
+/// Streams `body` to `dest` through a hidden file beside it (never walked) and a rename,
+/// checking its size and sha256 against `f` again; whatever was at `dest` (a file, a
+/// folder, a link) is replaced.
+fn write_file(dest: &Path, body: &mut dyn Read, f: &super::PackFile) -> Result<(), PackError> {
+    use sha2::Digest;
+    use std::io::Write;
     let parent = dest.parent().unwrap_or(dest);
     std::fs::create_dir_all(parent).map_err(|e| PackError::io("cannot create", parent, e))?;
     let tmp = crate::fsio::temp_beside(dest);
-    std::fs::write(&tmp, body).map_err(|e| PackError::io("cannot write", &tmp, e))?;
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        let mut h = sha2::Sha256::new();
+        let mut buf = [0u8; 64 * 1024];
+        let mut size = 0u64;
+        loop {
+            let n = body.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            file.write_all(&buf[..n])?;
+            size += n as u64;
+        }
+        Ok::<_, std::io::Error>((size, format!("{:x}", h.finalize())))
+    })();
+    let (size, sha) = written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        PackError::io("cannot write", &tmp, e)
+    })?;
+    if size != f.size || sha != f.sha256 {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(PackError::Refused(format!(
+            "`{}` changed between its check and its unpacking",
+            f.path.escape_debug()
+        )));
+    }
     if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
         let _ = std::fs::remove_dir_all(dest);
     }

@@ -83,16 +83,19 @@ fn a_written_pack_reads_back_with_its_documentation_only() {
         "{}",
         m.created_at
     );
-    let p = read(&bytes, &Limits::default()).unwrap();
+    let p = read(bytes.clone(), &Limits::default()).unwrap();
     assert_eq!(p.manifest, m);
-    assert_eq!(p.files["guide/start.md"], b"# Start\n\nRun it.\n");
+    assert_eq!(
+        p.file("guide/start.md").unwrap().unwrap(),
+        b"# Start\n\nRun it.\n"
+    );
 }
 
 #[test]
 fn install_keeps_unchanged_files_and_removes_dropped_ones() {
     let (t, _m, bytes) = setup();
     let packs = t.path().join("index/packs");
-    let p = read(&bytes, &Limits::default()).unwrap();
+    let p = read(bytes.clone(), &Limits::default()).unwrap();
     let first = install(&p, &packs).unwrap();
     assert_eq!((first.written, first.kept, first.removed), (3, 0, 0));
     let readme = packs.join("tasks/README.md");
@@ -106,7 +109,7 @@ fn install_keeps_unchanged_files_and_removes_dropped_ones() {
     .unwrap();
     fs::remove_file(t.path().join("src/openapi.yaml")).unwrap();
     let (_, bytes) = packed(t.path());
-    let again = install(&read(&bytes, &Limits::default()).unwrap(), &packs).unwrap();
+    let again = install(&read(bytes.clone(), &Limits::default()).unwrap(), &packs).unwrap();
     assert_eq!((again.written, again.kept, again.removed), (1, 1, 1));
     assert_eq!(fs::metadata(&readme).unwrap().modified().unwrap(), mtime);
     assert!(!packs.join("tasks/openapi.yaml").exists());
@@ -130,7 +133,7 @@ fn unsafe_or_altered_packs_are_refused_whole() {
     let twice = manifest_json(&[("a.md", ok), ("a.md", ok)]);
     let nested = manifest_json(&[("a", ok), ("a/b.md", ok)]);
     let good = raw_pack(&[(b"pack.json", reg, &m), (b"docs/a.md", reg, ok)]);
-    assert!(read(&good, &Limits::default()).is_ok());
+    assert!(read(good.clone(), &Limits::default()).is_ok());
     let cases: Vec<(&str, Vec<u8>)> = vec![
         (
             "..",
@@ -201,20 +204,22 @@ fn unsafe_or_altered_packs_are_refused_whole() {
         ("not a readable", b"not a tarball at all".to_vec()),
     ];
     for (why, bytes) in cases {
-        let e = read(&bytes, &Limits::default()).unwrap_err().to_string();
+        let e = read(bytes.clone(), &Limits::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(why), "{why}: {e}");
     }
     let small = Limits {
         max_unpacked_bytes: 3,
         ..Limits::default()
     };
-    let e = read(&good, &small).unwrap_err().to_string();
+    let e = read(good.clone(), &small).unwrap_err().to_string();
     assert!(e.contains("more than 3 bytes"), "{e}");
     let tiny = Limits {
         max_pack_bytes: 10,
         ..Limits::default()
     };
-    assert!(read(&good, &tiny)
+    assert!(read(good.clone(), &tiny)
         .unwrap_err()
         .to_string()
         .contains("over the limit"));
@@ -253,4 +258,54 @@ fn pack_sources_with_passwords_are_the_owners_only() {
     assert_eq!(mode(&file), 0o600);
     record_source(&packs, "orders", "/tmp/orders.tar.gz").unwrap();
     assert_eq!(mode(&file), 0o600);
+}
+
+#[test]
+fn a_decompression_bomb_is_refused_by_ratio_and_packs_share_a_disk_budget() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    // 24 MiB of one repeated line: gzip makes it hundreds of times smaller
+    fs::write(src.join("big.md"), "la\n".repeat(16 << 20 >> 1)).unwrap();
+    let out = t.path().join("bulk.tar.gz");
+    write(&src, "bulk", "1", &out, Default::default()).unwrap();
+    let bytes = fs::read(out).unwrap();
+    assert!(bytes.len() < (16 << 20) / 100, "{} bytes", bytes.len());
+    let e = read(bytes.clone(), &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unpack to more than"), "{e}");
+    let budget = Limits::default().unpacked_budget(bytes.len() as u64);
+    assert_eq!(budget, MIN_UNPACKED_ALLOWANCE);
+    // the same pack within a looser ratio reads
+    let loose = Limits {
+        max_ratio: 10_000,
+        ..Limits::default()
+    };
+    let big = read(bytes, &loose).unwrap();
+
+    // two packs on one disk budget: the second is refused, the first stays; the first
+    // again (its own earlier version not counted) is taken
+    let (_t2, _m, small_bytes) = setup();
+    let packs = t.path().join("index/packs");
+    let tight = Limits {
+        max_ratio: 10_000,
+        max_total_bytes: 26 << 20,
+        ..Limits::default()
+    };
+    let big = Pack {
+        limits: tight,
+        ..big
+    };
+    install(&big, &packs).unwrap();
+    let mut small = read(small_bytes, &tight).unwrap();
+    small.manifest.files.push(PackFile {
+        path: "padding.md".into(),
+        size: 2 << 20,
+        sha256: String::new(),
+    });
+    let e = install(&small, &packs).unwrap_err().to_string();
+    assert!(e.contains("over the budget of 27262976 bytes"), "{e}");
+    assert!(!packs.join("tasks").exists());
+    assert_eq!(install(&big, &packs).unwrap().kept, 1);
 }
