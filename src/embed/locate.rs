@@ -28,6 +28,41 @@ pub struct ModelPaths {
     pub ort_dylib: PathBuf,
 }
 
+/// Checks that `path` starts like a shared library (ELF, Mach-O or PE), so that "the
+/// model is installed" is never said of a file ONNX Runtime cannot be loaded from (a
+/// truncated download, an HTML error page, a text file). Reads 4 bytes.
+///
+/// # Errors
+/// [`Error::VectorsUnavailable`] naming the file and how to provision it again.
+pub fn check_library(path: &Path) -> Result<()> {
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut head)
+    });
+    let known: [&[u8]; 7] = [
+        b"\x7fELF",
+        &[0xfe, 0xed, 0xfa, 0xce],
+        &[0xfe, 0xed, 0xfa, 0xcf],
+        &[0xce, 0xfa, 0xed, 0xfe],
+        &[0xcf, 0xfa, 0xed, 0xfe],
+        &[0xca, 0xfe, 0xba, 0xbe],
+        b"MZ",
+    ];
+    match read {
+        Ok(()) if known.iter().any(|m| head.starts_with(m)) => Ok(()),
+        Ok(()) => Err(Error::VectorsUnavailable(format!(
+            "the ONNX Runtime library `{}` is not a shared library (it starts with {:?})\nhint: run `bash scripts/provision-models` again, or point {ENV_ORT_DYLIB} at libonnxruntime",
+            path.display(),
+            String::from_utf8_lossy(&head)
+        ))),
+        Err(e) => Err(Error::VectorsUnavailable(format!(
+            "the ONNX Runtime library `{}` cannot be read ({e})\nhint: run `bash scripts/provision-models` again, or point {ENV_ORT_DYLIB} at libonnxruntime",
+            path.display()
+        ))),
+    }
+}
+
 /// Locates the model folder and the ONNX Runtime library: `DOCFUSE_MODEL_DIR` (the
 /// folder of `model.onnx` and the tokenizer files, or a `models/` folder as laid out by
 /// `scripts/provision-models`, whose ONNX Runtime is then used too) and
@@ -74,6 +109,7 @@ pub fn locate_models() -> Result<ModelPaths> {
     if !ort_dylib.is_file() {
         return Err(missing(&format!("`{}`", ort_dylib.display())));
     }
+    check_library(&ort_dylib)?;
     Ok(ModelPaths {
         model_dir,
         ort_dylib,
@@ -126,4 +162,27 @@ fn candidate_roots() -> Vec<PathBuf> {
 
 fn first_existing(roots: &[PathBuf], f: impl Fn(&Path) -> PathBuf) -> Option<PathBuf> {
     roots.iter().map(|r| f(r)).find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_library;
+
+    #[test]
+    fn only_a_shared_library_passes_for_onnx_runtime() {
+        let d = tempfile::tempdir().unwrap();
+        let text = d.path().join("libonnxruntime.so");
+        std::fs::write(&text, "<html>404 Not Found</html>").unwrap();
+        let e = check_library(&text).unwrap_err().to_string();
+        assert!(e.contains("is not a shared library"), "{e}");
+        let short = d.path().join("short.so");
+        std::fs::write(&short, "x").unwrap();
+        assert!(check_library(&short)
+            .unwrap_err()
+            .to_string()
+            .contains("cannot be read"));
+        let elf = d.path().join("elf.so");
+        std::fs::write(&elf, b"\x7fELF\x02\x01\x01rest").unwrap();
+        assert!(check_library(&elf).is_ok());
+    }
 }

@@ -35,6 +35,6 @@ pub use matchline::{best_line, snippet_at, MatchLine, TermWeights, SNIPPET_CHARS
 pub use opened::{shown_path, shown_paths, OpenGeneration};
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use remote::{attach, EmbedderInfo, RemoteAnswer, RemoteVectors};
-pub use status::{stale, status, status_now, Status};
+pub use status::{index_gone, stale, status, status_now, Status};
 pub use vectors::{VectorPart, VectorSide};
 pub use verify::{verify, Verification};

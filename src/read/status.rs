@@ -103,6 +103,19 @@ pub fn status_now(index: &DocIndex) -> Result<Status> {
     status_with(index, now)
 }
 
+/// Why the index this process opened is no longer on disk (its folder or manifest was
+/// deleted or moved), if so: a running server then answers from what it loaded.
+pub fn index_gone(index: &DocIndex) -> Option<String> {
+    let manifest = index.dir().join(crate::store::MANIFEST_FILE);
+    (!manifest.is_file()).then(|| {
+        format!(
+            "the index folder `{}` is gone (no `{}`): answers come from the generation this process loaded; build it again with `docfuse index` and restart",
+            index.dir().display(),
+            crate::store::MANIFEST_FILE
+        )
+    })
+}
+
 /// The status, `model_now` being whether the model is installed now (`None`: not
 /// checked).
 fn status_with(
@@ -110,14 +123,19 @@ fn status_with(
     model_now: Option<std::result::Result<(), String>>,
 ) -> Result<Status> {
     let m = index.manifest();
-    let f: Freshness = index.freshness()?;
+    let f: Freshness = index.freshness().map_err(|e| match index_gone(index) {
+        Some(_) => crate::Error::NoIndex {
+            dir: index.dir().to_path_buf(),
+        },
+        None => e,
+    })?;
     let current = IndexConfig::with_overrides(&m.config_overrides).map(|c| c.hash());
     let config_changed = current.as_deref().is_ok_and(|h| h != m.config_hash);
-    let mut reasons: Vec<String> = f
+    let mut reasons: Vec<String> = index_gone(index).into_iter().collect();
+    reasons.extend(f
         .missing_roots
         .iter()
-        .map(|r| format!("root `{r}` is missing (restore it, or drop it with `docfuse refresh --drop-missing-roots`)"))
-        .collect();
+        .map(|r| format!("root `{r}` is missing (restore it, or drop it with `docfuse refresh --drop-missing-roots`)")));
     for (n, what) in [
         (f.added.len(), "added"),
         (f.changed.len(), "changed"),

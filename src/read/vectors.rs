@@ -11,8 +11,89 @@ use crate::store::VectorsInfo;
 use crate::vector::VectorSearch;
 use std::sync::{Arc, OnceLock};
 
-/// Loads the embedder for the vector side (the default MiniLM, or one given).
-pub type EmbedderSlot = OnceLock<std::result::Result<Arc<dyn Embedder>, String>>;
+/// How long a failed load (the model not installed, ONNX Runtime missing) is answered
+/// from memory before it is tried again: a model installed while a server runs is used
+/// from the next query after this, without a restart.
+pub const LOAD_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A value loaded on first use and kept once loaded; a failure is kept only for
+/// [`LOAD_RETRY`], then the next use loads again.
+pub struct Retrying<T> {
+    ok: OnceLock<T>,
+    failed: std::sync::Mutex<Option<(std::time::Instant, String)>>,
+    retry: std::time::Duration,
+}
+
+impl<T> Default for Retrying<T> {
+    fn default() -> Self {
+        Self::with_retry(LOAD_RETRY)
+    }
+}
+
+impl<T> Retrying<T> {
+    /// Nothing loaded; a failure is kept for `retry`.
+    pub fn with_retry(retry: std::time::Duration) -> Self {
+        Retrying {
+            ok: OnceLock::new(),
+            failed: std::sync::Mutex::new(None),
+            retry,
+        }
+    }
+
+    /// The loaded value, or `load`'s result now (at most one load at a time), or the
+    /// last failure when it is younger than the retry interval.
+    ///
+    /// # Errors
+    /// Why the value could not be loaded.
+    pub fn get_or_load(
+        &self,
+        load: impl FnOnce() -> std::result::Result<T, String>,
+    ) -> std::result::Result<&T, String> {
+        if let Some(v) = self.ok.get() {
+            return Ok(v);
+        }
+        let mut failed = match self.failed.lock() {
+            Ok(f) => f,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(v) = self.ok.get() {
+            return Ok(v);
+        }
+        if let Some((at, why)) = failed.as_ref() {
+            if at.elapsed() < self.retry {
+                return Err(why.clone());
+            }
+        }
+        match load() {
+            Ok(v) => {
+                *failed = None;
+                Ok(self.ok.get_or_init(|| v))
+            }
+            Err(why) => {
+                *failed = Some((std::time::Instant::now(), why.clone()));
+                Err(why)
+            }
+        }
+    }
+
+    /// The loaded value, if any.
+    pub fn get(&self) -> Option<&T> {
+        self.ok.get()
+    }
+
+    /// Sets the value unless one is loaded.
+    pub fn set(&self, v: T) {
+        let _ = self.ok.set(v);
+    }
+
+    /// True once a load was tried (loaded, or failed).
+    pub fn tried(&self) -> bool {
+        self.ok.get().is_some() || self.failed.lock().map_or(true, |f| f.is_some())
+    }
+}
+
+/// The embedder for the vector side (the default MiniLM, or one given).
+pub type EmbedderSlot = Retrying<Arc<dyn Embedder>>;
 
 /// Where a query's vector side is answered.
 #[derive(Clone)]
@@ -30,7 +111,7 @@ pub struct VectorPart {
     embedder: EmbedderSlot,
     /// The installed embedder's identity key, read from the model files once (for
     /// answering cached questions without loading the model).
-    installed_key: OnceLock<Option<String>>,
+    installed_key: Retrying<String>,
     /// Why the vector files cannot be used (sizes differ from the manifest), if so.
     vectors_damage: Option<String>,
     /// The vector store attached to this folder ([`super::remote::attach`]), which then
@@ -44,8 +125,8 @@ impl VectorPart {
     pub fn new(g: &OpenGeneration, vectors_damage: Option<String>) -> VectorPart {
         VectorPart {
             vectors: OnceLock::new(),
-            embedder: OnceLock::new(),
-            installed_key: OnceLock::new(),
+            embedder: Retrying::default(),
+            installed_key: Retrying::default(),
             vectors_damage,
             remote: super::remote::attached_to(g.dir()),
         }
@@ -57,13 +138,13 @@ impl VectorPart {
     /// made yet use (the first index given to an embedder keeps it).
     pub fn with_embedder(&self, g: &OpenGeneration, embedder: Arc<dyn Embedder>) {
         embedder.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
-        let _ = self.embedder.set(Ok(embedder));
+        self.embedder.set(embedder);
     }
 
     /// The embedder loaded for queries, if one has been loaded (or given): to carry a
     /// loaded model over to the next generation of the same index.
     pub fn loaded_embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.embedder.get().and_then(|e| e.as_ref().ok().cloned())
+        self.embedder.get().cloned()
     }
 
     /// Why the index has no usable vectors before any model is loaded, if so.
@@ -84,7 +165,7 @@ impl VectorPart {
 
     /// True once the embedding model has been loaded (or failed to load).
     pub fn embedder_loaded(&self) -> bool {
-        self.embedder.get().is_some()
+        self.embedder.tried()
     }
 
     /// The vectors and the embedder, if both are usable and agree on the identity;
@@ -109,21 +190,17 @@ impl VectorPart {
 
     /// The embedder of queries: the one given, else the default, loaded once.
     fn query_embedder(&self, g: &OpenGeneration) -> std::result::Result<&dyn Embedder, String> {
-        let e = self
-            .embedder
-            .get_or_init(|| {
-                crate::embed::load_default_embedder()
-                    .map(|e| {
-                        e.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
-                        Arc::from(e)
-                    })
-                    .map_err(|e| match e {
-                        Error::VectorsUnavailable(why) => why,
-                        other => other.to_string(),
-                    })
-            })
-            .as_ref()
-            .map_err(Clone::clone)?;
+        let e = self.embedder.get_or_load(|| {
+            crate::embed::load_default_embedder()
+                .map(|e| {
+                    e.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
+                    Arc::from(e)
+                })
+                .map_err(|e| match e {
+                    Error::VectorsUnavailable(why) => why,
+                    other => other.to_string(),
+                })
+        })?;
         Ok(e.as_ref())
     }
 
@@ -228,8 +305,13 @@ impl VectorPart {
         let v = QueryCache::new(g.dir(), &key, dim).get(query)?;
         let installed = self
             .installed_key
-            .get_or_init(|| crate::embed::installed_identity().ok().map(|i| i.key()));
-        if installed.as_deref() != Some(key.as_str()) {
+            .get_or_load(|| {
+                crate::embed::installed_identity()
+                    .map(|i| i.key())
+                    .map_err(|e| e.to_string())
+            })
+            .ok();
+        if installed.map(String::as_str) != Some(key.as_str()) {
             return None;
         }
         tracing::debug!("query vector from the cache, no model loaded");
@@ -305,5 +387,31 @@ fn no_vectors_yet(then: Option<&str>) -> String {
         Ok(_) => format!(
             "the index has no vectors yet ({then} at the last refresh); the model is installed now: run `docfuse refresh` to embed"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Retrying;
+    use std::time::Duration;
+
+    #[test]
+    fn a_failed_load_is_tried_again_after_the_interval_and_a_loaded_value_is_kept() {
+        let slot: Retrying<u32> = Retrying::with_retry(Duration::from_millis(50));
+        assert!(!slot.tried());
+        assert_eq!(
+            slot.get_or_load(|| Err("model files not found".into())),
+            Err("model files not found".to_string())
+        );
+        assert!(slot.tried());
+        // within the interval: the failure, without loading
+        assert_eq!(
+            slot.get_or_load(|| panic!("not loaded again so soon")),
+            Err("model files not found".to_string())
+        );
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(slot.get_or_load(|| Ok(7)), Ok(&7));
+        assert_eq!(slot.get_or_load(|| panic!("kept once loaded")), Ok(&7));
+        assert_eq!(slot.get(), Some(&7));
     }
 }

@@ -313,6 +313,12 @@ impl DocfuseRetriever {
         Ok(Self::new(DocIndex::open(&r.cache.index_dir)?))
     }
 
+    /// Why the served index is no longer on disk (its folder deleted or moved), if so
+    /// ([`crate::read::index_gone`]).
+    pub fn index_gone(&self) -> Option<String> {
+        crate::read::index_gone(&self.inner().index)
+    }
+
     /// The index generation served now (a later refresh may publish another).
     pub fn index(&self) -> Arc<DocIndex> {
         self.inner().index.clone()

@@ -9,7 +9,7 @@
 //! | `GET /v1/status` | fresh or stale (and why), counts, the vector side |
 //! | `POST /v1/refresh` | from this machine only (a loopback peer, no `Forwarded`/`X-Forwarded-For`/`X-Real-IP` header): starts a refresh job of the index (one at a time, through the writer lock; a request while one waits to start joins it) → `202 {"job", "status"}` |
 //! | `GET /v1/refresh/{job}` | from this machine only: `{"job", "status": "queued"|"running"|"done"|"failed", "report"|"error"}` |
-//! | `GET /healthz` | `{"status": "ok"|"degraded", "lexical": "up", "vector": "up"|"down", ...}` |
+//! | `GET /healthz` | `{"status": "ok"|"degraded"|"failing", "index": "up"|"gone", "lexical": "up", "vector": "up"|"down", ...}` (503 when failing) |
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx status for a bad request
 //! (400 bad input, 403 a path outside the roots or a foreign Host/Origin, 404 nothing
@@ -94,8 +94,14 @@ struct AppState {
 /// `GET /healthz`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Health {
-    /// `ok`, or `degraded` when the vector side is down (lexical search still works).
+    /// `ok`; `degraded` when the vector side is down (lexical search still works);
+    /// `failing` (HTTP 503) when the index folder is gone from disk.
     pub status: &'static str,
+    /// `up`, or `gone` when the index folder (its manifest) was deleted or moved: the
+    /// server answers from what it loaded until it is restarted on a built index.
+    pub index: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_reason: Option<String>,
     pub lexical: &'static str,
     pub vector: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -449,15 +455,29 @@ async fn refresh_get(
     })
 }
 
-async fn healthz(State(s): State<AppState>) -> Json<Health> {
+async fn healthz(State(s): State<AppState>) -> (StatusCode, Json<Health>) {
     let vector = s.retriever.vector_health().await;
-    Json(Health {
-        status: if vector.is_ok() { "ok" } else { "degraded" },
+    let gone = s.retriever.index_gone();
+    let code = if gone.is_some() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let status = match (&gone, &vector) {
+        (Some(_), _) => "failing",
+        (None, Ok(())) => "ok",
+        (None, Err(_)) => "degraded",
+    };
+    let health = Health {
+        status,
+        index: if gone.is_some() { "gone" } else { "up" },
+        index_reason: gone,
         lexical: "up",
         vector: if vector.is_ok() { "up" } else { "down" },
         vector_reason: vector.err(),
         generation: s.retriever.index().generation(),
-    })
+    };
+    (code, Json(health))
 }
 
 async fn not_found(uri: axum::http::Uri) -> ApiError {

@@ -254,8 +254,12 @@ pub enum Existing {
         /// Its published generation folder (its vectors are reused by hash).
         generation_dir: Option<String>,
     },
-    /// An index written by a newer docfuse: never overwritten without `--force`.
-    Newer(String),
+    /// An index written by a newer docfuse: never overwritten without `--force`; with
+    /// it, rebuilt from the roots it names (when its `source` still reads).
+    Newer {
+        what: String,
+        source: Option<SourceSpec>,
+    },
     /// A manifest that does not verify.
     Damaged(String),
 }
@@ -277,7 +281,12 @@ impl Existing {
                 Ok(m) => Existing::Current(Box::new(m)),
                 Err(e) => Existing::Damaged(e.to_string()),
             }),
-            Compatibility::Newer(what) => Ok(Existing::Newer(what)),
+            Compatibility::Newer(what) => Ok(Existing::Newer {
+                what,
+                source: value
+                    .get("source")
+                    .and_then(|s| serde_json::from_value(s.clone()).ok()),
+            }),
             Compatibility::Older(what) => Ok(Existing::Older {
                 what,
                 source: value
@@ -384,7 +393,10 @@ mod tests {
         assert!(err.contains("upgrade docfuse"), "{err}");
         assert!(matches!(
             Existing::load(d.path()).unwrap(),
-            Existing::Newer(_)
+            Existing::Newer {
+                source: Some(_),
+                ..
+            }
         ));
         let mut m = sample();
         m.chunker_version -= 1;

@@ -285,16 +285,17 @@ fn previous_of(index_dir: &Path, opts: &BuildOptions, notes: &mut Vec<Warning>) 
     };
     match Existing::load(index_dir)? {
         Existing::None => Ok((None, Vec::new(), None)),
-        Existing::Newer(what) if !opts.force => Err(Error::IndexVersion {
+        Existing::Newer { what, .. } if !opts.force => Err(Error::IndexVersion {
             dir: index_dir.to_path_buf(),
             what,
             newer: true,
         }),
-        Existing::Newer(what) => {
+        Existing::Newer { what, source } => {
             note(format!(
-                "written by a newer docfuse ({what}); overwritten (--force)"
+                "written by a newer docfuse ({what}); rebuilt from its roots by this version (--force)"
             ));
-            Ok((None, Vec::new(), None))
+            let roots = source.map(|s| root_names(&s)).unwrap_or_default();
+            Ok((None, roots, None))
         }
         Existing::Older {
             what,

@@ -1051,3 +1051,37 @@ fn a_running_retriever_follows_an_index_removed_and_built_again_at_the_same_gene
     let hits = now.search("badgers", &opts).unwrap().hits;
     assert_eq!(hits.first().map(|h| h.chunk.path.as_str()), Some("two.md"));
 }
+
+#[test]
+fn an_index_of_a_newer_format_is_refused_and_force_rebuilds_it_from_its_roots() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let manifest = t.path().join("idx/manifest.json");
+    let mut m: Value = serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["schema_version"] = (m["schema_version"].as_u64().unwrap() + 1).into();
+    fs::write(&manifest, m.to_string()).unwrap();
+    for args in [
+        &["refresh", "--index", "idx"][..],
+        &["search", "--index", "idx", "install"][..],
+        &["status", "--index", "idx"][..],
+    ] {
+        let o = docfuse(t.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("newer docfuse"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: nothing called fresh");
+    }
+    let o = docfuse(t.path(), &["refresh", "--index", "idx", "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rebuilt from its roots"),
+        "{}",
+        stderr(&o)
+    );
+    let hits = run_ok(t.path(), &["search", "--index", "idx", "install"]);
+    assert!(hits.contains("guide/install.md"), "{hits}");
+}

@@ -884,8 +884,6 @@ fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(found["results"][0]["path"], "b.md", "{found}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[tokio::test]
@@ -1033,4 +1031,93 @@ fn connections_over_the_cap_are_answered_503_and_the_server_goes_on() {
         .unwrap();
     let got = closed_within(&mut next, Duration::from_secs(5)).expect("answered");
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+}
+
+/// Polls `GET /healthz` at `addr` until `done` holds (up to 20 s); the last answer.
+fn health_until(addr: &str, done: impl Fn(u16, &Value) -> bool) -> (u16, Value) {
+    let started = std::time::Instant::now();
+    loop {
+        let (code, v) = exchange(addr, "GET", "/healthz", None);
+        if done(code, &v) || started.elapsed() > Duration::from_secs(20) {
+            return (code, v);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn health_follows_a_model_installed_later_and_an_index_folder_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let out = docfuse(
+        tmp.path(),
+        &[
+            "index",
+            "--index",
+            dir.to_str().unwrap(),
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // served with the model folder empty: degraded, lexical answers
+    let models = tmp.path().join("models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&models).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(&dir)
+        .env("DOCFUSE_MODEL_DIR", &models)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let _kill = KillOnDrop(child);
+    let addr = served_addr(&mut err);
+    let (code, v) = exchange(&addr, "GET", "/healthz", None);
+    assert_eq!((code, v["status"].as_str()), (200, Some("degraded")), "{v}");
+    assert!(
+        v["vector_reason"].as_str().unwrap().contains("not found"),
+        "{v}"
+    );
+    // the model is installed while the server runs: healthy without a restart
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    copy_tree(&real, &models);
+    let (code, v) = health_until(&addr, |c, v| c == 200 && v["status"] == "ok");
+    assert_eq!((code, v["status"].as_str()), (200, Some("ok")), "{v}");
+    assert_eq!(v["index"], "up");
+    // the index folder is deleted: failing, and status is not fresh, saying why
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, v) = exchange(&addr, "GET", "/healthz", None);
+    assert_eq!(
+        (code, v["status"].as_str(), v["index"].as_str()),
+        (503, Some("failing"), Some("gone")),
+        "{v}"
+    );
+    assert!(
+        v["index_reason"].as_str().unwrap().contains("is gone"),
+        "{v}"
+    );
+    let (code, v) = exchange(&addr, "GET", "/v1/status", None);
+    assert!(code == 200 || code == 500, "{code} {v}");
+    if code == 200 {
+        assert_eq!(v["fresh"], false, "{v}");
+        assert!(v["reasons"][0].as_str().unwrap().contains("is gone"), "{v}");
+    } else {
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no docfuse index"),
+            "{v}"
+        );
+    }
+}
+
+/// Kills a child process when dropped (also when a test panics).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
