@@ -884,6 +884,8 @@ fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(found["results"][0]["path"], "b.md", "{found}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[tokio::test]
