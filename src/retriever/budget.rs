@@ -103,27 +103,31 @@ fn sized_fit<T>(start: usize, limit: usize, render: impl Fn(usize) -> (T, usize)
     }
 }
 
+/// Results whose passage text a response keeps room for before it lists more citations.
+pub const TEXT_FOR_BEST: usize = 3;
+
 /// A response of up to `results` results under `limit` bytes: `render(keep, allowance)`
-/// renders the first `keep` results with `allowance` bytes of passage text. The last
-/// results are left out (the caller says how many) until the passage text has room for
-/// what it wants or for half the limit, whichever is less: a long result list never
-/// crowds out the text of the best results. Then the text is cut to fit
-/// ([`largest_that_fits`]), and results are left out while the results alone (ids,
-/// paths, evidence) still exceed the limit.
+/// renders the first `keep` results with `allowance` bytes of passage text. Room is kept
+/// for the text of the [`TEXT_FOR_BEST`] best results (at most a quarter of the limit);
+/// every other byte goes to citations (ids, paths, lines, evidence) before any text: a
+/// result is left out only when the citations alone no longer fit beside that room.
+/// Then the text is cut to what is left ([`largest_that_fits`]: the best results keep
+/// theirs longest), and results are left out while the response still exceeds the limit.
 pub fn fit_response<T>(
     results: usize,
     limit: usize,
     render: impl Fn(usize, usize) -> (T, usize),
 ) -> T {
+    let best = results.min(TEXT_FOR_BEST);
+    let best_text = render(best, limit).1.saturating_sub(render(best, 0).1);
+    let room = limit.saturating_sub(best_text.min(limit / 4));
     let mut keep = results;
-    while keep > 1 {
+    while keep > best {
         let bare = render(keep, 0).1;
-        let wanted = render(keep, limit).1.saturating_sub(bare);
-        if limit.saturating_sub(bare) >= wanted.min(limit / 2) {
+        if bare <= room {
             break;
         }
-        let room = limit.saturating_sub(wanted.min(limit / 2));
-        keep = (keep * room / bare.max(1)).clamp(1, keep - 1);
+        keep = (keep * room / bare.max(1)).clamp(best, keep - 1);
     }
     loop {
         let (out, size) = sized_fit(limit, limit, |a| render(keep, a));
@@ -146,22 +150,26 @@ mod tests {
     fn results_are_left_out_when_their_fields_alone_exceed_the_limit() {
         // 40 results of 100 bytes each and no passage text: 4,000 bytes > 1,000
         let render = |keep: usize, allowance: usize| (keep, keep * 100 + allowance.min(10));
-        // 10 results would fill the limit with no text: 9 keep their text
+        // 10 results fill the limit with no text (each wants 10 bytes: 30 kept for it)
         assert_eq!(fit_response(40, 1_000, render), 9);
         assert_eq!(fit_response(5, 1_000, render), 5);
     }
 
     #[test]
-    fn a_long_result_list_never_crowds_out_the_text_of_the_best_results() {
-        // 100 results of 100 bytes of fields, each with 2,000 bytes of text, in 10,000 bytes
+    fn citations_are_kept_beside_room_for_the_text_of_the_best_results() {
+        // 20 results of 150 bytes of fields, each with 2,000 bytes of text, in 4,000 bytes
         let render = |keep: usize, allowance: usize| {
             let text = allowance.min(keep * 2_000);
-            ((keep, text), keep * 100 + text)
+            ((keep, text), keep * 150 + text)
         };
+        let (keep, text) = fit_response(20, 4_000, render);
+        assert_eq!(keep, 20, "every citation fits beside a quarter for text");
+        assert!(text >= 900, "the best results keep text: {text} bytes");
+        assert!(keep * 150 + text <= 4_000);
+        // 100 results cannot all be cited: the citations take three quarters
         let (keep, text) = fit_response(100, 10_000, render);
-        assert!(keep * 100 <= 5_000, "{keep} results");
-        assert!(text >= 4_000, "{text} bytes of text for {keep} results");
-        assert!(keep * 100 + text <= 10_000);
+        assert_eq!(keep, 50);
+        assert!(text >= 2_000, "{text}");
         // when the text is short, every result stays
         let short = |keep: usize, allowance: usize| {
             let text = allowance.min(keep * 10);
