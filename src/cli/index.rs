@@ -69,7 +69,7 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
     let report =
         super::pack::build_with(&steps, opts, |o| super::pg::build(db, &a.index, &source, o))?;
     print_report(&super::pg::shown(db, &a.index), &report, &vectors, a.json)?;
-    Ok(super::EXIT_OK)
+    Ok(super::output::build_exit(&report))
 }
 
 /// Fails early, before a model is loaded, when a root or the JSONL file is missing.

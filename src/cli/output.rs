@@ -6,6 +6,18 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_NO_HITS: i32 = 1;
 /// Exit code: an error (bad input, missing or corrupt index…).
 pub const EXIT_ERROR: i32 = 2;
+/// Exit code of `index` and `refresh`: published, but some files could not be read (or
+/// parsed): their last indexed text is kept, named in `partial`.
+pub const EXIT_PARTIAL: i32 = 3;
+
+/// The exit code of a published build: [`EXIT_PARTIAL`] when files could not be read.
+pub fn build_exit(r: &crate::write::BuildReport) -> i32 {
+    if r.partial.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_PARTIAL
+    }
+}
 
 use std::io::Write;
 

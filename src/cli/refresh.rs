@@ -46,6 +46,7 @@ fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i3
         super::pg::build(db, &a.index, &source, o)
     })?;
     print_report(&super::pg::shown(db, &a.index), &report, &vectors, a.json)?;
+    let code = super::output::build_exit(&report);
     if a.watch {
         // The roots as this refresh left them: a dropped root is neither watched nor
         // dropped again.
@@ -57,7 +58,7 @@ fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i3
         };
         watch(&a, &now.spec, &source, &opts, &vectors)?;
     }
-    Ok(super::EXIT_OK)
+    Ok(code)
 }
 
 /// Refreshes every root of the index at `index` with its recorded configuration, for

@@ -309,3 +309,39 @@ fn a_decompression_bomb_is_refused_by_ratio_and_packs_share_a_disk_budget() {
     assert!(!packs.join("tasks").exists());
     assert_eq!(install(&big, &packs).unwrap().kept, 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_pack_written_to_a_device_or_fifo_never_replaces_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let (t, _m, _bytes) = setup();
+    let src = t.path().join("src");
+    write(
+        &src,
+        "tasks",
+        "1",
+        Path::new("/dev/null"),
+        Default::default(),
+    )
+    .unwrap();
+    let null = fs::metadata("/dev/null").unwrap();
+    assert!(
+        null.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    // a FIFO: read on the other side, still a FIFO afterwards
+    let fifo = t.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        write(&src, "tasks", "1", &fifo, Default::default()).unwrap();
+        let got = reader.join().unwrap();
+        assert_eq!(&got[..2], b"\x1f\x8b", "a gzip stream came through");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    let e = write(&src, "tasks", "1", t.path(), Default::default()).unwrap_err();
+    assert!(e.to_string().contains("is a folder"), "{e}");
+}

@@ -62,8 +62,23 @@ pub fn write(
         created_at: now_rfc3339(),
         files,
     };
+    match std::fs::metadata(out) {
+        Ok(m) if m.is_dir() => {
+            return Err(PackError::Refused(format!(
+                "the output `{}` is a folder; name a file, e.g. `{}`",
+                out.display(),
+                out.join(format!("{repo}.tar.gz")).display()
+            )))
+        }
+        // a device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`): written to, never
+        // replaced by a file
+        Ok(m) if !m.is_file() => {
+            return write_tar(out, &manifest, &bodies, false).map(|()| manifest)
+        }
+        _ => {}
+    }
     let tmp = crate::fsio::temp_beside(out);
-    let written = write_tar(&tmp, &manifest, &bodies).and_then(|()| {
+    let written = write_tar(&tmp, &manifest, &bodies, true).and_then(|()| {
         std::fs::rename(&tmp, out).map_err(|e| PackError::io("cannot write", out, e))
     });
     if written.is_err() {
@@ -80,7 +95,14 @@ fn now_rfc3339() -> String {
         .to_string()
 }
 
-fn write_tar(path: &Path, manifest: &PackManifest, bodies: &[Vec<u8>]) -> Result<(), PackError> {
+/// Writes the pack to `path` (created or truncated); `sync`: flushed to disk (a regular
+/// file about to be renamed into place).
+fn write_tar(
+    path: &Path,
+    manifest: &PackManifest,
+    bodies: &[Vec<u8>],
+    sync: bool,
+) -> Result<(), PackError> {
     let io = |e| PackError::io("cannot write", path, e);
     let file = std::fs::File::create(path).map_err(io)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
@@ -95,7 +117,10 @@ fn write_tar(path: &Path, manifest: &PackManifest, bodies: &[Vec<u8>]) -> Result
     let gz = tar.into_inner().map_err(io)?;
     let mut file = gz.finish().map_err(io)?;
     file.flush().map_err(io)?;
-    file.sync_all().map_err(io)
+    if sync {
+        file.sync_all().map_err(io)?;
+    }
+    Ok(())
 }
 
 /// Appends a regular file (mode 0644, mtime 0: a pack's bytes depend only on its files

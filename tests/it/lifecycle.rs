@@ -196,7 +196,12 @@ fn an_unreadable_file_keeps_its_last_text_and_an_unlistable_root_publishes_nothi
     chmod(&root.join("guide/parallel.md"), 0o000);
     chmod(&root.join("private"), 0o000);
     let o = run(&["refresh", "--index", "idx", "--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "published, in part: {}",
+        stderr(&o)
+    );
     let err = stderr(&o);
     assert!(
         err.contains("parallel.md") && err.contains("last indexed text"),
