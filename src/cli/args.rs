@@ -265,8 +265,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Fail at once when another docfuse is writing the index (default: wait for it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wait_timeout")]
     pub no_wait: bool,
+    /// Wait at most this many seconds for another docfuse writing the index, then fail
+    /// (exit 2) naming it (default: no limit).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_wait_timeout)]
+    pub wait_timeout: Option<f64>,
     /// Remove roots of the index that no longer exist, with their chunks.
     #[arg(long)]
     pub drop_missing_roots: bool,
@@ -296,6 +300,7 @@ impl RunArgs {
             max_seconds: self.max_seconds,
             force: self.force,
             no_wait: self.no_wait,
+            wait_timeout: self.wait_timeout,
             drop_missing_roots: self.drop_missing_roots,
             drop_roots: self.drop_root.clone(),
             hooks: Default::default(),
@@ -532,5 +537,13 @@ fn page_bytes(v: &str) -> Result<usize, String> {
     match v.parse::<usize>() {
         Ok(n) if (16..=max).contains(&n) => Ok(n),
         _ => Err(format!("expected a number of bytes from 16 to {max}")),
+    }
+}
+
+/// `--wait-timeout`: a finite number of seconds, 0 or more.
+fn parse_wait_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds (0 or more)")),
     }
 }

@@ -112,7 +112,10 @@ pub(super) struct Recorded {
 impl Recorded {
     /// [`Recorded::load`]; when there is no manifest yet but a writer holds the lock (a
     /// first `index` still running), waits for it (or, with `wait` false, says so).
-    pub fn load_or_wait(index: &std::path::Path, wait: bool) -> anyhow::Result<Recorded> {
+    pub fn load_or_wait(
+        index: &std::path::Path,
+        wait: impl Into<crate::generation::LockWait>,
+    ) -> anyhow::Result<Recorded> {
         match Recorded::load(index) {
             Err(e) if is_no_index(&e) && index.join(crate::generation::LOCK_FILE).exists() => {
                 let lock = crate::generation::acquire_writer_lock(index, wait, &mut |holder| {

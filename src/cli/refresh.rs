@@ -30,7 +30,8 @@ fn run_at(a: RefreshArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i3
     if let Some(w) = db {
         w.ensure_index()?;
     }
-    let rec = Recorded::load_or_wait(&a.index, !a.run.no_wait)?;
+    let wait = crate::generation::LockWait::of(a.run.no_wait, a.run.wait_timeout);
+    let rec = Recorded::load_or_wait(&a.index, wait)?;
     let vectors = Vectors::load(rec.wanted && !a.no_embeddings);
     let vectors = match db {
         Some(w) => w.checked(vectors)?,

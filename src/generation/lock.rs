@@ -15,13 +15,54 @@ pub struct WriterLock {
     _file: File,
 }
 
-/// Takes the writer lock of `index_dir`. When another process holds it: with `wait`,
-/// calls `on_wait(holder)` once and blocks until it is free; without, fails.
+/// How long a writer waits for the lock another process holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockWait {
+    /// Fail at once (`--no-wait`).
+    No,
+    /// Until it is free (the default).
+    Forever,
+    /// At most this long (`--wait-timeout`), then fail.
+    For(std::time::Duration),
+}
+
+impl From<bool> for LockWait {
+    fn from(wait: bool) -> Self {
+        if wait {
+            LockWait::Forever
+        } else {
+            LockWait::No
+        }
+    }
+}
+
+impl LockWait {
+    /// From `--no-wait` and `--wait-timeout SECONDS`.
+    pub fn of(no_wait: bool, timeout_s: Option<f64>) -> LockWait {
+        match (no_wait, timeout_s) {
+            (true, _) => LockWait::No,
+            (false, Some(s)) => LockWait::For(std::time::Duration::from_secs_f64(s.max(0.0))),
+            (false, None) => LockWait::Forever,
+        }
+    }
+}
+
+/// How often a bounded wait tries the lock again.
+const RETRY_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Takes the writer lock of `index_dir`. When another process holds it: unless `wait`
+/// is [`LockWait::No`], calls `on_wait(holder)` once and waits until it is free (at most
+/// the given time for [`LockWait::For`]); else fails.
 ///
 /// # Errors
-/// [`Error::Locked`] naming the holder's pid when busy and not waiting; [`Error::Io`]
-/// when the lock file cannot be opened.
-pub fn acquire(index_dir: &Path, wait: bool, on_wait: &mut dyn FnMut(&str)) -> Result<WriterLock> {
+/// [`Error::Locked`] naming the holder's pid when busy and not waiting, or still busy at
+/// the end of a bounded wait; [`Error::Io`] when the lock file cannot be opened.
+pub fn acquire(
+    index_dir: &Path,
+    wait: impl Into<LockWait>,
+    on_wait: &mut dyn FnMut(&str),
+) -> Result<WriterLock> {
+    let wait = wait.into();
     let path = index_dir.join(LOCK_FILE);
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -37,20 +78,55 @@ pub fn acquire(index_dir: &Path, wait: bool, on_wait: &mut dyn FnMut(&str)) -> R
                 .unwrap_or_default()
                 .trim()
                 .to_string();
-            if !wait {
-                return Err(Error::Locked {
-                    dir: index_dir.to_path_buf(),
-                    holder,
-                });
-            }
+            let limit = match wait {
+                LockWait::No => {
+                    return Err(Error::Locked {
+                        dir: index_dir.to_path_buf(),
+                        holder,
+                    })
+                }
+                LockWait::Forever => None,
+                LockWait::For(d) => Some(d),
+            };
             on_wait(&holder);
-            file.lock().map_err(|e| Error::io("lock", &path, e))?;
+            match limit {
+                None => file.lock().map_err(|e| Error::io("lock", &path, e))?,
+                Some(limit) => wait_at_most(&file, limit).map_err(|e| match e {
+                    Some(e) => Error::io("lock", &path, e),
+                    None => Error::Locked {
+                        dir: index_dir.to_path_buf(),
+                        holder: format!(
+                            "{holder}; still writing after {:.1} s",
+                            limit.as_secs_f64()
+                        ),
+                    },
+                })?,
+            }
         }
         Err(TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
     }
     let _ = file.set_len(0);
     let _ = write!(file, "pid {}", std::process::id());
     Ok(WriterLock { _file: file })
+}
+
+/// Tries the lock every [`RETRY_EVERY`] for at most `limit`: `Err(None)` when it stayed
+/// busy, `Err(Some(e))` on an I/O failure.
+fn wait_at_most(
+    file: &File,
+    limit: std::time::Duration,
+) -> std::result::Result<(), Option<std::io::Error>> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::Error(e)) => return Err(Some(e)),
+            Err(TryLockError::WouldBlock) if std::time::Instant::now() >= deadline => {
+                return Err(None)
+            }
+            Err(TryLockError::WouldBlock) => std::thread::sleep(RETRY_EVERY),
+        }
+    }
 }
 
 /// The holder (`pid N`, or `pid unknown` in the instant it is being written) of
@@ -93,5 +169,32 @@ mod tests {
         drop(first);
         assert_eq!(holder(d.path()), None);
         assert!(acquire(d.path(), false, &mut |_| {}).is_ok());
+        // a bounded wait gives up after its time, naming the holder and the wait
+        let held = acquire(d.path(), false, &mut |_| {}).unwrap();
+        let started = std::time::Instant::now();
+        let mut told = 0;
+        let err = acquire(
+            d.path(),
+            LockWait::For(std::time::Duration::from_millis(300)),
+            &mut |_| told += 1,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+        assert!(err.contains("still writing after 0.3 s"), "{err}");
+        assert_eq!(told, 1);
+        // and takes the lock when it is freed within the time
+        let freer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(held);
+        });
+        assert!(acquire(
+            d.path(),
+            LockWait::For(std::time::Duration::from_secs(5)),
+            &mut |_| {}
+        )
+        .is_ok());
+        freer.join().unwrap();
     }
 }

@@ -48,8 +48,12 @@ pub fn non_public(ip: IpAddr) -> Option<&'static str> {
                 Some("link-local")
             } else if v4.is_unspecified() || o[0] == 0 {
                 Some("unspecified")
-            } else if v4.is_broadcast() || v4.is_multicast() {
-                Some("broadcast or multicast")
+            } else if v4.is_broadcast() || v4.is_multicast() || o[0] >= 240 {
+                Some("broadcast, multicast or reserved")
+            } else if (o[0] == 198 && (o[1] & 0xfe) == 18)
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+            {
+                Some("private")
             } else {
                 None
             }
@@ -59,13 +63,26 @@ pub fn non_public(ip: IpAddr) -> Option<&'static str> {
                 return non_public(IpAddr::V4(v4));
             }
             let seg = v6.segments();
+            // IPv4-compatible `::a.b.c.d` and NAT64 `64:ff9b::a.b.c.d` carry an IPv4
+            // address a gateway may reach
+            let embedded = std::net::Ipv4Addr::new(
+                (seg[6] >> 8) as u8,
+                seg[6] as u8,
+                (seg[7] >> 8) as u8,
+                seg[7] as u8,
+            );
+            if (seg[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified())
+                || seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+            {
+                return non_public(IpAddr::V4(embedded));
+            }
             if v6.is_loopback() {
                 Some("loopback")
             } else if v6.is_unspecified() {
                 Some("unspecified")
             } else if (seg[0] & 0xfe00) == 0xfc00 {
                 Some("private")
-            } else if (seg[0] & 0xffc0) == 0xfe80 {
+            } else if (seg[0] & 0xffc0) == 0xfe80 || (seg[0] & 0xffc0) == 0xfec0 {
                 Some("link-local")
             } else if v6.is_multicast() {
                 Some("broadcast or multicast")
@@ -164,6 +181,9 @@ fn fetch_url(
     let config = ureq::Agent::config_builder()
         .timeout_global(Some(limits.timeout))
         .max_redirects(MAX_REDIRECTS)
+        // no proxy from the environment: through a proxy the target is never resolved
+        // here, so the address policy could not see it
+        .proxy(None)
         .build();
     let resolver = PolicyResolver {
         policy: policy.clone(),
@@ -260,7 +280,13 @@ mod tests {
         assert_eq!(kind("169.254.169.254"), Some("link-local"));
         assert_eq!(kind("fe80::1"), Some("link-local"));
         assert_eq!(kind("0.0.0.0"), Some("unspecified"));
-        assert_eq!(kind("224.0.0.1"), Some("broadcast or multicast"));
+        assert_eq!(kind("224.0.0.1"), Some("broadcast, multicast or reserved"));
+        assert_eq!(kind("240.1.2.3"), Some("broadcast, multicast or reserved"));
+        assert_eq!(kind("198.18.0.1"), Some("private"));
+        assert_eq!(kind("64:ff9b::a9fe:a9fe"), Some("link-local"));
+        assert_eq!(kind("::10.0.0.1"), Some("private"));
+        assert_eq!(kind("fec0::1"), Some("link-local"));
+        assert_eq!(kind("64:ff9b::5db8:d822"), None);
         assert_eq!(kind("93.184.216.34"), None);
         assert_eq!(kind("172.32.0.1"), None);
         assert_eq!(kind("2606:4700::1111"), None);

@@ -62,6 +62,11 @@ pub fn write(
         created_at: now_rfc3339(),
         files,
     };
+    // through a link (`/dev/stdout` → a pipe or a file): write where it points, in place
+    let link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
+    if link && std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
+        return write_tar(out, &manifest, &bodies, true).map(|()| manifest);
+    }
     match std::fs::metadata(out) {
         Ok(m) if m.is_dir() => {
             return Err(PackError::Refused(format!(

@@ -154,7 +154,11 @@ impl IndexStore for PgStore {
         self.staging_current()
     }
 
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
+    fn lock(
+        &mut self,
+        wait: crate::generation::LockWait,
+        waiting: &mut dyn FnMut(),
+    ) -> Result<StoreLock> {
         // the database's lock is held since `open`; the folder's keeps a writer that
         // works on the folder directly off it
         self.folder.lock(wait, waiting)
@@ -245,7 +249,11 @@ impl IndexStore for Seeding<'_> {
     fn staging_is_published(&self) -> bool {
         self.0.staging_is_published()
     }
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
+    fn lock(
+        &mut self,
+        wait: crate::generation::LockWait,
+        waiting: &mut dyn FnMut(),
+    ) -> Result<StoreLock> {
         self.0.lock(wait, waiting)
     }
     fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {

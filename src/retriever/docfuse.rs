@@ -2,8 +2,8 @@
 //! a semaphore (one search per core by default), and so do reads (passages, documents,
 //! handoffs, status: [`READS_PER_CORE`] per core, a lane of their own so they never wait
 //! behind searches); the others wait, as many as
-//! [`DocfuseRetriever::with_max_queued`] allows in both lanes together (unbounded unless
-//! set; `docfuse serve` sets [`DEFAULT_MAX_QUEUED`]), and one more is refused at once
+//! [`DocfuseRetriever::with_max_queued`] allows in each lane (unbounded unless set;
+//! `docfuse serve` sets [`DEFAULT_MAX_QUEUED`]), and one more is refused at once
 //! with [`RetrieveError::Overloaded`]. So threads and memory are bounded by these
 //! settings, not by the number of clients. The search itself is
 //! [`super::search`]. A retriever follows its index: each request first checks the
@@ -47,9 +47,13 @@ struct Current {
     permits: Arc<Semaphore>,
     /// Reads running at once (see [`READS_PER_CORE`]).
     read_permits: Arc<Semaphore>,
-    /// Searches and reads waiting for a permit now, and how many may (shared by every
-    /// clone).
+    /// Searches waiting for a permit now, reads waiting (each lane has its own places,
+    /// so a flood of one never refuses the other), and how many may wait in each
+    /// (shared by every clone).
     queued: AtomicUsize,
+    reads_queued: AtomicUsize,
+    /// The last vector health seen, answered while every read permit is busy.
+    last_health: Mutex<Option<Result<(), String>>>,
     max_queued: AtomicUsize,
 }
 
@@ -145,13 +149,15 @@ impl DocfuseRetriever {
                 permits: Arc::new(Semaphore::new(searches)),
                 read_permits: Arc::new(Semaphore::new(searches * READS_PER_CORE)),
                 queued: AtomicUsize::new(0),
+                reads_queued: AtomicUsize::new(0),
+                last_health: Mutex::new(None),
                 max_queued: AtomicUsize::new(usize::MAX),
             }),
         }
     }
 
-    /// At most `max_queued` searches and reads wait for a permit; one more is refused at
-    /// once with
+    /// At most `max_queued` searches, and as many reads, wait for a permit; one more is
+    /// refused at once with
     /// [`RetrieveError::Overloaded`] (the HTTP API answers `503` with `Retry-After`).
     /// Clones share one queue: the bound applies to all of them.
     pub fn with_max_queued(self, max_queued: usize) -> Self {
@@ -185,27 +191,24 @@ impl DocfuseRetriever {
     /// [`RetrieveError::Overloaded`] when the queue is full.
     async fn permit(&self, lane: Lane) -> Result<tokio::sync::OwnedSemaphorePermit, RetrieveError> {
         let c = &self.current;
-        let permits = match lane {
-            Lane::Search => &c.permits,
-            Lane::Read => &c.read_permits,
+        let (permits, queued) = match lane {
+            Lane::Search => (&c.permits, &c.queued),
+            Lane::Read => (&c.read_permits, &c.reads_queued),
         };
         if let Ok(p) = permits.clone().try_acquire_owned() {
             return Ok(p);
         }
         let max = c.max_queued.load(Ordering::SeqCst);
         // a place only when one is free: a refused search never counts as waiting
-        if let Err(queued) = c
-            .queued
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < max).then_some(n + 1)
-            })
-        {
+        if let Err(queued) = queued.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < max).then_some(n + 1)
+        }) {
             return Err(RetrieveError::Overloaded {
                 queued,
                 retry_after_s: 1,
             });
         }
-        let _place = QueuePlace(&c.queued);
+        let _place = QueuePlace(queued);
         permits
             .clone()
             .acquire_owned()
@@ -461,15 +464,27 @@ impl DocfuseRetriever {
     pub async fn vector_health(&self) -> Result<(), String> {
         // One query embedded: the model's query session is created on first use, so a
         // server's first hybrid request would otherwise pay for it.
-        self.run_blocking(Lane::Read, |inner| {
-            let index = &inner.index;
-            Ok(index
-                .vector_side()
-                .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string()))
-                .and_then(|()| index.vector_usable()))
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))
+        let now = self
+            .run_blocking(Lane::Read, |inner| {
+                let index = &inner.index;
+                Ok(index
+                    .vector_side()
+                    .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string()))
+                    .and_then(|()| index.vector_usable()))
+            })
+            .await;
+        let Ok(mut last) = self.current.last_health.lock() else {
+            return now.unwrap_or_else(|e| Err(e.to_string()));
+        };
+        match now {
+            Ok(health) => {
+                *last = Some(health.clone());
+                health
+            }
+            // every read permit busy: the last health seen, not "down"
+            Err(e @ RetrieveError::Overloaded { .. }) => last.clone().unwrap_or(Err(e.to_string())),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// Runs `f` on the blocking pool (or a thread of its own outside a tokio runtime)

@@ -556,7 +556,7 @@ fn reads_wait_in_a_bounded_lane_of_their_own() {
         assert!(one.read_passage(&request).await.is_ok());
         drop(searching);
         // reads busy: one read queues, the next is refused at once, as are a status
-        // check and a handoff (one queue for both lanes)
+        // check and a handoff; a search still queues in its own lane
         let reading = one.hold_all_read_permits().await;
         let mut queued = Box::pin(one.read_passage(&request));
         assert!(
@@ -570,6 +570,15 @@ fn reads_wait_in_a_bounded_lane_of_their_own() {
         ] {
             assert_eq!(refused.code(), "overloaded", "{refused:?}");
         }
+        let searching = one.hold_all_permits().await;
+        let opts = lexical(3);
+        let mut search = Box::pin(one.retrieve("install", &opts));
+        assert!(
+            (&mut search).now_or_never().is_none(),
+            "a search has a place of its own"
+        );
+        drop(searching);
+        assert!(search.await.is_ok());
         drop(reading);
         let passage = queued.await.unwrap();
         assert_eq!(passage.path, "guide/install.md");

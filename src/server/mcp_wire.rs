@@ -121,7 +121,7 @@ async fn read_client<R: AsyncRead + Unpin>(
     let mut line = Vec::new();
     loop {
         line.clear();
-        let limit = (MAX_LINE_BYTES + 1) as u64;
+        let limit = MAX_LINE_BYTES as u64;
         match (&mut input).take(limit).read_until(b'\n', &mut line).await {
             Ok(0) => break,
             Ok(_) => {}
@@ -130,8 +130,10 @@ async fn read_client<R: AsyncRead + Unpin>(
                 break;
             }
         }
-        let verdict = if line.last() != Some(&b'\n') && line.len() > MAX_LINE_BYTES {
-            if skip_rest_of_line(&mut input).await.is_err() {
+        // rmcp counts the newline against its limit: a longer line would be dropped
+        // there without an answer
+        let verdict = if line.len() >= MAX_LINE_BYTES {
+            if line.last() != Some(&b'\n') && skip_rest_of_line(&mut input).await.is_err() {
                 break;
             }
             tracing::warn!("MCP: a message longer than {MAX_LINE_BYTES} bytes was skipped");
@@ -185,32 +187,41 @@ async fn skip_rest_of_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> st
     }
 }
 
-/// Writes `rmcp`'s lines and the answers to the client, whole lines at a time.
+/// Writes `rmcp`'s lines and the answers to the client, whole lines at a time: a line of
+/// `rmcp` read in part is kept in its own buffer until its newline, so an answer never
+/// lands inside it.
 async fn write_client<W: AsyncWrite + Unpin>(
     drain: tokio::io::DuplexStream,
     mut answered: mpsc::Receiver<String>,
     mut output: W,
 ) {
     let mut sdk = BufReader::new(drain);
-    let mut line = Vec::new();
+    let mut pending = Vec::new();
     let (mut sdk_open, mut answers_open) = (true, true);
     while sdk_open || answers_open {
-        line.clear();
-        tokio::select! {
-            read = sdk.read_until(b'\n', &mut line), if sdk_open => match read {
-                Ok(0) | Err(_) => sdk_open = false,
-                Ok(_) => {}
+        let out: Vec<u8> = tokio::select! {
+            read = sdk.read_until(b'\n', &mut pending), if sdk_open => match read {
+                Ok(0) | Err(_) => {
+                    sdk_open = false;
+                    std::mem::take(&mut pending)
+                }
+                Ok(_) if pending.ends_with(b"\n") => std::mem::take(&mut pending),
+                Ok(_) => continue,
             },
             answer = answered.recv(), if answers_open => match answer {
                 Some(a) => {
-                    line.extend_from_slice(a.as_bytes());
+                    let mut line = a.into_bytes();
                     line.push(b'\n');
+                    line
                 }
-                None => answers_open = false,
+                None => {
+                    answers_open = false;
+                    continue;
+                }
             },
-        }
-        if !line.is_empty()
-            && (output.write_all(&line).await.is_err() || output.flush().await.is_err())
+        };
+        if !out.is_empty()
+            && (output.write_all(&out).await.is_err() || output.flush().await.is_err())
         {
             return;
         }
@@ -288,5 +299,29 @@ mod tests {
         assert_eq!(lines.len(), 2, "{out}");
         assert!(lines.contains(&"{\"sdk\":1}"));
         assert!(lines.iter().any(|l| l.contains("-32700")));
+    }
+
+    #[tokio::test]
+    async fn an_answer_never_lands_inside_a_line_the_sdk_is_writing() {
+        let (mut client_in, input) = tokio::io::duplex(4096);
+        let (client_out, output) = tokio::io::duplex(4096);
+        let (_sdk_in, mut sdk_out, task) = wire(input, output);
+        sdk_out.write_all(b"{\"sdk\":").await.expect("write");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        client_in.write_all(b"oops\n").await.expect("write");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        sdk_out.write_all(b"1}\n").await.expect("write");
+        drop(sdk_out);
+        drop(client_in);
+        task.await.expect("task");
+        let mut out = String::new();
+        let mut client_out = client_out;
+        client_out.read_to_string(&mut out).await.expect("read");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines.contains(&"{\"sdk\":1}"), "{out}");
+        for l in lines {
+            serde_json::from_str::<Value>(l).expect("every line is whole JSON");
+        }
     }
 }

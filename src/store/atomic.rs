@@ -30,9 +30,10 @@ fn write_atomic_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()>
     #[cfg(unix)]
     if let Some(mode) = mode {
         use std::os::unix::fs::OpenOptionsExt;
-        // a leftover temp file of the same name keeps its mode: start afresh
+        // a leftover temp file of the same name keeps its mode: start afresh, and never
+        // through a link planted in its place
         let _ = std::fs::remove_file(&tmp);
-        open.mode(mode);
+        open.mode(mode).create_new(true);
     }
     #[cfg(not(unix))]
     let _ = mode;

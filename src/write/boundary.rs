@@ -76,7 +76,11 @@ pub trait IndexStore {
     /// # Errors
     /// [`crate::Error::Locked`] / [`crate::Error::Database`] when busy and not waiting;
     /// the lock cannot be taken.
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock>;
+    fn lock(
+        &mut self,
+        wait: crate::generation::LockWait,
+        waiting: &mut dyn FnMut(),
+    ) -> Result<StoreLock>;
 
     /// The published generation's documents; `None` before the first publish.
     ///

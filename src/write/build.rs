@@ -65,7 +65,8 @@ pub fn build_in(
     let index_dir = store.staging_dir().to_path_buf();
     let index_dir = index_dir.as_path();
     create_index_dir(index_dir)?;
-    let _lock = store.lock(!opts.no_wait, &mut || {
+    let wait = crate::generation::LockWait::of(opts.no_wait, opts.wait_timeout);
+    let _lock = store.lock(wait, &mut || {
         progress(Progress {
             phase: Phase::Waiting,
             done: 0,
@@ -291,10 +292,12 @@ fn previous_of(index_dir: &Path, opts: &BuildOptions, notes: &mut Vec<Warning>) 
             newer: true,
         }),
         Existing::Newer { what, source } => {
-            note(format!(
-                "written by a newer docfuse ({what}); rebuilt from its roots by this version (--force)"
-            ));
             let roots = source.map(|s| root_names(&s)).unwrap_or_default();
+            note(if roots.is_empty() {
+                format!("written by a newer docfuse ({what}); overwritten (--force), its roots unread: name them")
+            } else {
+                format!("written by a newer docfuse ({what}); rebuilt from its roots by this version (--force)")
+            });
             Ok((None, roots, None))
         }
         Existing::Older {

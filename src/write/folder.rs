@@ -55,7 +55,11 @@ impl IndexStore for FolderStore {
         true
     }
 
-    fn lock(&mut self, wait: bool, waiting: &mut dyn FnMut()) -> Result<StoreLock> {
+    fn lock(
+        &mut self,
+        wait: crate::generation::LockWait,
+        waiting: &mut dyn FnMut(),
+    ) -> Result<StoreLock> {
         Ok(Box::new(acquire_writer_lock(&self.dir, wait, &mut |_| {
             waiting()
         })?))

@@ -60,6 +60,8 @@ pub struct BuildOptions<'a> {
     pub force: bool,
     /// Fail instead of waiting when another process is writing the index.
     pub no_wait: bool,
+    /// Wait at most this many seconds for another writer, then fail (`None`: no limit).
+    pub wait_timeout: Option<f64>,
     /// Remove the index's roots that no longer exist (and their chunks) instead of failing.
     pub drop_missing_roots: bool,
     /// Remove these roots of the index (and their chunks), whether or not they exist; a

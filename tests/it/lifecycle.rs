@@ -1090,3 +1090,37 @@ fn an_index_of_a_newer_format_is_refused_and_force_rebuilds_it_from_its_roots() 
     let hits = run_ok(t.path(), &["search", "--index", "idx", "install"]);
     assert!(hits.contains("guide/install.md"), "{hits}");
 }
+
+#[test]
+fn a_second_writer_waits_at_most_its_wait_timeout() {
+    let t = tempfile::tempdir().unwrap();
+    let root = docs(t.path());
+    lexical_index(t.path(), &root);
+    let idx = t.path().join("idx");
+    let held = docfuse::generation::acquire_writer_lock(&idx, false, &mut |_| {}).unwrap();
+    let started = std::time::Instant::now();
+    let o = docfuse(
+        t.path(),
+        &["refresh", "--index", "idx", "--wait-timeout", "0.5"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+    let err = stderr(&o);
+    assert!(err.contains("still writing after 0.5 s"), "{err}");
+    let o = docfuse(
+        t.path(),
+        &["refresh", "--index", "idx", "--wait-timeout", "soon"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a number of seconds"),
+        "{}",
+        stderr(&o)
+    );
+    drop(held);
+    let o = docfuse(
+        t.path(),
+        &["refresh", "--index", "idx", "--wait-timeout", "5"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
