@@ -70,10 +70,10 @@ pub fn read(bytes: Vec<u8>, limits: &Limits) -> Result<Pack, PackError> {
     }
     let mut limits = *limits;
     limits.max_unpacked_bytes = limits.unpacked_budget(bytes.len() as u64);
-    let mut seen: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let manifest = scan(&bytes, &limits, &mut |path, entry, _| {
-        let (size, sha256) = hash_stream(entry)?;
-        if seen.insert(path.to_string(), (size, sha256)).is_some() {
+        let sha256 = hash_stream(entry)?;
+        if seen.insert(path.to_string(), sha256).is_some() {
             return Err(PackError::Refused(format!(
                 "file `{}` is in it twice",
                 path.escape_debug()
@@ -89,23 +89,25 @@ pub fn read(bytes: Vec<u8>, limits: &Limits) -> Result<Pack, PackError> {
     })
 }
 
-/// Size and lowercase hex sha256 of what `r` yields.
-fn hash_stream(r: &mut dyn Read) -> Result<(u64, String), PackError> {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    let mut buf = [0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        let n = r
-            .read(&mut buf)
-            .map_err(|e| PackError::Refused(format!("not a readable .tar.gz ({e})")))?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        h.update(&buf[..n]);
+/// Lowercase hex sha256 of what `r` yields ([`crate::hashing::sha256_reader`]); its
+/// size was checked against the manifest by [`scan`] before it was read.
+fn hash_stream(r: &mut dyn Read) -> Result<String, PackError> {
+    crate::hashing::sha256_reader(r)
+        .map_err(|e| PackError::Refused(format!("not a readable .tar.gz ({e})")))
+}
+
+/// A reader that copies what is read through it to `copy`.
+struct Tee<'a, R: Read, W: std::io::Write> {
+    inner: R,
+    copy: &'a mut W,
+}
+
+impl<R: Read, W: std::io::Write> Read for Tee<'_, R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.copy.write_all(&buf[..n])?;
+        Ok(n)
     }
-    Ok((size, format!("{:x}", h.finalize())))
 }
 
 /// A file of the pack as [`scan`] hands it over: its path under `docs/`, a reader of its
@@ -236,9 +238,9 @@ fn read_body(
     Ok(body)
 }
 
-/// Checks the manifest against the files seen (path → size and sha256): format, code,
-/// the same paths, sizes and hashes.
-fn verify(m: &PackManifest, files: &BTreeMap<String, (u64, String)>) -> Result<(), PackError> {
+/// Checks the manifest against the files seen (path → sha256; each one's size was
+/// checked as it was read): format, code, the same paths and hashes.
+fn verify(m: &PackManifest, files: &BTreeMap<String, String>) -> Result<(), PackError> {
     let refuse = |why: String| Err(PackError::Refused(why));
     if m.format != PACK_FORMAT {
         return refuse(format!(
@@ -275,10 +277,10 @@ fn verify(m: &PackManifest, files: &BTreeMap<String, (u64, String)>) -> Result<(
     }
     for f in &m.files {
         check_rel(&f.path)?;
-        let Some((size, sha256)) = files.get(&f.path) else {
+        let Some(sha256) = files.get(&f.path) else {
             return refuse(format!("`{}` is listed but absent", f.path.escape_debug()));
         };
-        if *size != f.size || *sha256 != f.sha256 {
+        if *sha256 != f.sha256 {
             return refuse(format!(
                 "`{}` does not match its size and sha256 in `{MANIFEST_FILE}`",
                 f.path.escape_debug()
@@ -351,7 +353,7 @@ fn same_file(dest: &Path, f: &super::PackFile) -> bool {
     let Ok(mut file) = std::fs::File::open(dest) else {
         return false;
     };
-    hash_stream(&mut file).is_ok_and(|(_, sha)| sha == f.sha256)
+    hash_stream(&mut file).is_ok_and(|sha| sha == f.sha256)
 }
 
 /// Bytes the regular files under `dir` take, except under the folder `skip` and hidden
@@ -394,32 +396,20 @@ fn check_disk_budget(pack: &Pack, packs_dir: &Path) -> Result<(), PackError> {
 /// checking its size and sha256 against `f` again; whatever was at `dest` (a file, a
 /// folder, a link) is replaced.
 fn write_file(dest: &Path, body: &mut dyn Read, f: &super::PackFile) -> Result<(), PackError> {
-    use sha2::Digest;
-    use std::io::Write;
     let parent = dest.parent().unwrap_or(dest);
     std::fs::create_dir_all(parent).map_err(|e| PackError::io("cannot create", parent, e))?;
     let tmp = crate::fsio::temp_beside(dest);
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        let mut h = sha2::Sha256::new();
-        let mut buf = [0u8; 64 * 1024];
-        let mut size = 0u64;
-        loop {
-            let n = body.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            h.update(&buf[..n]);
-            file.write_all(&buf[..n])?;
-            size += n as u64;
-        }
-        Ok::<_, std::io::Error>((size, format!("{:x}", h.finalize())))
-    })();
-    let (size, sha) = written.map_err(|e| {
+    let written = std::fs::File::create(&tmp).and_then(|mut file| {
+        crate::hashing::sha256_reader(Tee {
+            inner: body,
+            copy: &mut file,
+        })
+    });
+    let sha = written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         PackError::io("cannot write", &tmp, e)
     })?;
-    if size != f.size || sha != f.sha256 {
+    if sha != f.sha256 {
         let _ = std::fs::remove_file(&tmp);
         return Err(PackError::Refused(format!(
             "`{}` changed between its check and its unpacking",
