@@ -216,7 +216,8 @@ pub fn write_command<A>(
     run: fn(A, Option<&DbWriter>) -> anyhow::Result<i32>,
 ) -> anyhow::Result<i32> {
     let url = index(&mut a).clone();
-    write(&url, run_args.no_wait, &DropRoots::of(run_args), |w| {
+    let wait = crate::generation::LockWait::of(run_args.no_wait, run_args.wait_timeout);
+    write(&url, wait, &DropRoots::of(run_args), |w| {
         *index(&mut a) = w.dir.clone();
         run(a, Some(w))
     })
@@ -227,12 +228,12 @@ pub fn write_command<A>(
 /// publish into the database), then say what was published.
 pub fn write(
     index: &Path,
-    no_wait: bool,
+    wait: crate::generation::LockWait,
     drop: &DropRoots,
     run: impl FnOnce(&DbWriter) -> anyhow::Result<i32>,
 ) -> anyhow::Result<i32> {
     let loc = location(index)?;
-    let store = PgStore::open(&loc, no_wait, &mut || {
+    let store = PgStore::open(&loc, wait, &mut || {
         eprintln!("waiting for another docfuse writing `{}`…", loc.shown)
     })?;
     if !store.migrated().is_empty() {

@@ -8,6 +8,7 @@
 
 use super::{lock_writer, migrate, PgLocation, PublishReport, Published};
 use crate::error::{Error, Result};
+use crate::generation::LockWait;
 use crate::write::{
     FolderStore, IndexStore, Publication, Staged, StoreLock, StoreSnapshot, StoredChunk, StoredDoc,
 };
@@ -30,25 +31,33 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connects to `loc`, takes its writer lock (when another writer holds it: fails with
-    /// `no_wait`, else calls `waiting` once and waits), applies the schema's missing
-    /// migrations and reads the published row.
+    /// Connects to `loc`, takes its writer lock (when another writer holds it: fails at
+    /// once with [`LockWait::No`], else calls `waiting` once and waits, at most the given
+    /// time with [`LockWait::For`]), applies the schema's missing migrations and reads the
+    /// published row.
     ///
     /// # Errors
-    /// [`Error::Database`]: the connection, the lock (busy with `no_wait`), a migration
-    /// or a read failed; [`Error::Io`] when this host's writer folder cannot be made.
-    pub fn open(loc: &PgLocation, no_wait: bool, waiting: &mut dyn FnMut()) -> Result<PgStore> {
+    /// [`Error::Database`]: the connection, the lock (busy with [`LockWait::No`], or still
+    /// busy at the end of a bounded wait), a migration or a read failed; [`Error::Io`]
+    /// when this host's writer folder cannot be made.
+    pub fn open(loc: &PgLocation, wait: LockWait, waiting: &mut dyn FnMut()) -> Result<PgStore> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Database(format!("cannot start a runtime for PostgreSQL: {e}")))?;
         let mut client = rt.block_on(super::connect(loc))?;
         if rt.block_on(lock_writer(&client, loc, true)).is_err() {
-            if no_wait {
-                rt.block_on(lock_writer(&client, loc, true))?;
+            match wait {
+                LockWait::No => rt.block_on(lock_writer(&client, loc, true))?,
+                LockWait::Forever => {
+                    waiting();
+                    rt.block_on(lock_writer(&client, loc, false))?
+                }
+                LockWait::For(limit) => {
+                    waiting();
+                    rt.block_on(lock_within(&client, loc, limit))?
+                }
             }
-            waiting();
-            rt.block_on(lock_writer(&client, loc, false))?;
         }
         let migrated = rt.block_on(migrate(&mut client, loc))?;
         let base = super::writer_base(loc)?;
@@ -308,4 +317,27 @@ fn wipe_keeping_packs(dir: &Path) -> Result<()> {
         gone.map_err(|e| Error::io("remove", &p, e))?;
     }
     Ok(())
+}
+
+/// How often a bounded wait for the database's writer lock tries it again.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Tries `loc`'s writer lock every [`LOCK_RETRY`] for at most `limit` (`--wait-timeout`).
+///
+/// # Errors
+/// [`Error::Database`] when a try fails, or the lock is still held at the end.
+async fn lock_within(client: &Client, loc: &PgLocation, limit: std::time::Duration) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match lock_writer(client, loc, true).await {
+            Ok(()) => return Ok(()),
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(Error::Database(format!(
+                    "{e}\nstill writing after {:.1} s (`--wait-timeout`)",
+                    limit.as_secs_f64()
+                )))
+            }
+            Err(_) => tokio::time::sleep(LOCK_RETRY).await,
+        }
+    }
 }

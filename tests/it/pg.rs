@@ -268,15 +268,42 @@ fn writer_lock_and_clear_errors() {
                 docs.to_str().unwrap(),
             ],
         );
+        // --wait-timeout waits that long, then fails and says how long it waited
+        let started = std::time::Instant::now();
+        let timed = run(
+            t.path(),
+            &cache,
+            &[
+                "index",
+                "--wait-timeout",
+                "0.6",
+                "--no-embeddings",
+                "--index",
+                &url,
+                docs.to_str().unwrap(),
+            ],
+        );
+        let waited = started.elapsed();
         drop(c);
-        Ok(o)
+        Ok((o, timed, waited))
     })
     .unwrap();
+    let (held, timed, waited) = held;
     assert_eq!(held.status.code(), Some(2), "{}", stderr(&held));
     assert!(
         stderr(&held).contains("another docfuse is writing"),
         "{}",
         stderr(&held)
+    );
+    assert_eq!(timed.status.code(), Some(2), "{}", stderr(&timed));
+    assert!(
+        stderr(&timed).contains("still writing after 0.6 s"),
+        "{}",
+        stderr(&timed)
+    );
+    assert!(
+        waited >= std::time::Duration::from_millis(600),
+        "{waited:?}"
     );
     ok(&run(
         t.path(),
