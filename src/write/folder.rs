@@ -60,9 +60,10 @@ impl IndexStore for FolderStore {
         wait: crate::generation::LockWait,
         waiting: &mut dyn FnMut(),
     ) -> Result<StoreLock> {
-        Ok(Box::new(acquire_writer_lock(&self.dir, wait, &mut |_| {
-            waiting()
-        })?))
+        let lock = acquire_writer_lock(&self.dir, wait, &mut |_| waiting())?;
+        // what a killed build left goes now, not only after the next publish
+        super::stage::remove_unpublished(&self.dir);
+        Ok(Box::new(lock))
     }
 
     fn snapshot(&mut self) -> Result<Option<StoreSnapshot>> {

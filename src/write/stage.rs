@@ -884,6 +884,42 @@ fn next_generation(index_dir: &Path) -> u64 {
     from_manifest.max(from_dirs) + 1
 }
 
+/// Removes the generation folders newer than the published one: a build killed before
+/// it published leaves its folder behind, and no reader ever opens an unpublished
+/// generation. Called with the writer lock held; leaves everything alone when a manifest
+/// is there but does not say its generation (an index of another docfuse, a damaged one).
+/// Returns how many folders were removed.
+pub(super) fn remove_unpublished(index_dir: &Path) -> usize {
+    let published = if index_dir.join(crate::store::MANIFEST_FILE).exists() {
+        match crate::store::manifest_generation(index_dir) {
+            Some(g) => g,
+            None => return 0,
+        }
+    } else {
+        0
+    };
+    let mut removed = 0;
+    for (g, path) in generation_dirs(index_dir) {
+        if g <= published {
+            continue;
+        }
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => removed += 1,
+            Err(e) => tracing::warn!(
+                "cannot remove the unpublished generation `{}` ({e})",
+                path.display()
+            ),
+        }
+    }
+    if removed > 0 {
+        tracing::info!(
+            "removed {removed} generation folder(s) an interrupted build left in `{}`",
+            index_dir.display()
+        );
+    }
+    removed
+}
+
 /// Removes every generation but the current one, the one published before it (a reader
 /// that opened the previous manifest moments ago can still finish) and any older one a
 /// live reader still holds (see [`crate::generation::reader_in_use`]). Folders left by crashed builds go too.
@@ -895,5 +931,40 @@ fn remove_old_generations(index_dir: &Path, current: u64, previous: Option<u64>)
                 tracing::warn!("cannot remove old generation `{}`: {e}", path.display());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove_unpublished;
+    use std::path::Path;
+
+    fn gens(dir: &Path) -> Vec<u64> {
+        let mut g: Vec<u64> = crate::generation::generation_dirs(dir)
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect();
+        g.sort();
+        g
+    }
+
+    #[test]
+    fn folders_newer_than_the_published_generation_are_removed_and_nothing_else() {
+        let t = tempfile::tempdir().unwrap();
+        for g in [2, 3, 4, 5] {
+            std::fs::create_dir_all(t.path().join(format!("gen-{g:06}/x"))).unwrap();
+        }
+        // no manifest: nothing was ever published, every folder is a killed build's
+        let none = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(none.path().join("gen-000001")).unwrap();
+        assert_eq!(remove_unpublished(none.path()), 1);
+        assert!(gens(none.path()).is_empty());
+        // a manifest that does not say its generation: left alone
+        std::fs::write(t.path().join("manifest.json"), r#"{"format": 99}"#).unwrap();
+        assert_eq!(remove_unpublished(t.path()), 0);
+        assert_eq!(gens(t.path()), vec![2, 3, 4, 5]);
+        std::fs::write(t.path().join("manifest.json"), r#"{"generation": 3}"#).unwrap();
+        assert_eq!(remove_unpublished(t.path()), 2);
+        assert_eq!(gens(t.path()), vec![2, 3]);
     }
 }
