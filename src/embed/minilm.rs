@@ -63,7 +63,10 @@ const EXTERNAL_DATA_FOLDER: &str = "session.model_external_initializers_file_fol
 /// where [`folded::PREPACKED_WEIGHTS`] says the cache key covers their layout.
 const PREPACKED: &str = "session.save_external_prepacked_constant_initializers";
 
-static ORT_ENV: OnceLock<std::result::Result<Environment, String>> = OnceLock::new();
+/// The process's ONNX Runtime environment once one was built. A failure is not kept: a
+/// library installed (or repaired) after a failed load is loaded by the next try, without
+/// a restart of the server ([`crate::read`] retries a failed embedder load).
+static ORT_ENV: Mutex<Option<Environment>> = Mutex::new(None);
 
 /// Loads the ONNX Runtime library and builds the process's one environment, with ONNX
 /// Runtime's telemetry turned off: `ort` enables it by default, and ONNX Runtime 1.31
@@ -71,16 +74,19 @@ static ORT_ENV: OnceLock<std::result::Result<Environment, String>> = OnceLock::n
 /// `~/.cache/Microsoft/DeveloperTools/` and tries to send it to
 /// `mobile.events.data.microsoft.com`. docfuse sends nothing anywhere.
 fn load_ort(dylib: &Path) -> Result<Environment> {
-    ORT_ENV
-        .get_or_init(|| {
-            ort::init_from(dylib)
-                .map_err(|e| format!("cannot load the ONNX Runtime library: {e}"))?
-                .with_telemetry(false)
-                .build()
-                .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
-        })
-        .clone()
-        .map_err(Error::VectorsUnavailable)
+    let mut held = ORT_ENV.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(env) = held.as_ref() {
+        return Ok(env.clone());
+    }
+    let env = ort::init_from(dylib)
+        .map_err(|e| {
+            Error::VectorsUnavailable(format!("cannot load the ONNX Runtime library: {e}"))
+        })?
+        .with_telemetry(false)
+        .build()
+        .map_err(|e| Error::VectorsUnavailable(format!("cannot start ONNX Runtime: {e}")))?;
+    *held = Some(env.clone());
+    Ok(env)
 }
 
 /// The identity of the model files in `dir` with the bytes it was made from (model,
