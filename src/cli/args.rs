@@ -148,6 +148,10 @@ pub struct ServeArgs {
     /// request.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub header_timeout_ms: u64,
+    /// Close a connection when writing its answer makes no progress for this many
+    /// milliseconds (a client that stopped reading).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub write_timeout_ms: u64,
     #[command(flatten)]
     pub watch: WatchArgs,
 }

@@ -18,9 +18,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         a.header_timeout_ms > 0,
         "`--header-timeout-ms` must be positive"
     );
+    anyhow::ensure!(
+        a.write_timeout_ms > 0,
+        "`--write-timeout-ms` must be positive"
+    );
     let limits = ConnLimits {
         max_connections: a.max_connections,
         header_read_timeout: Duration::from_millis(a.header_timeout_ms),
+        write_stall_timeout: Duration::from_millis(a.write_timeout_ms),
     };
     let budget = super::mcp::budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?.with_max_queued(a.max_queued);

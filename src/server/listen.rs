@@ -10,6 +10,9 @@
 //!   open-file limit leaves after [`FD_RESERVE`]): a connection beyond it is answered
 //!   `503 overloaded` with `Retry-After: 1` and closed at once, so neither held sockets
 //!   nor file descriptors grow with the number of clients.
+//! - **Write stall timeout** ([`ConnLimits::write_stall_timeout`], `tokio-io-timeout`):
+//!   a connection whose client stops reading, so that writing its answer makes no
+//!   progress for that long, is closed; a client that never reads cannot keep a slot.
 //! - Shutdown stops accepting and lets open requests finish for up to 2 s.
 
 use axum::extract::ConnectInfo;
@@ -37,6 +40,9 @@ pub struct ConnLimits {
     /// Longest wait for a request's complete head, and for the next request on a
     /// kept-alive connection (default 10 s).
     pub header_read_timeout: Duration,
+    /// Longest a write of an answer may make no progress because the client does not
+    /// read (default 30 s); then the connection is closed.
+    pub write_stall_timeout: Duration,
 }
 
 impl Default for ConnLimits {
@@ -44,6 +50,7 @@ impl Default for ConnLimits {
         ConnLimits {
             max_connections: 512,
             header_read_timeout: Duration::from_secs(10),
+            write_stall_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -141,7 +148,10 @@ pub async fn serve_connections(
                 req
             },
         );
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
+        let mut io = tokio_io_timeout::TimeoutStream::new(stream);
+        io.set_write_timeout(Some(limits.write_stall_timeout));
+        let io = TokioIo::new(Box::pin(io));
+        let conn = http.serve_connection(io, TowerToHyperService::new(svc));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

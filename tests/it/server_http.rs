@@ -974,6 +974,7 @@ fn idle_and_slow_header_connections_are_closed_after_the_header_timeout() {
     let (addr, _stop) = served(docfuse::server::http::ConnLimits {
         max_connections: 64,
         header_read_timeout: Duration::from_millis(500),
+        ..Default::default()
     });
     // sends nothing
     let mut silent = TcpStream::connect(addr).unwrap();
@@ -1007,12 +1008,55 @@ fn idle_and_slow_header_connections_are_closed_after_the_header_timeout() {
 }
 
 #[test]
+fn a_client_that_never_reads_its_answers_loses_its_connection_after_the_write_timeout() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let (addr, _stop) = served(docfuse::server::http::ConnLimits {
+        max_connections: 1,
+        header_read_timeout: Duration::from_secs(60),
+        write_stall_timeout: Duration::from_millis(500),
+    });
+    // pipelined requests for a large page (≈ 160 KB of JSON each), never read: the
+    // socket buffers fill and the server's write stalls
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    stalled
+        .set_write_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let request = b"GET /v1/document?path=reference/config.md HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    let started = std::time::Instant::now();
+    for _ in 0..2000 {
+        if stalled.write_all(request).is_err() {
+            break;
+        }
+    }
+    // the one slot is taken until the stalled connection is closed; then a new client
+    // is served
+    let served_again = loop {
+        let mut next = TcpStream::connect(addr).unwrap();
+        next.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let got = closed_within(&mut next, Duration::from_secs(5)).unwrap_or_default();
+        if String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200") {
+            break started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the stalled connection still holds the only slot after 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("served again {served_again:?} after the stall began");
+    drop(stalled);
+}
+
+#[test]
 fn connections_over_the_cap_are_answered_503_and_the_server_goes_on() {
     use std::io::Write;
     use std::net::TcpStream;
     let (addr, _stop) = served(docfuse::server::http::ConnLimits {
         max_connections: 2,
         header_read_timeout: Duration::from_millis(800),
+        ..Default::default()
     });
     let held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
     std::thread::sleep(Duration::from_millis(100));
@@ -1112,6 +1156,61 @@ fn health_follows_a_model_installed_later_and_an_index_folder_deleted() {
             "{v}"
         );
     }
+}
+
+#[test]
+fn health_follows_an_onnx_runtime_library_repaired_while_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let out = docfuse(
+        tmp.path(),
+        &[
+            "index",
+            "--index",
+            dir.to_str().unwrap(),
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // a library that looks like one (ELF magic) but does not load: dlopen fails
+    let ort_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/onnxruntime");
+    let real = std::fs::read_dir(&ort_dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
+        })
+        .expect("run `bash scripts/provision-models`");
+    let broken = tmp.path().join("libonnxruntime.so");
+    let mut bytes = b"\x7fELF".to_vec();
+    bytes.resize(4096, 0);
+    std::fs::write(&broken, bytes).unwrap();
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(&dir)
+        .env("DOCFUSE_MODEL_DIR", &models)
+        .env("DOCFUSE_ORT_DYLIB", &broken)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let _kill = KillOnDrop(child);
+    let addr = served_addr(&mut err);
+    let (code, v) = exchange(&addr, "GET", "/healthz", None);
+    assert_eq!((code, v["status"].as_str()), (200, Some("degraded")), "{v}");
+    assert!(
+        v["vector_reason"]
+            .as_str()
+            .unwrap()
+            .contains("cannot load the ONNX Runtime library"),
+        "{v}"
+    );
+    // the library is repaired while the server runs: hybrid again without a restart
+    std::fs::copy(&real, &broken).unwrap();
+    let (code, v) = health_until(&addr, |c, v| c == 200 && v["status"] == "ok");
+    assert_eq!((code, v["status"].as_str()), (200, Some("ok")), "{v}");
 }
 
 /// Kills a child process when dropped (also when a test panics).
