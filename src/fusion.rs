@@ -76,6 +76,16 @@ impl Calibration {
             (self.cosine_mean + noise * self.cosine_std).clamp(-1.0, 0.99)
         }
     }
+
+    /// How many standard deviations `cosine` stands above the query's mean cosine; 0
+    /// for a collection under [`MIN_VECTORS_FOR_STATS`] vectors or without spread.
+    pub fn z(&self, cosine: f32) -> f32 {
+        if self.vectors < MIN_VECTORS_FOR_STATS || self.cosine_std <= f32::EPSILON {
+            0.0
+        } else {
+            (cosine - self.cosine_mean) / self.cosine_std
+        }
+    }
 }
 
 /// One candidate: its true scores on both sides and its rank in each list it is in.

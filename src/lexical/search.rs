@@ -244,6 +244,23 @@ impl LexicalRun {
         out
     }
 
+    /// True when no chunk holds any word that says what the query is about (nor an
+    /// inflection of one, nor a named id or symbol): every such word is one
+    /// [`Self::missing_words`] reports. False for a query without such words (stop words
+    /// only count then) and for one searched as CJK bigrams.
+    pub fn holds_no_query_word(&self) -> bool {
+        let missing = self.missing_words();
+        let is_missing = |q: usize| {
+            missing.contains(&self.qterms[q].text)
+                || compound_of(&self.qterms, q)
+                    .is_some_and(|c| missing.contains(&self.qterms[c].text))
+        };
+        let content: Vec<usize> = (0..self.qterms.len())
+            .filter(|&q| self.qterms[q].content)
+            .collect();
+        !content.is_empty() && content.into_iter().all(is_missing)
+    }
+
     /// The highest base score (`lexical × aboutness`) this query could reach: every
     /// matched term saturated, all of it in title, headings or path.
     pub fn score_bound(&self, about_gain: f32) -> f32 {

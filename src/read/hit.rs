@@ -115,6 +115,10 @@ pub struct FusionExplain {
     /// Cosine with the query, and 1-based rank among all chunks.
     pub cosine: f32,
     pub vector_rank: Option<u32>,
+    /// How far the cosine stands above the query's cosines over the collection, in
+    /// standard deviations: `(cos − mean) / sd` (0 when the collection is too small to
+    /// measure, [`crate::fusion::MIN_VECTORS_FOR_STATS`]).
+    pub cosine_z: f32,
     /// Contribution of each side to the fused score.
     pub lexical_part: f32,
     pub vector_part: f32,

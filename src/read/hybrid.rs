@@ -70,7 +70,29 @@ impl<'a> Parts<'a> {
             Ok(d) => d,
             Err(reason) => return without_vectors(reason),
         };
+        if self.only_noise(&run, &dense) {
+            return Ok(SearchResponse {
+                hits: Vec::new(),
+                mode,
+                degraded: None,
+                weights: run.term_weights(),
+                missing_words: run.missing_words(),
+            });
+        }
         self.fused_search(run, opts, mode, dense)
+    }
+
+    /// True when no passage holds a word of the query and its nearest chunk is no nearer
+    /// than made-up words get ([`VectorPart::noise_ceiling`]): nothing answers it, and
+    /// its nearest neighbours would be noise shown as answers.
+    fn only_noise(&self, run: &LexicalRun, dense: &Dense<'_>) -> bool {
+        if !run.holds_no_query_word() {
+            return false;
+        }
+        let top = dense.top.first().map_or(f32::MIN, |t| t.1);
+        self.v
+            .noise_ceiling(self.g)
+            .is_some_and(|ceiling| top <= ceiling)
     }
 
     /// The lexical ranking alone, cut by floor and limit.
@@ -205,6 +227,7 @@ impl<'a> Parts<'a> {
                     lexical_rank: c.lexical_rank,
                     cosine: c.cosine,
                     vector_rank: c.vector_rank,
+                    cosine_z: calibration.z(c.cosine),
                     lexical_part: f.lexical_part,
                     vector_part: f.vector_part,
                     exact_bonus: parts(f.key).0,

@@ -92,6 +92,54 @@ impl<T> Retrying<T> {
     }
 }
 
+/// Made-up words, of the shapes people mistype or invent (syllables, keyboard runs,
+/// letter soup), that no documentation holds: the cosines they reach over a collection
+/// are its noise ([`VectorPart::noise_ceiling`]).
+pub const NOISE_PROBES: [&str; 24] = [
+    "vorquen",
+    "blatisk mudrofel",
+    "xyqz",
+    "frandolium peskaret",
+    "ghuvtar",
+    "snorbleck wimpath",
+    "qwpoeiru",
+    "tazzlevrink",
+    "ploomiferous grastle",
+    "jkdfhg",
+    "zentravo quimble",
+    "mivvox",
+    "drellisaunt",
+    "wuzzak trombelin",
+    "kreepolnid",
+    "fimbrastic olluvar",
+    "hrudsk",
+    "pentaquobble nerisk",
+    "vaxxilum",
+    "sprenkadoodle",
+    "oblimvar trusket",
+    "lkjhgf poiuy",
+    "quorvastian",
+    "nebbleworth yitch",
+];
+
+/// How many standard deviations of the probes' highest cosines the noise ceiling stands
+/// above the highest of them. Chosen on the three dev collections: made-up words outside
+/// the probes reached up to 2.3 deviations above the probes' highest, real one-word
+/// questions no passage holds (`hashtable`, `segfault`) 3.5 and more.
+pub const CEILING_SDS: f32 = 3.0;
+
+/// The highest of `tops` plus [`CEILING_SDS`] sample standard deviations of them.
+fn ceiling_of(tops: &[f32]) -> f32 {
+    let n = tops.len().max(1) as f32;
+    let mean = tops.iter().sum::<f32>() / n;
+    let var = tops.iter().map(|t| (t - mean) * (t - mean)).sum::<f32>() / (n - 1.0).max(1.0);
+    let max = tops.iter().copied().fold(f32::MIN, f32::max);
+    max + CEILING_SDS * var.sqrt()
+}
+
+/// `ef_search` of a probe's nearest-neighbour search (one result wanted).
+const PROBE_EF: usize = 64;
+
 /// The embedder for the vector side (the default MiniLM, or one given).
 pub type EmbedderSlot = Retrying<Arc<dyn Embedder>>;
 
@@ -117,6 +165,8 @@ pub struct VectorPart {
     /// The vector store attached to this folder ([`super::remote::attach`]), which then
     /// answers the vector side instead of the generation's files.
     remote: Option<Arc<dyn RemoteVectors>>,
+    /// [`VectorPart::noise_ceiling`], measured once.
+    noise_ceiling: OnceLock<Option<f32>>,
 }
 
 impl VectorPart {
@@ -129,6 +179,7 @@ impl VectorPart {
             installed_key: Retrying::default(),
             vectors_damage,
             remote: super::remote::attached_to(g.dir()),
+            noise_ceiling: OnceLock::new(),
         }
     }
 
@@ -271,6 +322,37 @@ impl VectorPart {
         let v = embedder.embed(&[query])?;
         cache.put(query, &v);
         Ok(Ok((vectors, v)))
+    }
+
+    /// The collection's noise ceiling: the highest cosine any of [`NOISE_PROBES`] (made-up
+    /// words no documentation holds) reaches over the generation's vectors, plus
+    /// [`CEILING_SDS`] standard deviations of the probes' highest cosines (made-up words
+    /// reach about 0.2–0.3 with MiniLM; their highs spread with a heavy tail). A cosine at
+    /// or below it is what meaning alone gives any string; a query no passage shares a
+    /// word with is answered from vectors only above it. Measured on first use (one
+    /// embedding and one nearest-neighbour search per probe, the vectors from the query
+    /// cache when it holds them) and kept for the generation. `None` when the vector
+    /// side cannot answer.
+    pub fn noise_ceiling(&self, g: &OpenGeneration) -> Option<f32> {
+        *self.noise_ceiling.get_or_init(|| {
+            let mut tops = Vec::with_capacity(NOISE_PROBES.len());
+            for probe in NOISE_PROBES {
+                let (side, v) = self.query_side(g, probe).ok()?.ok()?;
+                let top = match side {
+                    VectorSide::Local(vectors) => vectors.top(&v, 1, PROBE_EF).first().map(|t| t.1),
+                    VectorSide::Remote(store, key) => store
+                        .search(g, &v, &key, 1, PROBE_EF, &[])
+                        .ok()?
+                        .top
+                        .first()
+                        .map(|t| t.1),
+                };
+                tops.push(top?);
+            }
+            let ceiling = ceiling_of(&tops);
+            tracing::debug!("noise ceiling of the collection: cosine {ceiling:.3}");
+            Some(ceiling)
+        })
     }
 
     /// The vectors and the cached vector of `query` when the query-vector cache holds one

@@ -145,6 +145,12 @@ pub struct SearchEnvelope {
     /// and the MCP text carries; left out when the results match the question's words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// True when no result shares a word of the question with it and the answer used
+    /// vectors: every result is a semantic neighbour, near in meaning only (a reader
+    /// should weigh them as such). Left out when false. (A question whose nearest
+    /// passages are no nearer than made-up words get has no results at all.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub semantic_neighbours_only: bool,
     pub results: Vec<SearchResult>,
     /// Results left out (the last ones) to keep the response under its budget; ask for
     /// a smaller `limit` or narrow the query with filters.
@@ -188,6 +194,9 @@ impl SearchEnvelope {
             stale: r.stale,
             missing_words: r.missing_words.clone(),
             note,
+            semantic_neighbours_only: all_unmatched
+                && !r.documents.is_empty()
+                && r.mode != super::Mode::Lexical,
             results_left_out: r.documents.len().saturating_sub(results.len()),
             results,
         }

@@ -560,6 +560,23 @@ fn text_answers_mark_results_that_hold_none_of_the_query_words() {
         "{}",
         stderr(&o)
     );
+    // programs are told in a field
+    let o = docfuse(d.path(), &["search", "--json", "abort ongoing work"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["semantic_neighbours_only"], true, "{v}");
+    // made-up words: their nearest passages are no nearer than noise, so there is no
+    // answer (exit 1), in every mode that uses vectors
+    for mode in ["hybrid", "vector"] {
+        let o = docfuse(
+            d.path(),
+            &["search", "--json", "--mode", mode, "zxqv florbnik"],
+        );
+        assert_eq!(o.status.code(), Some(1), "{mode}: {}", stdout(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["results"], serde_json::json!([]), "{mode}: {v}");
+        assert!(v.get("semantic_neighbours_only").is_none(), "{v}");
+        assert_eq!(v["missing_words"], serde_json::json!(["zxqv", "florbnik"]));
+    }
     // the words are there: the top result is not marked, and nothing is said
     let o = docfuse(d.path(), &["search", "cancel running tasks"]);
     let first = stdout(&o).lines().next().unwrap_or_default().to_string();

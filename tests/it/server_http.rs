@@ -689,22 +689,7 @@ fn docfuse_serve_answers_over_a_loopback_socket_and_stops_on_sigterm() {
 #[cfg(feature = "embeddings")]
 #[tokio::test]
 async fn hybrid_index_answers_hybrid_and_is_healthy() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("idx");
-    let out = docfuse(
-        tmp.path(),
-        &[
-            "index",
-            "--index",
-            dir.to_str().unwrap(),
-            sample_docs().to_str().unwrap(),
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}\n(run `bash scripts/provision-models`)",
-        stderr(&out)
-    );
+    let (_tmp, dir) = sample_index();
     let app = router(DocfuseRetriever::open(&dir).unwrap(), HttpConfig::default());
     let (status, v) = send(&app, get("/healthz")).await;
     assert_eq!(status, StatusCode::OK);
@@ -927,6 +912,55 @@ async fn a_path_held_by_two_roots_needs_its_root_on_every_read() {
     }
 }
 
+#[cfg(feature = "embeddings")]
+#[tokio::test]
+async fn made_up_words_get_no_results_and_neighbours_are_flagged() {
+    let (_tmp, dir) = sample_index();
+    let app = router(DocfuseRetriever::open(&dir).unwrap(), HttpConfig::default());
+    let (status, v) = send(&app, post("/v1/search", r#"{"query": "zxqv florbnik"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    assert_eq!(v["results"], serde_json::json!([]), "{v}");
+    // no word of the question is in the docs, but its meaning is: neighbours, flagged
+    let (status, v) = send(
+        &app,
+        post("/v1/search", r#"{"query": "abort ongoing work"}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["semantic_neighbours_only"], true, "{v}");
+    // words that are there: not flagged
+    let (_, v) = send(
+        &app,
+        post("/v1/search", r#"{"query": "cancel running tasks"}"#),
+    )
+    .await;
+    assert!(v.get("semantic_neighbours_only").is_none(), "{v}");
+}
+
+/// The sample docs indexed with vectors in a new temporary folder (kept while the
+/// returned guard lives), and the index folder.
+fn sample_index() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let out = docfuse(
+        tmp.path(),
+        &[
+            "index",
+            "--index",
+            dir.to_str().unwrap(),
+            sample_docs().to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n(run `bash scripts/provision-models`)",
+        stderr(&out)
+    );
+    (tmp, dir)
+}
+
 /// Serves `app()` over a loopback socket with `limits` on a runtime of its own; returns
 /// the address and a sender that stops it.
 fn served(
@@ -1093,18 +1127,7 @@ fn health_until(addr: &str, done: impl Fn(u16, &Value) -> bool) -> (u16, Value) 
 
 #[test]
 fn health_follows_a_model_installed_later_and_an_index_folder_deleted() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("idx");
-    let out = docfuse(
-        tmp.path(),
-        &[
-            "index",
-            "--index",
-            dir.to_str().unwrap(),
-            sample_docs().to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (tmp, dir) = sample_index();
     // served with the model folder empty: degraded, lexical answers
     let models = tmp.path().join("models/all-MiniLM-L6-v2");
     std::fs::create_dir_all(&models).unwrap();
@@ -1160,18 +1183,7 @@ fn health_follows_a_model_installed_later_and_an_index_folder_deleted() {
 
 #[test]
 fn health_follows_an_onnx_runtime_library_repaired_while_serving() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("idx");
-    let out = docfuse(
-        tmp.path(),
-        &[
-            "index",
-            "--index",
-            dir.to_str().unwrap(),
-            sample_docs().to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (tmp, dir) = sample_index();
     // a library that looks like one (ELF magic) but does not load: dlopen fails
     let ort_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/onnxruntime");
     let real = std::fs::read_dir(&ort_dir)
