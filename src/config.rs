@@ -168,6 +168,13 @@ pub struct QueryParams {
     /// `library`) relative to the term itself (0 turns them off).
     #[serde(default)]
     pub stem_weight: f32,
+    /// Weight of a plural query word's singular (`widgets` → `widget`, `differs` →
+    /// `differ`) relative to the word itself, also when the collection uses the plural:
+    /// a plural in a question matches the singular in the text, always, and the exact
+    /// form scores higher. (A word the collection never uses gets all its inflections
+    /// at full weight.)
+    #[serde(default = "plural_weight")]
+    pub plural_weight: f32,
     /// Canonicality gain: a chunk with lexical evidence gains `canon_gain × best ×
     /// canonicality` of its page (log-scaled PageRank in `[0, 1]`, `graph::pagerank`),
     /// where `best` is the best lexical score among the candidates. 0 turns it off.
@@ -234,6 +241,15 @@ fn audience_fit() -> f32 {
     1.5
 }
 
+/// Default [`QueryParams::plural_weight`]: small, so the singular makes a section a
+/// match without outweighing the written form. Chosen on the three dev sets: 0.25–1
+/// lowered the Rust book's hybrid MRR@10 by 0.006–0.017 (the singular of `macros`,
+/// `functions`, `threads` is in every section of their chapter), 0.05 by 0.002, within
+/// the lexical floors (`benches/QUALITY.md`, round 3).
+fn plural_weight() -> f32 {
+    0.05
+}
+
 fn section_weight() -> f32 {
     0.75
 }
@@ -268,6 +284,7 @@ impl Default for QueryParams {
             stop_weight: 1.0,
             stop_about: false,
             stem_weight: 0.0,
+            plural_weight: plural_weight(),
             canon_gain: 0.0,
             prox_gain: 0.0,
             agent: false,

@@ -62,6 +62,11 @@ struct QTerm {
     /// which score but do not make the word found ([`LexicalRun::missing_words`]) nor a
     /// chunk a match of it ([`Hit::matched_terms`]).
     whole_variants: usize,
+    /// The inflections (`variants[1..whole_variants]`) are added to a word the
+    /// collection uses (a plural's singular at `plural_weight`): they score, but the
+    /// term's document frequency is that of its other variants, so its IDF stays that of
+    /// the form the query wrote.
+    extra_inflections: bool,
 }
 
 impl QTerm {
@@ -449,9 +454,16 @@ impl LexicalIndex {
         for text in terms {
             let mut variants = vec![(text.clone(), 1.0)];
             // A word the collection never uses is looked up by its other inflections
-            // (`widgets` → `widget`) at full weight; otherwise they weigh `stem_weight`.
+            // (`widgets` → `widget`) at full weight; otherwise a plural's singular weighs
+            // `plural_weight` and the other inflections `stem_weight`.
             let absent = self.doc_freq(s, &text)? == 0;
-            let w = if absent { 1.0 } else { p.stem_weight };
+            let plural = crate::analysis::minimal_stem(&text) != text;
+            let extra = !absent && plural && p.plural_weight > 0.0;
+            let w = match (absent, plural) {
+                (true, _) => 1.0,
+                (false, true) => p.plural_weight.max(p.stem_weight),
+                (false, false) => p.stem_weight,
+            };
             if w > 0.0 {
                 for v in crate::analysis::inflections(&text) {
                     variants.push((v, w));
@@ -487,6 +499,7 @@ impl LexicalIndex {
                 stop: false,
                 content: true,
                 whole_variants,
+                extra_inflections: extra,
             });
         }
         Ok(out)
@@ -518,6 +531,10 @@ impl LexicalIndex {
                         continue;
                     }
                     for (v, (term, weight)) in qt.variants.iter().enumerate() {
+                        // an added singular counts once per field: a page that says
+                        // `macro` thirty times is no more about `macros` than one that
+                        // says it once
+                        let once = qt.extra_inflections && v >= 1 && v < qt.whole_variants;
                         let t = Term::from_field_text(field, term);
                         let Some(mut post) = inv
                             .read_postings(&t, IndexRecordOption::WithFreqs)
@@ -532,7 +549,11 @@ impl LexicalIndex {
                                 continue;
                             }
                             let i = accs.entry(seg, sr.max_doc(), doc);
-                            accs.add(i, q, f, v, weight * post.term_freq() as f32);
+                            let tf = match once {
+                                true => 1,
+                                false => post.term_freq(),
+                            };
+                            accs.add(i, q, f, v, weight * tf as f32);
                             doc = post.advance();
                         }
                     }
@@ -903,9 +924,21 @@ impl LexicalIndex {
         let mut df = vec![0u64; qterms.len()];
         for i in 0..accs.len() {
             for (q, tf) in accs.tf(i).iter().enumerate() {
-                if tf.iter().any(|t| *t > 0.0) {
+                if !qterms[q].extra_inflections && tf.iter().any(|t| *t > 0.0) {
                     df[q] += 1;
                 }
+            }
+        }
+        // a term whose inflections were added to it: the chunks its other variants match
+        let mut seen = std::collections::HashSet::new();
+        for m in accs.matched() {
+            let qt = &qterms[m.q as usize];
+            let v = m.variant as usize;
+            if qt.extra_inflections
+                && (v == 0 || v >= qt.whole_variants)
+                && seen.insert((m.acc, m.q))
+            {
+                df[m.q as usize] += 1;
             }
         }
         let idfs: std::sync::Arc<Vec<(u64, f32)>> =
