@@ -190,7 +190,10 @@ fn heading_anchors(
     let mut numbering: [SlugAllocator; 4] = Default::default();
     for b in blocks {
         let Some(h) = &b.heading else { continue };
-        let explicit = h.anchor.is_some() || prep.attribute_id_after(b.last_line).is_some();
+        let explicit = h.anchor.is_some()
+            || prep
+                .heading_attribute_id(b.first_line, b.last_line)
+                .is_some();
         let Some(section) = section_at(b.first_line).filter(|_| !explicit) else {
             continue;
         };
@@ -529,7 +532,8 @@ fn plan_sections(blocks: &[Block], prep: &Prepared<'_>) -> Vec<Section> {
             b.heading.as_ref().map(|h| {
                 // `## Title` then `{: #id}` (kramdown): the id is the heading's anchor
                 let anchor = h.anchor.as_ref();
-                let anchor = anchor.or_else(|| prep.attribute_id_after(b.last_line));
+                let anchor =
+                    anchor.or_else(|| prep.heading_attribute_id(b.first_line, b.last_line));
                 (b.first_line, h.level, h.text.as_str(), anchor)
             })
         })

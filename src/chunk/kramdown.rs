@@ -105,6 +105,17 @@ pub(crate) fn attribute_id(line: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The `#id` of the attribute list `span` (`{: #id .class }`, as [`span_len`] measured
+/// it), if it sets one.
+pub(crate) fn span_id(span: &str) -> Option<String> {
+    span.strip_prefix("{:")?
+        .strip_suffix('}')?
+        .split_whitespace()
+        .find_map(|tok| tok.strip_prefix('#'))
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+}
+
 /// `line` without its attribute lists, outside inline code.
 pub(crate) fn strip_spans(line: &str) -> String {
     if !line.contains("{:") {

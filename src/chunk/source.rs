@@ -26,6 +26,9 @@ pub(crate) struct Prepared<'a> {
     pub includes: Vec<(u32, String)>,
     /// Ids set by kramdown attribute lines (`{: #id}`): (0-based line, id).
     pub attribute_ids: Vec<(usize, String)>,
+    /// Ids set by an attribute list at the end of a heading line (`## Title {: #id }`,
+    /// Python-Markdown's attr_list as mkdocs writes it): (0-based line, id).
+    pub heading_ids: Vec<(usize, String)>,
     /// MyST targets (`(label)=`, `+++ {"label": …}`): (0-based line, label); each names
     /// what follows it.
     pub targets: Vec<(usize, String)>,
@@ -40,6 +43,23 @@ impl Prepared<'_> {
             .binary_search_by_key(&(line + 1), |(l, _)| *l)
             .ok()?;
         Some(&self.attribute_ids[at].1)
+    }
+
+    /// The id an attribute list at the end of heading line `line` (0-based) sets, if any.
+    pub fn attribute_id_on(&self, line: usize) -> Option<&String> {
+        let at = self
+            .heading_ids
+            .binary_search_by_key(&line, |(l, _)| *l)
+            .ok()?;
+        Some(&self.heading_ids[at].1)
+    }
+
+    /// A heading's anchor set by kramdown or attr_list markup: on its own line
+    /// ([`Self::attribute_id_on`] `first`) or on the line after it
+    /// ([`Self::attribute_id_after`] `last`).
+    pub fn heading_attribute_id(&self, first: usize, last: usize) -> Option<&String> {
+        self.attribute_id_on(first)
+            .or_else(|| self.attribute_id_after(last))
     }
 }
 
@@ -93,6 +113,7 @@ impl<'a> Prepared<'a> {
             fm,
             includes: marks.includes,
             attribute_ids: marks.attribute_ids,
+            heading_ids: marks.heading_ids,
             targets: marks.targets,
         }
     }
@@ -199,6 +220,11 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
                 continue;
             }
         }
+        // an ATX heading line (its `{: #id }` is the heading's anchor)
+        let heading_line = bytes[line.start..line.end]
+            .iter()
+            .find(|b| **b != b' ')
+            .is_some_and(|b| *b == b'#');
         let mut k = line.start;
         while k < line.end {
             if raw {
@@ -237,6 +263,14 @@ fn blank_comments(parse: &mut String, table: &LineTable, mdx: bool) -> Marks {
                 b'{' if !mdx && bytes[k..line.end].starts_with(b"{:") => {
                     match kramdown::span_len_at(&bytes[k..line.end]) {
                         Some(n) => {
+                            // `## Title {: #id }`: the id is the heading's anchor
+                            let ends_line = is_blank_bytes(&bytes[k + n..line.end]);
+                            if ends_line && heading_line {
+                                let span = String::from_utf8_lossy(&bytes[k..k + n]);
+                                if let Some(id) = kramdown::span_id(&span) {
+                                    marks.heading_ids.push((i, id));
+                                }
+                            }
                             bytes[k..k + n].fill(b' ');
                             k += n;
                         }
@@ -353,6 +387,7 @@ fn myst_markup(text: &str, title: bool, marks: &mut Marks, i: usize) -> bool {
 struct Marks {
     includes: Vec<(u32, String)>,
     attribute_ids: Vec<(usize, String)>,
+    heading_ids: Vec<(usize, String)>,
     targets: Vec<(usize, String)>,
 }
 
