@@ -28,7 +28,7 @@
 //! only disk opens
 
 mod accs;
-mod bm25f;
+pub(crate) mod bm25f;
 mod buckets;
 mod explain;
 mod reader;

@@ -44,6 +44,10 @@ impl<'a> Parts<'a> {
     }
 
     fn search_modes(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+        // `??`, `=>`, `🚀`: no word to look up and a vector of noise; matched as written
+        if super::symbols::is_symbol_query(query) {
+            return super::symbols::symbol_search(self.g, query, opts.limit);
+        }
         if opts.mode == Mode::Lexical {
             return self.lexical_search(query, opts);
         }

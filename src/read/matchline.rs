@@ -34,6 +34,12 @@ pub struct MatchLine {
 /// Score of one line for `weights`.
 fn line_score(line: &str, weights: &TermWeights) -> f32 {
     let mut seen = vec![0.0f32; weights.len()];
+    // a symbol (`?.`, `=>`: no letter or digit) is matched as written
+    for (i, (q, w)) in weights.iter().enumerate() {
+        if !q.chars().any(char::is_alphanumeric) && !q.is_empty() && line.contains(q.as_str()) {
+            seen[i] = *w;
+        }
+    }
     for_each_term(line, |t| {
         for (i, (q, w)) in weights.iter().enumerate() {
             let s = if t == q {

@@ -3,7 +3,8 @@
 //! Each file imports only files after it in this order (a test checks it): `verify`,
 //! `status` → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and their
 //! fusion over the parts) → `freshness`, `proximity`, `vectors` (vector side and query
-//! embedder), `remote` (a vector store attached to a folder) → `opened` (the generation:
+//! embedder), `remote` (a vector store attached to a folder), `symbols` (queries of
+//! symbols, matched as written) → `opened` (the generation:
 //! manifest, lexical index, snapshot) → `query_cache`, `hit` (options in, hits out),
 //! `matchline`.
 //!
@@ -21,6 +22,7 @@ mod proximity;
 mod query_cache;
 mod remote;
 mod status;
+mod symbols;
 mod vectors;
 mod verify;
 

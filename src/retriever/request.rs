@@ -20,8 +20,8 @@ fn bad(message: String) -> RetrieveError {
     RetrieveError::InvalidRequest(message)
 }
 
-/// Checks a search: the query (not empty or blank, at most [`MAX_QUERY_BYTES`], with at
-/// least one word the analyser finds: not only punctuation or symbols), the limit
+/// Checks a search: the query (not empty or blank, at most [`MAX_QUERY_BYTES`]; a query
+/// of symbols only, `??` or `=>`, is matched as written), the limit
 /// (1..=[`MAX_LIMIT`]), the floor ([0, 1]) and the filters (compiled).
 ///
 /// # Errors
@@ -39,22 +39,7 @@ pub fn validate_search(
             query.len()
         )));
     }
-    if !has_a_word(query) {
-        // a vector of `???!!!` or `🚀` is noise: its nearest chunks would answer nothing
-        return Err(bad(
-            "`query` has no word to search (only punctuation or symbols): give a question or keywords"
-                .into(),
-        ));
-    }
     validate_options(options)
-}
-
-/// Whether the analyser finds at least one term in `query` (a word, a number, a CJK
-/// character, an identifier such as `C++`).
-fn has_a_word(query: &str) -> bool {
-    let mut found = false;
-    crate::analysis::for_each_term(query, |_| found = true);
-    found
 }
 
 /// Checks a search's options (limit, floor, filters) without its query.
@@ -460,13 +445,17 @@ mod tests {
             err(json!({"query": "x", "globs": [1]})).contains("`globs` must be a list of strings")
         );
         assert!(err(json!({"query": "x".repeat(5000)})).contains("at most 4096 bytes"));
-        for noise in ["???!!!", "🚀", "{{< >}}", "-- … —"] {
-            assert!(
-                err(json!({ "query": noise })).contains("no word to search"),
-                "{noise}"
-            );
-        }
-        for words in ["C++", "東京", "42", "what is it", "--gc"] {
+        // symbols are searched as written
+        for words in [
+            "C++",
+            "東京",
+            "42",
+            "what is it",
+            "--gc",
+            "???!!!",
+            "🚀",
+            "{{< >}}",
+        ] {
             assert!(
                 validate_search(words, &RetrieveOptions::default()).is_ok(),
                 "{words}"

@@ -93,6 +93,7 @@ const ORDERED: &[(&str, &[&str])] = &[
             "proximity",
             "vectors",
             "remote",
+            "symbols",
             "opened",
             "query_cache",
             "hit",

@@ -29,6 +29,18 @@ fn search_json(dir: &std::path::Path, args: &[&str]) -> (i32, serde_json::Value)
     (o.status.code().unwrap_or(-1), v)
 }
 
+/// The `path` of each result of a search answer, in order.
+fn result_paths(v: &serde_json::Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|r| r["path"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A folder `docs` of `files` (name, text) indexed lexically with the `extra` options.
 /// `docfuse eval --sweep SWEEP --per-query --json` of the one question in `queries`: its
 /// first relevant rank under each value (0 when not ranked), and the report.
@@ -201,15 +213,19 @@ fn hostile_queries_never_fail() {
         assert!(code == 0 || code == 1, "query {q:?} gave exit {code}");
         assert!(v["results"].is_array(), "query {q:?}");
     }
-    // an empty, blank, wordless or too long query is an error, as on HTTP and MCP
-    for q in ["", "   ", long.as_str(), "(((", "*", "🦀 ⚙"] {
+    // symbols only are matched as written: results, or none (exit 1)
+    for q in ["(((", "*", "🦀 ⚙"] {
+        let (code, v) = search_json(d.path(), &[q]);
+        assert!(code == 0 || code == 1, "query {q:?} gave exit {code}");
+        assert_eq!(v["mode"], "lexical", "query {q:?}");
+    }
+    // an empty, blank or too long query is an error, as on HTTP and MCP
+    for q in ["", "   ", long.as_str()] {
         let o = docfuse(d.path(), &["search", "--", q]);
         assert_eq!(o.status.code(), Some(2), "query {q:?}");
         let err = stderr(&o);
         assert!(
-            err.contains("`query` is empty")
-                || err.contains("at most 4096 bytes")
-                || err.contains("no word to search"),
+            err.contains("`query` is empty") || err.contains("at most 4096 bytes"),
             "{err}"
         );
     }
@@ -1082,6 +1098,124 @@ fn a_word_found_only_inside_longer_words_is_missing() {
         v.get("missing_words").is_none() && v.get("note").is_none(),
         "{v}"
     );
+}
+
+/// A plural in the question matches the singular in the text, always: also when the
+/// collection uses the plural elsewhere (`widgets` in a list page), the section that says
+/// only `widget` is found; a section that uses the written form still ranks above one of
+/// the same length that has only the singular.
+#[test]
+fn a_plural_query_word_matches_the_singular_even_where_the_plural_occurs() {
+    let d = indexed_docs(
+        &[
+            (
+                "list.md",
+                "# Catalogue\n\nThe shop sells widgets, gadgets and gizmos; each differs.\n",
+            ),
+            (
+                "setup.md",
+                "# Setup\n\nEach widget is configured by its colour key.\n",
+            ),
+            (
+                "spare.md",
+                "# Spares\n\nEach widgets bag is configured by its colour key.\n",
+            ),
+            (
+                "verbs.md",
+                "# Ports\n\nHow one port can differ from another.\n",
+            ),
+        ],
+        &[],
+    );
+    let (code, v) = search_json(d.path(), &["--mode", "lexical", "widgets"]);
+    assert_eq!(code, 0, "{v}");
+    let paths = result_paths(&v);
+    // both pages with the written form first, then the one with the singular only
+    assert_eq!(paths.len(), 3, "{v}");
+    assert_eq!(paths[2], "setup.md", "{v}");
+    assert_eq!(v["results"][2]["lexical_match"], true, "{v}");
+    // a verb's `-s` form reaches its base form though the corpus has `differs` too
+    let (_, v) = search_json(d.path(), &["--mode", "lexical", "differs"]);
+    let paths = result_paths(&v);
+    assert_eq!(paths, ["list.md", "verbs.md"], "{v}");
+}
+
+/// mkdocs (Python-Markdown's attr_list) writes a heading's anchor on the heading line as
+/// `## Title {: #id }`: `read page.md#id` reads that section, links to it are not broken,
+/// and the heading shows without the list.
+#[test]
+fn an_attribute_list_on_the_heading_line_sets_its_anchor() {
+    let d = indexed_docs(
+        &[(
+            "page.md",
+            "# Page\n\nSee [install](#custom) and [third](#third-id) and [gone](#nope).\n\n## Install it {: #custom }\n\nRun the installer.\n\n## Third {: .cls #third-id }\n\nText three.\n",
+        )],
+        &[],
+    );
+    for (target, first, heading) in [
+        ("page.md#custom", "page.md:5-", "## Install it"),
+        ("page.md#third-id", "page.md:9-", "## Third"),
+    ] {
+        let o = docfuse(d.path(), &["read", target]);
+        assert_eq!(o.status.code(), Some(0), "{target}: {}", stderr(&o));
+        assert!(stdout(&o).starts_with(first), "{target}: {}", stdout(&o));
+        assert!(stdout(&o).contains(heading), "{target}: {}", stdout(&o));
+    }
+    let o = docfuse(d.path(), &["graph", "--broken"]);
+    let out = stdout(&o);
+    assert!(out.contains("#nope"), "{out}");
+    assert!(
+        !out.contains("#custom") && !out.contains("#third-id"),
+        "{out}"
+    );
+    let (_, v) = search_json(d.path(), &["installer"]);
+    assert_eq!(
+        v["results"][0]["heading_path"],
+        serde_json::json!(["Page", "Install it"]),
+        "{v}"
+    );
+}
+
+/// A query of symbols (`??`, `?.`, `=>`) is a real question in JavaScript, Rust or
+/// shell docs: matched as written, the section that names the symbol first, the match
+/// line on the line that holds it; a symbol no passage holds answers nothing (exit 1).
+#[test]
+fn symbol_queries_are_matched_as_written() {
+    let d = indexed_docs(
+        &[
+            (
+                "operators.md",
+                "# Operators\n\nIntro to operators.\n\n## Nullish coalescing\n\nThe `??` operator returns its right side when the left is null.\n\n```js\nconst port = env.PORT ?? 3000;\n```\n\n## Optional chaining\n\nUse `?.` to read a property of a value that may be null.\n",
+            ),
+            (
+                "config.md",
+                "# Config\n\nSet the port.\n\n```js\nconst a = b ?? c;\nconst d = e?.f;\n```\n",
+            ),
+        ],
+        &[],
+    );
+    for (q, path, line) in [("??", "operators.md", 7), ("?.", "operators.md", 15)] {
+        let (code, v) = search_json(d.path(), &[q]);
+        assert_eq!(code, 0, "{q}: {v}");
+        assert_eq!(v["mode"], "lexical", "{v}");
+        let first = &v["results"][0];
+        assert_eq!(first["path"], path, "{q}: {v}");
+        assert_eq!(first["match_line"], line, "{q}: {v}");
+        assert_eq!(first["lexical_match"], true, "{q}: {v}");
+        assert!(first["snippet"].as_str().unwrap().contains(q), "{q}: {v}");
+        assert!(
+            v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["path"] == "config.md"),
+            "{q}: {v}"
+        );
+    }
+    let (code, v) = search_json(d.path(), &["🚀"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["results"], serde_json::json!([]), "{v}");
+    assert_eq!(v["missing_words"], serde_json::json!(["🚀"]), "{v}");
 }
 
 /// A page's anchor as its site URL writes it (`cors.md#use-corsmiddleware`: the last

@@ -937,6 +937,14 @@ async fn made_up_words_get_no_results_and_neighbours_are_flagged() {
     )
     .await;
     assert!(v.get("semantic_neighbours_only").is_none(), "{v}");
+    // symbols are searched as written (no 400): none of these docs holds a rocket
+    let (status, v) = send(&app, post("/v1/search", r#"{"query": "🚀"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(
+        (v["mode"].as_str(), &v["results"]),
+        (Some("lexical"), &json!([])),
+        "{v}"
+    );
 }
 
 /// The sample docs indexed with vectors in a new temporary folder (kept while the
