@@ -493,7 +493,8 @@ pub struct EvalArgs {
     /// deviations), `cal=0.4:2,0.5:1` (both), `mm_alpha=0.4` (min-max convex fusion),
     /// `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5` (query settings:
     /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
-    /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight, floor,
+    /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight,
+    /// plural_weight, floor,
     /// canon_gain, prox_gain (graph proximity, 0 by default), path_prior, symbol_prior,
     /// module_prior).
     #[arg(long, value_name = "NAME=V,V,...")]
@@ -544,10 +545,16 @@ fn page_bytes(v: &str) -> Result<usize, String> {
     }
 }
 
-/// `--wait-timeout`: a finite number of seconds, 0 or more.
+/// Longest `--wait-timeout`, in seconds (a year; `Duration` holds no more than about
+/// 5.8e11 years, and a longer wait is no wait at all).
+const MAX_WAIT_S: f64 = 31_536_000.0;
+
+/// `--wait-timeout`: a finite number of seconds, 0 to [`MAX_WAIT_S`].
 fn parse_wait_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a number of seconds (0 or more)")),
+        Ok(v) if v.is_finite() && (0.0..=MAX_WAIT_S).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds from 0 to {MAX_WAIT_S} (a year)"
+        )),
     }
 }

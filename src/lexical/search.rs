@@ -249,10 +249,10 @@ impl LexicalRun {
         out
     }
 
-    /// True when no chunk holds any word that says what the query is about (nor an
-    /// inflection of one, nor a named id or symbol): every such word is one
-    /// [`Self::missing_words`] reports. False for a query without such words (stop words
-    /// only count then) and for one searched as CJK bigrams.
+    /// True when no chunk holds any word that says what the query is about, in any form
+    /// the lexical side matches (itself, an inflection, a longer word it begins, a named
+    /// id or symbol). False for a query without such words (stop words only count then)
+    /// and for one searched as CJK bigrams.
     pub fn holds_no_query_word(&self) -> bool {
         let missing = self.missing_words();
         let is_missing = |q: usize| {
@@ -263,7 +263,11 @@ impl LexicalRun {
         let content: Vec<usize> = (0..self.qterms.len())
             .filter(|&q| self.qterms[q].content)
             .collect();
-        !content.is_empty() && content.into_iter().all(is_missing)
+        let by_any_variant = |q: usize| self.accs.matched().iter().any(|m| m.q as usize == q);
+        !content.is_empty()
+            && content
+                .into_iter()
+                .all(|q| is_missing(q) && !by_any_variant(q))
     }
 
     /// The highest base score (`lexical × aboutness`) this query could reach: every
@@ -503,6 +507,15 @@ impl LexicalIndex {
             });
         }
         Ok(out)
+    }
+
+    /// The IDF of an analysed term over the chunks ([`idf`]; 0 when no chunk holds it).
+    ///
+    /// # Errors
+    /// [`crate::Error::Tantivy`] when the index cannot be read.
+    pub fn idf_of(&self, term: &str) -> Result<f32> {
+        let df = self.doc_freq(&self.searcher(), term)?;
+        Ok(if df == 0 { 0.0 } else { idf(self.len(), df) })
     }
 
     /// Chunks holding `term` in any field (summed over fields: an upper bound; 0 exactly

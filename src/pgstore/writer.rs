@@ -331,9 +331,11 @@ async fn lock_within(client: &Client, loc: &PgLocation, limit: std::time::Durati
     loop {
         match lock_writer(client, loc, true).await {
             Ok(()) => return Ok(()),
-            Err(e) if tokio::time::Instant::now() >= deadline => {
+            Err(_) if tokio::time::Instant::now() >= deadline => {
                 return Err(Error::Database(format!(
-                    "{e}\nstill writing after {:.1} s (`--wait-timeout`)",
+                    "another docfuse is writing the index in `{}` (schema `{}`): still writing after {:.1} s (`--wait-timeout`)\nhint: wait for it, or give a longer `--wait-timeout`",
+                    loc.shown,
+                    loc.schema,
                     limit.as_secs_f64()
                 )))
             }

@@ -149,6 +149,10 @@ pub struct SearchResponse {
     /// The query's content words no chunk contains
     /// ([`crate::lexical::LexicalRun::missing_words`]).
     pub missing_words: Vec<String>,
+    /// The hits are neighbours by meaning alone: the answer used vectors and no chunk
+    /// matched a word of the query in any form
+    /// ([`crate::lexical::LexicalRun::holds_no_query_word`]).
+    pub neighbours_only: bool,
 }
 
 impl From<crate::lexical::Hit> for Hit {

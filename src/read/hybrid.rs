@@ -46,7 +46,14 @@ impl<'a> Parts<'a> {
     fn search_modes(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         // `??`, `=>`, `🚀`: no word to look up and a vector of noise; matched as written
         if super::symbols::is_symbol_query(query) {
-            return super::symbols::symbol_search(self.g, query, opts.limit);
+            let mut r =
+                super::symbols::symbol_search(self.g, query, opts.limit, opts.params.floor)?;
+            if matches!(opts.mode, Mode::Vector | Mode::Hybrid) {
+                r.degraded = Some(
+                    "a query of symbols is matched as written (its vector would be noise)".into(),
+                );
+            }
+            return Ok(r);
         }
         if opts.mode == Mode::Lexical {
             return self.lexical_search(query, opts);
@@ -81,6 +88,7 @@ impl<'a> Parts<'a> {
                 degraded: None,
                 weights: run.term_weights(),
                 missing_words: run.missing_words(),
+                neighbours_only: false,
             });
         }
         self.fused_search(run, opts, mode, dense)
@@ -130,6 +138,7 @@ impl<'a> Parts<'a> {
             mode: Mode::Lexical,
             degraded: None,
             missing_words: run.missing_words(),
+            neighbours_only: false,
         })
     }
 
@@ -251,6 +260,7 @@ impl<'a> Parts<'a> {
             degraded: None,
             weights: run.term_weights(),
             missing_words: run.missing_words(),
+            neighbours_only: run.holds_no_query_word(),
         })
     }
 

@@ -3,11 +3,14 @@
 //! matched as written, by substring, in every chunk's text, and ranked by BM25 (Robertson
 //! & Zaragoza, 2009, "The Probabilistic Relevance Framework: BM25 and Beyond") over those
 //! occurrences: each whitespace-separated symbol is a term, its frequency the number of
-//! non-overlapping occurrences in the chunk (one that is a code span of its own, where
-//! the text names the symbol, counts more), the chunk's length its text in bytes.
+//! non-overlapping occurrences in the chunk's lines of text (not in a table's delimiter
+//! row, a setext underline, a thematic break or a fence line, nor as a list marker), the
+//! chunk's length its text in bytes; a chunk that names the symbol (a code span of it
+//! alone, `` `=>` ``, or a heading that holds it) gains one saturated occurrence's worth.
 //!
-//! A scan of every stored chunk: about as costly as reading the index's texts once
-//! (tens of ms for a book, a few hundred for 35,000 chunks), paid by symbol queries only.
+//! A scan of every stored chunk, at most [`MAX_SYMBOLS`] substring searches each: about
+//! as costly as reading the index's texts once (10–60 ms for a book), paid by symbol
+//! queries only.
 
 use super::hit::{Hit, Mode, SearchResponse};
 use super::opened::OpenGeneration;
@@ -19,6 +22,10 @@ use crate::projection::StoredChunk;
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// Most distinct symbols of one query searched (the rest are left out): each is one scan
+/// of every chunk's text.
+pub const MAX_SYMBOLS: usize = 16;
+
 /// True when `query` holds no word the analyser finds but something other than white
 /// space: a query of symbols.
 pub fn is_symbol_query(query: &str) -> bool {
@@ -27,86 +34,135 @@ pub fn is_symbol_query(query: &str) -> bool {
     !word && !crate::analysis::is_blank(query)
 }
 
-/// The symbols of `query`: its whitespace-separated parts, each once, in order.
+/// The symbols of `query`: its whitespace-separated parts, each once, in order, at most
+/// [`MAX_SYMBOLS`]; backticks alone (Markdown's code markup) are none.
 pub fn symbols_of(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in query.split_whitespace() {
-        if !out.iter().any(|o| o == s) {
-            out.push(s.to_string());
+        if s.chars().all(|c| c == '`') || out.iter().any(|o| o == s) {
+            continue;
+        }
+        out.push(s.to_string());
+        if out.len() == MAX_SYMBOLS {
+            break;
         }
     }
     out
 }
 
-/// How much more an occurrence that is a code span of its own (`` `=>` ``) counts: the
-/// text names the symbol there (an operator table, a heading about it), where elsewhere
-/// it only uses it.
-const NAMED: usize = 3;
+/// A line that is Markdown structure, not text: a table's delimiter row, a setext
+/// underline, a thematic break, a fence.
+fn is_markup_line(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("```")
+        || t.starts_with("~~~")
+        || (!t.is_empty() && t.chars().all(|c| " -=|:*_+".contains(c)))
+}
 
-/// Non-overlapping occurrences of `needle` in `hay`, those that are a code span of their
-/// own counting [`NAMED`] more.
-fn occurrences(hay: &str, needle: &str) -> usize {
+/// A line without its list-item marker (`- `, `* `, `+ `, `1. `).
+fn without_marker(line: &str) -> &str {
+    let t = line.trim_start();
+    for m in ["- ", "* ", "+ "] {
+        if let Some(rest) = t.strip_prefix(m) {
+            return rest;
+        }
+    }
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    match t[digits..].strip_prefix(". ") {
+        Some(rest) if digits > 0 => rest,
+        _ => t,
+    }
+}
+
+/// Non-overlapping occurrences of `needle` in `text`'s lines of text (not in markup
+/// lines, nor as a list marker).
+fn occurrences(text: &str, needle: &str) -> usize {
     if needle.is_empty() {
         return 0;
     }
-    let named = hay.matches(&format!("`{needle}`")).count();
-    hay.matches(needle).count() + NAMED * named
+    text.lines()
+        .filter(|l| !is_markup_line(l))
+        .map(|l| without_marker(l).matches(needle).count())
+        .sum()
+}
+
+/// Whether the chunk names `needle`: a code span of it alone (`` `=>` ``), or a heading
+/// that holds it.
+fn names(chunk: &StoredChunk, needle: &str) -> bool {
+    chunk.text.contains(&format!("`{needle}`"))
+        || chunk.heading_path.iter().any(|h| h.contains(needle))
+}
+
+/// What the scan keeps of one chunk.
+struct Seen {
+    len: f32,
+    tf: Vec<usize>,
+    named: Vec<bool>,
 }
 
 /// Ranks the chunks of `g` that hold a symbol of `query`, best first (ties by ordinal),
-/// at most `limit`. Each hit's `matched_terms` are the symbols it holds; its match line
-/// is set by the caller from the returned weights (the symbols with their IDF).
+/// at most `limit`, none under `floor` × the best score. Each hit's `matched_terms` are
+/// the symbols it holds; its match line is set by the caller from the returned weights
+/// (the symbols with their IDF).
 ///
 /// # Errors
 /// [`crate::Error::Corrupt`] when a stored chunk cannot be read.
-pub fn symbol_search(g: &OpenGeneration, query: &str, limit: usize) -> Result<SearchResponse> {
+pub fn symbol_search(
+    g: &OpenGeneration,
+    query: &str,
+    limit: usize,
+    floor: f32,
+) -> Result<SearchResponse> {
     let symbols = symbols_of(query);
-    let chunks = g.lexical().all_chunks()?;
-    let n = chunks.len() as u64;
-    let avg_len = chunks.iter().map(|c| c.text.len() as f32).sum::<f32>() / (n.max(1) as f32);
-    let tfs: Vec<Vec<usize>> = chunks
-        .iter()
-        .map(|c| symbols.iter().map(|s| occurrences(&c.text, s)).collect())
-        .collect();
+    let lexical = g.lexical();
+    let n = lexical.len();
+    let mut seen = Vec::with_capacity(n as usize);
+    for ord in 0..n {
+        let c = lexical.chunk_at(ord)?;
+        let tf: Vec<usize> = symbols.iter().map(|s| occurrences(&c.text, s)).collect();
+        let named = symbols.iter().map(|s| names(&c, s)).collect();
+        seen.push(Seen {
+            len: c.text.len() as f32,
+            tf,
+            named,
+        });
+    }
+    let avg_len = seen.iter().map(|s| s.len).sum::<f32>() / (n.max(1) as f32);
+    let holds = |s: &Seen, i: usize| s.tf[i] > 0 || s.named[i];
     let idfs: Vec<f32> = (0..symbols.len())
-        .map(|i| idf(n, tfs.iter().filter(|t| t[i] > 0).count() as u64))
+        .map(|i| idf(n, seen.iter().filter(|s| holds(s, i)).count() as u64))
         .collect();
-    let mut scored: Vec<(f32, usize)> = tfs
+    let mut scored: Vec<(f32, usize)> = seen
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.iter().any(|&x| x > 0))
-        .map(|(ord, t)| (score(t, &idfs, &chunks[ord], avg_len), ord))
+        .filter(|(_, s)| (0..symbols.len()).any(|i| holds(s, i)))
+        .map(|(ord, s)| (score(s, &idfs, avg_len), ord))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let top = scored.first().map_or(0.0, |s| s.0);
+    scored.retain(|(s, _)| *s >= floor * top);
     scored.truncate(limit);
-    let mut by_ord: Vec<Option<StoredChunk>> = chunks.into_iter().map(Some).collect();
-    let hits = scored
-        .into_iter()
-        .filter_map(|(s, ord)| {
-            let chunk = by_ord[ord].take()?;
-            let matched_terms = symbols
-                .iter()
-                .zip(&tfs[ord])
-                .filter(|(_, &t)| t > 0)
-                .map(|(s, _)| s.clone())
-                .collect();
-            Some(Hit {
-                score: s,
-                ord: ord as u64,
-                match_line: chunk.start_line,
-                snippet: String::new(),
-                chunk,
-                matched_terms,
-                confidence: crate::graph::Confidence::Observed,
-                explain: None,
-            })
-        })
-        .collect();
-    let missing_words = symbols
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| tfs.iter().all(|t| t[*i] == 0))
-        .map(|(_, s)| s.clone())
+    let mut hits = Vec::with_capacity(scored.len());
+    for (s, ord) in scored {
+        let chunk = lexical.chunk_at(ord as u64)?;
+        let matched_terms = (0..symbols.len())
+            .filter(|&i| holds(&seen[ord], i))
+            .map(|i| symbols[i].clone())
+            .collect();
+        hits.push(Hit {
+            score: s,
+            ord: ord as u64,
+            match_line: chunk.start_line,
+            snippet: String::new(),
+            chunk,
+            matched_terms,
+            confidence: crate::graph::Confidence::Observed,
+            explain: None,
+        });
+    }
+    let missing_words = (0..symbols.len())
+        .filter(|&i| !seen.iter().any(|s| holds(s, i)))
+        .map(|i| symbols[i].clone())
         .collect();
     Ok(SearchResponse {
         hits,
@@ -114,16 +170,17 @@ pub fn symbol_search(g: &OpenGeneration, query: &str, limit: usize) -> Result<Se
         degraded: None,
         weights: symbols.into_iter().zip(idfs).collect(),
         missing_words,
+        neighbours_only: false,
     })
 }
 
-/// BM25 of one chunk: `Σ idf · tf / (tf + k1 · B)` over the symbols, with `B` its
-/// length normalisation.
-fn score(tf: &[usize], idfs: &[f32], chunk: &StoredChunk, avg_len: f32) -> f32 {
-    let norm = length_norm(B, chunk.text.len() as f32, avg_len);
-    tf.iter()
-        .zip(idfs)
-        .map(|(&t, &i)| i * saturate(t as f32 / norm, K1))
+/// BM25 of one chunk, `Σ idf · (tf / (tf + k1 · B) + named)` over the symbols, with `B`
+/// its length normalisation and `named` 1 when the chunk names the symbol ([`names`]):
+/// a text about `=>` ranks above code that uses it ten times.
+fn score(s: &Seen, idfs: &[f32], avg_len: f32) -> f32 {
+    let norm = length_norm(B, s.len, avg_len);
+    (0..idfs.len())
+        .map(|i| idfs[i] * (saturate(s.tf[i] as f32 / norm, K1) + f32::from(u8::from(s.named[i]))))
         .sum()
 }
 
@@ -139,9 +196,19 @@ mod tests {
         for q in ["", "   ", "a ?? b", "C++", "x"] {
             assert!(!is_symbol_query(q), "{q}");
         }
-        assert_eq!(symbols_of(" ?? ?.  ?? "), ["??", "?."]);
+        assert_eq!(symbols_of(" ?? ?.  ?? ` "), ["??", "?."]);
+        assert!(symbols_of("`").is_empty());
+        assert_eq!(symbols_of(&"!! ".repeat(3)).len(), 1);
+        let many: String = (0..40)
+            .map(|i| format!("{}{} ", "-".repeat(i + 1), "+"))
+            .collect();
+        assert_eq!(symbols_of(&many).len(), MAX_SYMBOLS);
         assert_eq!(occurrences("a ?? b ??? c", "??"), 2);
-        assert_eq!(occurrences("use `??` as in a ?? b", "??"), 2 + NAMED);
         assert_eq!(occurrences("abc", ""), 0);
+        // markup lines and list markers are not occurrences
+        let text = "| a | b |\n|---|---|\nTitle\n-----\n- item -- x\n```js\n---\n";
+        assert_eq!(occurrences(text, "-"), 2);
+        assert_eq!(occurrences(text, "--"), 1);
+        assert_eq!(occurrences(text, "|"), 3);
     }
 }

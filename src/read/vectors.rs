@@ -165,8 +165,8 @@ pub struct VectorPart {
     /// The vector store attached to this folder ([`super::remote::attach`]), which then
     /// answers the vector side instead of the generation's files.
     remote: Option<Arc<dyn RemoteVectors>>,
-    /// [`VectorPart::noise_ceiling`], measured once.
-    noise_ceiling: OnceLock<Option<f32>>,
+    /// [`VectorPart::noise_ceiling`], once measured.
+    noise_ceiling: OnceLock<f32>,
 }
 
 impl VectorPart {
@@ -327,32 +327,38 @@ impl VectorPart {
     /// The collection's noise ceiling: the highest cosine any of [`NOISE_PROBES`] (made-up
     /// words no documentation holds) reaches over the generation's vectors, plus
     /// [`CEILING_SDS`] standard deviations of the probes' highest cosines (made-up words
-    /// reach about 0.2–0.3 with MiniLM; their highs spread with a heavy tail). A cosine at
+    /// reach about 0.2–0.4 with MiniLM; their highs spread with a heavy tail). A cosine at
     /// or below it is what meaning alone gives any string; a query no passage shares a
-    /// word with is answered from vectors only above it. Measured on first use (one
-    /// embedding and one nearest-neighbour search per probe, the vectors from the query
-    /// cache when it holds them) and kept for the generation. `None` when the vector
-    /// side cannot answer.
+    /// word with is answered from vectors only above it. Measured on first use (the probes
+    /// embedded in one batch, not cached; one nearest-neighbour search each) and kept for
+    /// the generation. `None` when the vector side cannot answer now (tried again on the
+    /// next use).
     pub fn noise_ceiling(&self, g: &OpenGeneration) -> Option<f32> {
-        *self.noise_ceiling.get_or_init(|| {
-            let mut tops = Vec::with_capacity(NOISE_PROBES.len());
-            for probe in NOISE_PROBES {
-                let (side, v) = self.query_side(g, probe).ok()?.ok()?;
-                let top = match side {
-                    VectorSide::Local(vectors) => vectors.top(&v, 1, PROBE_EF).first().map(|t| t.1),
-                    VectorSide::Remote(store, key) => store
-                        .search(g, &v, &key, 1, PROBE_EF, &[])
-                        .ok()?
-                        .top
-                        .first()
-                        .map(|t| t.1),
-                };
-                tops.push(top?);
-            }
-            let ceiling = ceiling_of(&tops);
-            tracing::debug!("noise ceiling of the collection: cosine {ceiling:.3}");
-            Some(ceiling)
-        })
+        if let Some(c) = self.noise_ceiling.get() {
+            return Some(*c);
+        }
+        let (side, embedder) = self.vector_side(g).ok()?;
+        let vectors = embedder.embed(&NOISE_PROBES).ok()?;
+        let dim = embedder.dim().max(1);
+        let mut tops = Vec::with_capacity(NOISE_PROBES.len());
+        for v in vectors.chunks_exact(dim) {
+            let top = match &side {
+                VectorSide::Local(vectors) => vectors.top(v, 1, PROBE_EF).first().map(|t| t.1),
+                VectorSide::Remote(store, key) => store
+                    .search(g, v, key, 1, PROBE_EF, &[])
+                    .ok()?
+                    .top
+                    .first()
+                    .map(|t| t.1),
+            };
+            tops.push(top?);
+        }
+        if tops.len() != NOISE_PROBES.len() {
+            return None;
+        }
+        let ceiling = ceiling_of(&tops);
+        tracing::debug!("noise ceiling of the collection: cosine {ceiling:.3}");
+        Some(*self.noise_ceiling.get_or_init(|| ceiling))
     }
 
     /// The vectors and the cached vector of `query` when the query-vector cache holds one

@@ -48,6 +48,11 @@ pub struct Retrieval {
     /// Filters (path prefix, globs, kinds) narrowed the search: `missing_words` are of
     /// the passages they keep, not of the whole index.
     pub filtered: bool,
+    /// The part a query over [`super::MAX_QUERY_BYTES`] was searched as, if it was.
+    pub focused: Option<super::focus::Focused>,
+    /// Every result is a neighbour by meaning alone (no chunk matched a word of the
+    /// query in any form, and the answer used vectors).
+    pub neighbours_only: bool,
 }
 
 /// Where a chunk is, without its text (kept only for a JSONL source, which has no files).

@@ -151,6 +151,10 @@ pub struct SearchEnvelope {
     /// passages are no nearer than made-up words get has no results at all.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub semantic_neighbours_only: bool,
+    /// The part of a query over 4096 bytes that was searched (its most informative run
+    /// of words); left out when the query was searched whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub searched_as: Option<String>,
     pub results: Vec<SearchResult>,
     /// Results left out (the last ones) to keep the response under its budget; ask for
     /// a smaller `limit` or narrow the query with filters.
@@ -167,10 +171,12 @@ impl SearchEnvelope {
             .documents
             .iter()
             .all(|d| d.metadata.matched_terms.is_empty());
-        let terms = crate::analysis::query_terms(query);
+        // a long query was searched on a part of it: the words are that part's
+        let query_searched = r.focused.as_ref().map_or(query, |f| f.text.as_str());
+        let terms = crate::analysis::query_terms(query_searched);
         // a quoted phrase or a `-word` is matched as written: no note for those
         let only_common = !terms.is_empty()
-            && !query.contains(['"', '-'])
+            && !query_searched.contains(['"', '-'])
             && terms.iter().all(|t| crate::analysis::is_stop_word(t));
         let note = if only_common && !r.documents.is_empty() {
             Some(format!(
@@ -186,6 +192,15 @@ impl SearchEnvelope {
                 r.filtered,
             )
         };
+        let note = match &r.focused {
+            Some(f) => Some(
+                [focus_note(f), note.unwrap_or_default()]
+                    .join(" ")
+                    .trim_end()
+                    .to_string(),
+            ),
+            None => note,
+        };
         SearchEnvelope {
             query: query.to_string(),
             mode: r.mode.name(),
@@ -194,9 +209,8 @@ impl SearchEnvelope {
             stale: r.stale,
             missing_words: r.missing_words.clone(),
             note,
-            semantic_neighbours_only: all_unmatched
-                && !r.documents.is_empty()
-                && r.mode != super::Mode::Lexical,
+            searched_as: r.focused.as_ref().map(|f| f.text.clone()),
+            semantic_neighbours_only: r.neighbours_only && !r.documents.is_empty(),
             results_left_out: r.documents.len().saturating_sub(results.len()),
             results,
         }
@@ -245,6 +259,15 @@ pub fn coverage_note(
             quoted(missing_words)
         )),
     }
+}
+
+/// What a reader should know of a long query searched on a part of it.
+fn focus_note(f: &super::Focused) -> String {
+    format!(
+        "The query is {} bytes long; it was searched on its most informative part (`searched_as`, at most {} words).",
+        f.query_bytes,
+        super::WINDOW_WORDS
+    )
 }
 
 fn is_zero(n: &usize) -> bool {

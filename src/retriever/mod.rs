@@ -71,6 +71,7 @@ mod budget;
 mod docfuse;
 mod document;
 mod filter;
+mod focus;
 mod format;
 mod hybrid;
 mod inner;
@@ -91,13 +92,14 @@ pub use docfuse::{
 };
 pub use document::{Document, DocumentChunk, DocumentRequest};
 pub use filter::{PathFilter, PathFilters};
+pub use focus::{Focused, WINDOW_WORDS};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
 pub use json::{coverage_note, SearchEnvelope, SearchResult};
 pub use passage::{Passage, PassageRequest, MAX_PASSAGE_BYTES, MAX_PASSAGE_LINES};
 pub use request::{
     document_args, passage_args, search_args, validate_search, Args, SearchArgs, MAX_LIMIT,
-    MAX_PATTERN_BYTES, MAX_QUERY_BYTES,
+    MAX_PASTED_BYTES, MAX_PATTERN_BYTES, MAX_QUERY_BYTES,
 };
 pub use rerank::{create_reranked_retriever, FnReranker, RerankedRetriever, Reranker};
 

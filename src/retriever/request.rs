@@ -9,8 +9,12 @@ use super::passage::PassageRequest;
 use super::{Mode, RetrieveError, RetrieveOptions};
 use serde_json::{Map, Value};
 
-/// Longest query, in bytes.
-pub const MAX_QUERY_BYTES: usize = 4096;
+pub use super::focus::MAX_QUERY_BYTES;
+
+/// Longest query accepted, in bytes (an error message or a log pasted whole). One longer
+/// than [`MAX_QUERY_BYTES`] is searched on its most informative part
+/// ([`super::focus::focus`]), with a note.
+pub const MAX_PASTED_BYTES: usize = 32 * 1024;
 /// Most results one search returns.
 pub const MAX_LIMIT: usize = 100;
 /// Longest path prefix or glob, in bytes.
@@ -33,9 +37,9 @@ pub fn validate_search(
     if crate::analysis::is_blank(query) {
         return Err(bad("`query` is empty: give a question or keywords".into()));
     }
-    if query.len() > MAX_QUERY_BYTES {
+    if query.len() > MAX_PASTED_BYTES {
         return Err(bad(format!(
-            "`query` is {} bytes long; at most {MAX_QUERY_BYTES} bytes are accepted",
+            "`query` is {} bytes long; at most {MAX_PASTED_BYTES} bytes are accepted",
             query.len()
         )));
     }
@@ -444,7 +448,8 @@ mod tests {
         assert!(
             err(json!({"query": "x", "globs": [1]})).contains("`globs` must be a list of strings")
         );
-        assert!(err(json!({"query": "x".repeat(5000)})).contains("at most 4096 bytes"));
+        assert!(err(json!({"query": "x".repeat(40_000)})).contains("at most 32768 bytes"));
+        assert!(validate_search(&"x ".repeat(3000), &RetrieveOptions::default()).is_ok());
         // symbols are searched as written
         for words in [
             "C++",

@@ -27,6 +27,9 @@ pub(super) fn search(
 ) -> Result<Retrieval, RetrieveError> {
     let index = &inner.index;
     let filter = super::request::validate_search(query, options)?;
+    // a pasted log or error message: its most informative part
+    let focused = super::focus::focus(index, query);
+    let query = focused.as_ref().map_or(query, |f| f.text.as_str());
     let floor = options.floor.unwrap_or(0.0);
     // No more results than chunks: a huge limit must not size the engine's buffers.
     let limit = options
@@ -55,7 +58,8 @@ pub(super) fn search(
     } else {
         wider_search(index, query, opts, &filter, group, limit, floor)?
     };
-    let missing_words = match filter.is_empty() {
+    // (a query of symbols has no words: its missing symbols are the engine's)
+    let missing_words = match filter.is_empty() || crate::read::is_symbol_query(query) {
         true => resp.missing_words,
         // (the snapshot unreadable: the whole index's words, as without a filter)
         false => index
@@ -64,6 +68,7 @@ pub(super) fn search(
             })
             .unwrap_or(resp.missing_words),
     };
+    let neighbours_only = resp.neighbours_only;
     let (mut hits, mode, degraded, weights) = (resp.hits, resp.mode, resp.degraded, resp.weights);
     let groups = match group {
         Some(g) => g.group(&mut hits, limit),
@@ -108,6 +113,8 @@ pub(super) fn search(
         stale,
         missing_words,
         filtered: !filter.is_empty(),
+        focused,
+        neighbours_only,
     })
 }
 

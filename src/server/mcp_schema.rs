@@ -4,7 +4,7 @@
 //! property, no extra properties. Written by hand (not derived) so that what clients see
 //! is exactly what the argument parser ([`crate::retriever::search_args`]) enforces.
 
-use crate::retriever::{MAX_LIMIT, MAX_QUERY_BYTES};
+use crate::retriever::{MAX_LIMIT, MAX_PASTED_BYTES};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ pub fn search_docs() -> Arc<Map<String, Value>> {
             "query": {
                 "type": "string",
                 "minLength": 1,
-                "maxLength": MAX_QUERY_BYTES,
+                "maxLength": MAX_PASTED_BYTES,
                 "description": "The question or keywords, e.g. \"how do I publish a crate\" or \"HashMap entry\"."
             },
             "limit": {

@@ -197,7 +197,7 @@ fn options_after_the_query_are_options_and_typos_are_errors() {
 #[test]
 fn hostile_queries_never_fail() {
     let d = indexed_sample();
-    let long = "x".repeat(5000);
+    let long = "x".repeat(40_000);
     for q in [
         "\"unclosed",
         "a:b:c",
@@ -213,6 +213,23 @@ fn hostile_queries_never_fail() {
         assert!(code == 0 || code == 1, "query {q:?} gave exit {code}");
         assert!(v["results"].is_array(), "query {q:?}");
     }
+    // a pasted log over 4096 bytes is searched on its most informative part, and says so
+    let mut pasted = "    at scheduler::worker::run (/opt/app/worker.js:10:5)\n".repeat(60);
+    pasted.push_str("error: cannot cancel running tasks after the deadline\n");
+    pasted.push_str(&"    at scheduler::worker::run (/opt/app/worker.js:10:5)\n".repeat(60));
+    assert!(pasted.len() > 4096);
+    let (code, v) = search_json(d.path(), &[pasted.as_str()]);
+    assert_eq!(code, 0, "{v}");
+    let part = v["searched_as"].as_str().unwrap();
+    assert!(part.contains("cancel running tasks"), "{part}");
+    assert!(part.len() <= 4096, "{part}");
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .contains("most informative part"),
+        "{v}"
+    );
     // symbols only are matched as written: results, or none (exit 1)
     for q in ["(((", "*", "🦀 ⚙"] {
         let (code, v) = search_json(d.path(), &[q]);
@@ -225,7 +242,7 @@ fn hostile_queries_never_fail() {
         assert_eq!(o.status.code(), Some(2), "query {q:?}");
         let err = stderr(&o);
         assert!(
-            err.contains("`query` is empty") || err.contains("at most 4096 bytes"),
+            err.contains("`query` is empty") || err.contains("at most 32768 bytes"),
             "{err}"
         );
     }
@@ -1216,6 +1233,29 @@ fn symbol_queries_are_matched_as_written() {
     assert_eq!(code, 1, "{v}");
     assert_eq!(v["results"], serde_json::json!([]), "{v}");
     assert_eq!(v["missing_words"], serde_json::json!(["🚀"]), "{v}");
+    // filters apply, and a symbol missing under them is named
+    let (code, v) = search_json(d.path(), &["--path-prefix", "config.md", "??"]);
+    assert_eq!(
+        (code, result_paths(&v)),
+        (0, vec!["config.md".to_string()]),
+        "{v}"
+    );
+    let (code, v) = search_json(d.path(), &["--path-prefix", "config.md", "=>"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["missing_words"], serde_json::json!(["=>"]), "{v}");
+    // a floor keeps only the results near the best; an explicit vector mode says why it
+    // answered lexically
+    let (_, v) = search_json(d.path(), &["--floor", "1", "??"]);
+    assert_eq!(result_paths(&v), ["operators.md"], "{v}");
+    let (code, v) = search_json(d.path(), &["--mode", "vector", "?."]);
+    assert_eq!((code, v["mode"].as_str()), (0, Some("lexical")), "{v}");
+    assert!(
+        v["degraded"]
+            .as_str()
+            .unwrap()
+            .contains("matched as written"),
+        "{v}"
+    );
 }
 
 /// A page's anchor as its site URL writes it (`cors.md#use-corsmiddleware`: the last

@@ -564,6 +564,12 @@ fn text_answers_mark_results_that_hold_none_of_the_query_words() {
     let o = docfuse(d.path(), &["search", "--json", "abort ongoing work"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["semantic_neighbours_only"], true, "{v}");
+    // a word found only as the start of longer words (`runnin` → `running`) is a lexical
+    // match by prefix: answered, and not called neighbours
+    let o = docfuse(d.path(), &["search", "--json", "runnin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("semantic_neighbours_only").is_none(), "{v}");
     // made-up words: their nearest passages are no nearer than noise, so there is no
     // answer (exit 1), in every mode that uses vectors
     for mode in ["hybrid", "vector"] {

@@ -99,7 +99,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let long = "x".repeat(5000);
+    let long = "x".repeat(40_000);
     let opts = |f: &dyn Fn(&mut RetrieveOptions)| {
         let mut o = RetrieveOptions::default();
         f(&mut o);
@@ -133,7 +133,7 @@ fn cases() -> Vec<Case> {
             cli: vec!["--".into(), long.clone()],
             json: json!({"query": long}),
             library: (long.clone(), opts(&|_| {})),
-            says: "at most 4096 bytes",
+            says: "at most 32768 bytes",
         },
         Case {
             name: "limit 0",

@@ -270,7 +270,7 @@ async fn bad_search_requests_are_4xx_with_the_error_shape() {
         (
             post(
                 "/v1/search",
-                format!(r#"{{"query": "{}"}}"#, "x".repeat(5000)),
+                format!(r#"{{"query": "{}"}}"#, "x".repeat(40_000)),
             ),
             StatusCode::BAD_REQUEST,
             "bad_request",
