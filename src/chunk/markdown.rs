@@ -233,6 +233,9 @@ impl Walker<'_> {
                 stand_in,
             }
         });
+        // an empty heading (`#` alone) names nothing: its lines stay in the section
+        // before it, which a reader sees them under
+        let heading = heading.filter(|h| !h.text.is_empty());
         let mut fields = open.fields.finish();
         let named = heading.as_ref().map(|h| heading_symbols(&h.text));
         let terms = open.names.iter().map(String::as_str);
@@ -424,8 +427,7 @@ mod tests {
             ("Foo", true),
             ("[](#x)", true),
             ("<Bar /> comp", false),
-            ("", false),
-            ("", false),
+            // `##` alone and `# <img …>` name nothing: no heading, no section of their own
             ("Real", false),
         ];
         let want: Vec<(String, bool)> = want.iter().map(|(t, s)| (t.to_string(), *s)).collect();

@@ -67,6 +67,12 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         score: 0.0,
     };
     let mut first_prose = None;
+    // the best heading line, for words found in headings only
+    let mut best_heading = MatchLine {
+        line: start_line,
+        offset: 0,
+        score: 0.0,
+    };
     let lines = visible_lines_of(text, markdown);
     // fences as the chunker reads them: a ```` fence holds a ``` one; a tab before a
     // fence (in a list item) indents it as four spaces do
@@ -133,6 +139,16 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
         } else {
             line_score(line, weights)
         };
+        if heading && !weights.is_empty() {
+            let h = line_score(line, weights);
+            if h > best_heading.score {
+                best_heading = MatchLine {
+                    line: start_line.saturating_add(i as u32),
+                    offset: i,
+                    score: h,
+                };
+            }
+        }
         if s > best.score {
             best = MatchLine {
                 line: start_line.saturating_add(i as u32),
@@ -140,6 +156,15 @@ pub fn best_line(text: &str, start_line: u32, weights: &TermWeights, markdown: b
                 score: s,
             };
         }
+    }
+    if best.score == 0.0 && best_heading.score > 0.0 {
+        // the words are in a heading only (`## Usage` over a body that never says it):
+        // the heading is where a reader lands; the snippet is the first line of text
+        // under it (the heading is shown with the result already)
+        return MatchLine {
+            offset: first_prose.unwrap_or(best_heading.offset),
+            ..best_heading
+        };
     }
     if best.score == 0.0 {
         // a page of front matter without a description: its first key (the title), never
@@ -199,7 +224,10 @@ fn is_heading(line: &str, next: Option<&str>) -> bool {
 }
 
 fn is_prose(trimmed: &str) -> bool {
+    // a thematic break, a setext underline or a table's delimiter row is structure
+    let rule = trimmed.chars().all(|c| " -=*_|:".contains(c));
     !trimmed.is_empty()
+        && !rule
         && !trimmed.starts_with('#')
         && !trimmed.starts_with("<!--")
         && !trimmed.starts_with("import ")
@@ -372,9 +400,17 @@ description = \"\"\"\n  Use modules\n  to manage themes.\"\"\"\naliases = [\"/th
             snippet_at(text, m.offset, &weights, true),
             "Rendered with Mermaid.js here."
         );
-        // only the heading matches: the first line of prose
+        // only the heading matches: the heading is the line, the first line of prose the
+        // snippet
         let m = best_line("# Mermaid\n\nRendered here.\n", 1, &weights, true);
-        assert_eq!((m.line, m.score), (3, 0.0));
+        assert_eq!((m.line, m.score), (1, 2.0));
+        assert_eq!(
+            snippet_at("# Mermaid\n\nRendered here.\n", m.offset, &weights, true),
+            "Rendered here."
+        );
+        // nothing matches: the first line of text, never a rule
+        let m = best_line("## Usage\n\n---\n\nUse it.\n", 1, &w(&[("x", 1.0)]), true);
+        assert_eq!(m.line, 5);
         // a `#` line inside a fence is code, not a heading
         let m = best_line(
             "## Shell\n\n```sh\n# install mermaid\n```\n",
