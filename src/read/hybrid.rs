@@ -10,6 +10,14 @@ use crate::lexical::{LexicalQuery, LexicalRun, Scored};
 use crate::vector::{CosineStats, VectorSearch};
 use std::collections::HashMap;
 
+/// Candidates a question with an operator in it is searched among before those holding
+/// the operator are put first.
+const OPERATOR_POOL: usize = 50;
+
+/// The operator's share of the order among the passages that hold it, when the
+/// question's words say what it is about (1 when they are stop words only).
+const OPERATOR_SHARE: f32 = 0.25;
+
 /// Each side contributes at least this many candidates to the fusion.
 pub const FUSION_DEPTH: usize = 100;
 
@@ -36,11 +44,88 @@ impl<'a> Parts<'a> {
     /// cannot be read; [`Error::Embedder`] when the query cannot be embedded. Any query
     /// text is accepted.
     pub(super) fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
-        self.search_modes(query, opts).map_err(|e| match e {
-            // A tantivy failure is damage to this index: say so, with the hint.
-            Error::Tantivy(t) => Error::corrupt(self.g.dir(), format!("lexical index: {t}")),
-            other => other,
-        })
+        self.search_with_operators(query, opts)
+            .map_err(|e| match e {
+                // A tantivy failure is damage to this index: say so, with the hint.
+                Error::Tantivy(t) => Error::corrupt(self.g.dir(), format!("lexical index: {t}")),
+                other => other,
+            })
+    }
+
+    /// A question of words that also writes an operator (`what does ?? do`): its words'
+    /// ranking over [`OPERATOR_POOL`] candidates, joined by the operator's own ranking
+    /// ([`super::symbols::symbol_search`]) over as many. The passages that hold an
+    /// operator come first, ordered by the words' score plus [`OPERATOR_SHARE`] × the
+    /// operator's, each divided by its best (all of the operator's when the words are
+    /// stop words only); the rest follow in the words' order. The operators join the
+    /// matched terms.
+    fn search_with_operators(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
+        let operators = super::symbols::operators_in(query);
+        if operators.is_empty() || super::symbols::is_symbol_query(query) {
+            return self.search_modes(query, opts);
+        }
+        let wide = SearchOptions {
+            limit: opts.limit.max(OPERATOR_POOL),
+            ..*opts
+        };
+        let mut r = self.search_modes(query, &wide)?;
+        let by_symbol =
+            super::symbols::symbol_search(self.g, &operators.join(" "), OPERATOR_POOL, 0.0)?;
+        let best = |hits: &[super::hit::Hit]| hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
+        let (words_best, symbol_best) = (best(&r.hits), best(&by_symbol.hits));
+        let part = |s: f32, of: f32| if of > 0.0 { s / of } else { 0.0 };
+        let symbol_part: HashMap<u64, f32> = by_symbol
+            .hits
+            .iter()
+            .map(|h| (h.ord, part(h.score, symbol_best)))
+            .collect();
+        // the operator's share: all of it when the words are only stop words (`what does
+        // ?? do`), a quarter when they say what the question is about
+        let share = match crate::analysis::query_terms(query)
+            .iter()
+            .any(|t| !crate::analysis::is_stop_word(t))
+        {
+            true => OPERATOR_SHARE,
+            false => 1.0,
+        };
+        let mut holders: Vec<(f32, super::hit::Hit)> = Vec::new();
+        let mut rest = Vec::new();
+        for h in r.hits.drain(..) {
+            let holds = operators
+                .iter()
+                .any(|o| super::symbols::holds(&h.chunk.text, o));
+            // (past the operator's own best passages, its part is 0)
+            let sp = symbol_part.get(&h.ord).copied().unwrap_or(0.0);
+            match holds {
+                true => holders.push((share * sp + part(h.score, words_best), h)),
+                false => rest.push(h),
+            }
+        }
+        let seen: std::collections::HashSet<u64> = holders.iter().map(|(_, h)| h.ord).collect();
+        for h in by_symbol.hits {
+            if !seen.contains(&h.ord) {
+                holders.push((share * symbol_part[&h.ord], h));
+            }
+        }
+        holders.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.ord.cmp(&b.1.ord)));
+        // scores in the words' scale, above every passage without the operator, in order
+        let scale = if words_best > 0.0 { words_best } else { 1.0 };
+        for (combined, h) in &mut holders {
+            h.score = scale * (1.0 + *combined / 2.0);
+            for o in &operators {
+                if super::symbols::holds(&h.chunk.text, o) && !h.matched_terms.contains(o) {
+                    h.matched_terms.push(o.clone());
+                }
+            }
+        }
+        r.hits = holders
+            .into_iter()
+            .map(|(_, h)| h)
+            .chain(rest)
+            .take(opts.limit)
+            .collect();
+        r.weights.extend(by_symbol.weights);
+        Ok(r)
     }
 
     fn search_modes(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {

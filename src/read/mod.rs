@@ -38,6 +38,6 @@ pub use opened::{shown_path, shown_paths, OpenGeneration};
 pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use remote::{attach, EmbedderInfo, RemoteAnswer, RemoteVectors};
 pub use status::{index_gone, stale, status, status_now, Status};
-pub use symbols::is_symbol_query;
+pub use symbols::{is_symbol_query, operators_in};
 pub use vectors::{VectorPart, VectorSide};
 pub use verify::{verify, Verification};

@@ -50,6 +50,25 @@ pub fn symbols_of(query: &str) -> Vec<String> {
     out
 }
 
+/// The operators a question of words writes as words of their own: ASCII punctuation of
+/// two characters or more (`??`, `?.`, `=>`, `::`, `&&`, `...`), at most [`MAX_SYMBOLS`].
+/// One character (`?`, `-`, `*`) says too little to require.
+pub fn operators_in(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in query.split_whitespace() {
+        let op = t.len() >= 2 && t.bytes().all(|b| b.is_ascii_punctuation() && b != b'`');
+        if op && !out.iter().any(|o| o == t) && out.len() < MAX_SYMBOLS {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `text` holds `needle` on a line of text ([`occurrences`]).
+pub fn holds(text: &str, needle: &str) -> bool {
+    occurrences(text, needle) > 0
+}
+
 /// A line that is Markdown structure, not text: a table's delimiter row, a setext
 /// underline, a thematic break, a fence.
 fn is_markup_line(line: &str) -> bool {
@@ -197,6 +216,11 @@ mod tests {
             assert!(!is_symbol_query(q), "{q}");
         }
         assert_eq!(symbols_of(" ?? ?.  ?? ` "), ["??", "?."]);
+        assert_eq!(
+            operators_in("what does ?? do, and ?. — or `x`?"),
+            ["??", "?."]
+        );
+        assert!(operators_in("is it fast?").is_empty());
         assert!(symbols_of("`").is_empty());
         assert_eq!(symbols_of(&"!! ".repeat(3)).len(), 1);
         let many: String = (0..40)

@@ -175,7 +175,9 @@ impl SearchEnvelope {
         let query_searched = r.focused.as_ref().map_or(query, |f| f.text.as_str());
         let terms = crate::analysis::query_terms(query_searched);
         // a quoted phrase or a `-word` is matched as written: no note for those
+        // (an operator, `what does ?? do`, is what such a question is about)
         let only_common = !terms.is_empty()
+            && crate::read::operators_in(query_searched).is_empty()
             && !query_searched.contains(['"', '-'])
             && terms.iter().all(|t| crate::analysis::is_stop_word(t));
         let note = if only_common && !r.documents.is_empty() {
