@@ -105,11 +105,10 @@ fn occurrences(text: &str, needle: &str) -> usize {
         .sum()
 }
 
-/// Whether the chunk names `needle`: a code span of it alone (`` `=>` ``), or a heading
-/// that holds it.
-fn names(chunk: &StoredChunk, needle: &str) -> bool {
-    chunk.text.contains(&format!("`{needle}`"))
-        || chunk.heading_path.iter().any(|h| h.contains(needle))
+/// Whether the chunk names `needle`: a code span of it alone (`span`, `` `=>` ``), or a
+/// heading that holds it.
+fn names(chunk: &StoredChunk, needle: &str, span: &str) -> bool {
+    chunk.text.contains(span) || chunk.heading_path.iter().any(|h| h.contains(needle))
 }
 
 /// What the scan keeps of one chunk.
@@ -135,11 +134,16 @@ pub fn symbol_search(
     let symbols = symbols_of(query);
     let lexical = g.lexical();
     let n = lexical.len();
+    let spans: Vec<String> = symbols.iter().map(|s| format!("`{s}`")).collect();
     let mut seen = Vec::with_capacity(n as usize);
     for ord in 0..n {
         let c = lexical.chunk_at(ord)?;
         let tf: Vec<usize> = symbols.iter().map(|s| occurrences(&c.text, s)).collect();
-        let named = symbols.iter().map(|s| names(&c, s)).collect();
+        let named = symbols
+            .iter()
+            .zip(&spans)
+            .map(|(s, span)| names(&c, s, span))
+            .collect();
         seen.push(Seen {
             len: c.text.len() as f32,
             tf,

@@ -1139,16 +1139,7 @@ fn health_follows_a_model_installed_later_and_an_index_folder_deleted() {
     // served with the model folder empty: degraded, lexical answers
     let models = tmp.path().join("models/all-MiniLM-L6-v2");
     std::fs::create_dir_all(&models).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
-        .arg(&dir)
-        .env("DOCFUSE_MODEL_DIR", &models)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let _kill = KillOnDrop(child);
-    let addr = served_addr(&mut err);
+    let (addr, _kill) = serve_with(&dir, &[("DOCFUSE_MODEL_DIR", models.as_path())]);
     let (code, v) = exchange(&addr, "GET", "/healthz", None);
     assert_eq!((code, v["status"].as_str()), (200, Some("degraded")), "{v}");
     assert!(
@@ -1207,17 +1198,13 @@ fn health_follows_an_onnx_runtime_library_repaired_while_serving() {
     bytes.resize(4096, 0);
     std::fs::write(&broken, bytes).unwrap();
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
-        .arg(&dir)
-        .env("DOCFUSE_MODEL_DIR", &models)
-        .env("DOCFUSE_ORT_DYLIB", &broken)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let _kill = KillOnDrop(child);
-    let addr = served_addr(&mut err);
+    let (addr, _kill) = serve_with(
+        &dir,
+        &[
+            ("DOCFUSE_MODEL_DIR", models.as_path()),
+            ("DOCFUSE_ORT_DYLIB", broken.as_path()),
+        ],
+    );
     let (code, v) = exchange(&addr, "GET", "/healthz", None);
     assert_eq!((code, v["status"].as_str()), (200, Some("degraded")), "{v}");
     assert!(
@@ -1231,6 +1218,25 @@ fn health_follows_an_onnx_runtime_library_repaired_while_serving() {
     std::fs::copy(&real, &broken).unwrap();
     let (code, v) = health_until(&addr, |c, v| c == 200 && v["status"] == "ok");
     assert_eq!((code, v["status"].as_str()), (200, Some("ok")), "{v}");
+}
+
+/// A served process: its stderr stays open while the guard lives (a closed pipe would
+/// fail the server's log writes), and the process is killed when dropped.
+type Served = (KillOnDrop, BufReader<std::process::ChildStderr>);
+
+/// `docfuse serve` of `dir` on a free loopback port with `env`: its address and the
+/// guard that keeps it.
+fn serve_with(dir: &Path, env: &[(&str, &Path)]) -> (String, Served) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"));
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let guard = KillOnDrop(child);
+    (served_addr(&mut err), (guard, err))
 }
 
 /// Kills a child process when dropped (also when a test panics).
