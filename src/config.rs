@@ -221,6 +221,14 @@ pub struct QueryParams {
     /// side matches exactly. Default 0.75 (`benches/QUALITY.md`, maturin).
     #[serde(default = "code_alpha")]
     pub code_alpha: f32,
+    /// Lexical share by information matched: hybrid fusion multiplies its lexical side
+    /// by `coverage ^ info_share`, where `coverage` is the largest share of the query's
+    /// IDF mass one of the lexical side's top candidates holds
+    /// (`lexical::Scored::coverage`), so a lexical list that matched only `how do I`
+    /// and a common word weighs less than one that matched the question's rare words.
+    /// 0: off; default 0.5 (`benches/QUALITY.md`, round 4).
+    #[serde(default = "info_share")]
+    pub info_share: f32,
 
     /// Section evidence: a chunk's lexical score is `(1 − w) × its own BM25F + w × the
     /// BM25F of its whole section` (all the section's pieces as one document: body and
@@ -248,6 +256,12 @@ fn audience_fit() -> f32 {
 /// the lexical floors (`benches/QUALITY.md`, round 3).
 fn plural_weight() -> f32 {
     0.05
+}
+
+/// Default [`QueryParams::info_share`]: chosen on the three dev sets and checked on
+/// SciFact (0.25–0.75 all raise hybrid; 1 and 2 lower the Rust book).
+fn info_share() -> f32 {
+    0.5
 }
 
 fn section_weight() -> f32 {
@@ -294,6 +308,7 @@ impl Default for QueryParams {
             module_prior: module_prior(),
             route_prior: route_prior(),
             code_alpha: code_alpha(),
+            info_share: info_share(),
 
             section_weight: section_weight(),
             page_weight: 0.0,

@@ -147,8 +147,8 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
             false => String::new(),
         };
         print_line(&format!(
-            "    fused = lexical part {:.3} (score {:.3}, rank {}) + vector part {:.3}{times} (cosine {:.3}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
-            f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.vector_part, f.cosine, rank(f.vector_rank), f.exact_bonus, f.canonicality_bonus
+            "    fused = lexical part {:.3} (score {:.3}, rank {}, × information matched {:.3}) + vector part {:.3}{times} (cosine {:.3}, z {:.2}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",
+            f.lexical_part, f.lexical_score, rank(f.lexical_rank), f.information_share, f.vector_part, f.cosine, f.cosine_z, rank(f.vector_rank), f.exact_bonus, f.canonicality_bonus
         ))?;
     }
     if let Some(p) = &x.proximity {

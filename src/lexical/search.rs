@@ -150,6 +150,11 @@ pub struct Scored {
     pub exact_share: f32,
     /// The canonicality part, as a multiple of the best base score.
     pub canon_share: f32,
+    /// The share of the query's information the chunk matched, in `[0, 1]`: the
+    /// weighted IDF of the query terms it holds in any form over that of all the query's
+    /// terms (a content word no chunk holds counts with the IDF of a term in no
+    /// document; a stop word no chunk holds does not count).
+    pub coverage: f32,
 }
 
 impl LexicalRun {
@@ -283,12 +288,36 @@ impl LexicalRun {
             .iter()
             .map(|r| r.parts.lexical * r.parts.aboutness)
             .fold(0.0f32, f32::max);
+        let mass: Vec<f32> = self
+            .qterms
+            .iter()
+            .zip(self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]))
+            // a stop word no chunk holds is no information the collection lacks
+            .map(|(q, (df, idf))| match *df > 0 || q.content {
+                true => q.weight * idf,
+                false => 0.0,
+            })
+            .collect();
+        let total: f32 = mass.iter().sum();
         self.ranked
             .iter()
             .map(|r| {
                 let base = r.parts.base();
                 let exact: f32 = r.parts.exact.iter().sum();
+                let held: f32 = self
+                    .accs
+                    .tf(r.acc)
+                    .iter()
+                    .zip(&mass)
+                    .filter(|(tf, _)| tf.iter().any(|t| *t > 0.0))
+                    .map(|(_, m)| m)
+                    .sum();
                 Scored {
+                    coverage: if total > 0.0 {
+                        (held / total).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    },
                     ord: r.ord,
                     score: r.parts.score,
                     base,

@@ -119,6 +119,10 @@ pub struct FusionExplain {
     /// standard deviations: `(cos − mean) / sd` (0 when the collection is too small to
     /// measure, [`crate::fusion::MIN_VECTORS_FOR_STATS`]).
     pub cosine_z: f32,
+    /// The lexical side's multiplier by information matched: the best share of the
+    /// query's IDF mass a top lexical candidate holds, `^ QueryParams::info_share` (1
+    /// when off).
+    pub information_share: f32,
     /// Contribution of each side to the fused score.
     pub lexical_part: f32,
     pub vector_part: f32,

@@ -4,6 +4,7 @@ use super::hit::{FusionExplain, Hit, HitExplain, Mode, SearchOptions, SearchResp
 use super::opened::OpenGeneration;
 use super::proximity::ProximityPart;
 use super::vectors::{VectorPart, VectorSide};
+use crate::config::QueryParams;
 use crate::error::{Error, Result};
 use crate::fusion::{fuse, Candidate};
 use crate::lexical::{LexicalQuery, LexicalRun, Scored};
@@ -247,6 +248,7 @@ impl<'a> Parts<'a> {
         let has_vector = |ord: u64| dense.has_vector(ord);
         let cands = candidates(&lexical, &dense.top, &cosine, &has_vector, depth, mode);
         let fusion = code_fusion(opts, run.asks_for_code_in(self.g.lexical()));
+        let list_share = information_share(&lexical, depth, &opts.params);
         let mut fused = match mode {
             // vector mode: every vector hit, in cosine order; (1 + cos) / 2 keeps a
             // negative cosine above zero and in its order
@@ -260,7 +262,15 @@ impl<'a> Parts<'a> {
                     vector_part: c.cosine,
                 })
                 .collect(),
-            _ => fuse(&cands, &fusion, &calibration),
+            _ => {
+                let mut f = fuse(&cands, &fusion, &calibration);
+                for x in &mut f {
+                    x.lexical_part *= list_share;
+                    x.score = x.lexical_part + x.vector_part;
+                }
+                f.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+                f
+            }
         };
         // The exact parts keep a named id, path or symbol on top, as in lexical mode;
         // canonicality breaks near-ties among hits with lexical evidence.
@@ -326,6 +336,7 @@ impl<'a> Parts<'a> {
                     cosine: c.cosine,
                     vector_rank: c.vector_rank,
                     cosine_z: calibration.z(c.cosine),
+                    information_share: list_share,
                     lexical_part: f.lexical_part,
                     vector_part: f.vector_part,
                     exact_bonus: parts(f.key).0,
@@ -410,6 +421,20 @@ fn candidates(
     let mut v: Vec<Candidate> = out.into_values().collect();
     v.sort_by_key(|c| c.key);
     v
+}
+
+/// The lexical share by information matched: the best coverage among the lexical
+/// side's top `depth` (`lexical::Scored::coverage`) `^ info_share`; 1 when it is off.
+fn information_share(lexical: &[Scored], depth: usize, params: &QueryParams) -> f32 {
+    if params.info_share <= 0.0 {
+        return 1.0;
+    }
+    let best = lexical
+        .iter()
+        .take(depth)
+        .map(|s| s.coverage)
+        .fold(0.0f32, f32::max);
+    best.powf(params.info_share)
 }
 
 /// A candidate with its lexical rank and base score, its cosine and no vector rank yet.

@@ -446,3 +446,33 @@ fn an_option_heading_is_its_symbol_and_a_name_matches_in_any_case_style() {
         assert!(v.get("missing_words").is_none(), "{q}: {v}");
     }
 }
+
+/// The lexical side's share of fusion follows the information it matched: the best
+/// candidate's share of the query's IDF mass, square-rooted (`info_share` 0.5).
+#[test]
+fn the_lexical_share_follows_the_information_it_matched() {
+    let t = indexed(&NOISE, &[]);
+    let explained = |q: &str| {
+        let (code, v) = search(t.path(), &["--mode", "hybrid", "--explain", q]);
+        assert_eq!(code, 0, "{v}");
+        v["results"][0]["explain"].clone()
+    };
+    // every word of the question is held by one chunk (stop words no chunk holds do
+    // not count): the whole α
+    let e = explained("how do sessions expire");
+    assert_eq!(e["fusion"]["information_share"], 1.0, "{e}");
+    // a content word no chunk holds counts at the IDF of a term in no document
+    let e = explained("sessions expire zorblax");
+    let n = e["n"].as_f64().unwrap();
+    let held: f64 = e["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["idf"].as_f64().unwrap())
+        .sum();
+    let unseen = (1.0 + (n + 0.5) / 0.5).ln();
+    let want = (held / (held + unseen)).sqrt();
+    let got = e["fusion"]["information_share"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-4, "{got} vs {want}: {e}");
+    assert!(got < 0.8, "{e}");
+}
