@@ -13,6 +13,7 @@ top 10 (labels matched on path and last heading).
   docfuse chunks --index DIR > chunks.jsonl
   PYTHONPATH=PYDIR python3 window_vectors.py chunks.jsonl DIR QUERIES.jsonl [LIMIT] [MODEL_DIR]
 """
+import glob, json, sys, time
 import numpy as np, onnxruntime as ort
 from tokenizers import Tokenizer
 M=sys.argv[5] if len(sys.argv)>5 else 'models/all-MiniLM-L6-v2'
@@ -77,3 +78,9 @@ for name in ('mean','max','first+mean'):
             m=w.mean(0); m/=np.linalg.norm(m); CS[:,i]=Q@m
         else: CS[:,i]=np.maximum(base[:,i],sims.mean(1))
     report(name,CS)
+# the chunk's own vector, or a tail window's cosine less a margin, whichever is higher
+for d in (0.0,0.02,0.05,0.1,0.15):
+    CS=base.copy()
+    for i,w in W.items():
+        if len(w)>1: CS[:,i]=np.maximum(base[:,i],(Q@w[1:].T).max(1)-d)
+    report(f'tail-{d}',CS)

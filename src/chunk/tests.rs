@@ -1036,3 +1036,30 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
         Some("Python 3.10+")
     );
 }
+
+#[test]
+fn change_logs_are_named_by_their_file_or_folder() {
+    for p in [
+        "CHANGELOG.md",
+        "docs/changes.rst",
+        "HISTORY.md",
+        "NEWS",
+        "docs/release-notes.md",
+        "Release_Notes.mdx",
+        "whats-new.md",
+        "docs/releases/1.2.md",
+        "changelog/2024.md",
+        "docs/release_notes/v3.md",
+    ] {
+        assert!(super::is_changelog(p), "{p}");
+    }
+    for p in [
+        "docs/change-the-registry.md",
+        "guide/releasing.md",
+        "reference/profiles.md",
+        "docs/release-profiles.md",
+        "history-of-rust/intro.md",
+    ] {
+        assert!(!super::is_changelog(p), "{p}");
+    }
+}

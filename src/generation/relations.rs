@@ -81,6 +81,11 @@ pub fn write_graph(
             )
         }),
         routes: kind_flags(docs, |k| k == crate::chunk::SourceKind::Project),
+        changelog: nonempty(
+            docs.iter()
+                .map(|d| crate::chunk::is_changelog(&d.entry.rel_path))
+                .collect(),
+        ),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
@@ -105,12 +110,19 @@ struct PageRanks {
     /// records and routes; empty when no document is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     routes: Vec<bool>,
+    /// Per document: a change log (`chunk::is_changelog`); empty when no document is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    changelog: Vec<bool>,
 }
 
 /// Per document: whether its source kind passes `is`; empty when none does (an index of
 /// documents).
 fn kind_flags(docs: &[Loaded], is: impl Fn(crate::chunk::SourceKind) -> bool) -> Vec<bool> {
-    let flags: Vec<bool> = docs.iter().map(|d| is(d.doc.kind)).collect();
+    nonempty(docs.iter().map(|d| is(d.doc.kind)).collect())
+}
+
+/// `flags`, or empty when none is set.
+fn nonempty(flags: Vec<bool>) -> Vec<bool> {
     if flags.iter().any(|c| *c) {
         flags
     } else {
@@ -143,6 +155,7 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
     }
     out.code = per_chunk(&r.code, &r.chunks);
     out.routes = per_chunk(&r.routes, &r.chunks);
+    out.changelog = per_chunk(&r.changelog, &r.chunks);
     (out.canonicality.len() as u64 == chunks).then_some(out)
 }
 

@@ -47,6 +47,8 @@ pub struct PagePriors {
     /// The page is a project file (`docfuse.toml`): its entries are ownership records,
     /// intent and change routes (`[chunks]`; empty: none is).
     pub routes: Vec<bool>,
+    /// The page is a change log (`chunk::is_changelog`; `[chunks]`; empty: none is).
+    pub changelog: Vec<bool>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -145,6 +147,15 @@ impl LexicalIndex {
         usize::try_from(ord)
             .ok()
             .and_then(|o| self.priors.routes.get(o))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether the page of chunk `ord` is a change log.
+    pub(crate) fn is_changelog(&self, ord: u64) -> bool {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.priors.changelog.get(o))
             .copied()
             .unwrap_or(false)
     }

@@ -112,6 +112,9 @@ pub struct LexicalRun {
     /// The query asks who owns or maintains something ([`OWNER_WORDS`]): ownership
     /// records and routes take `QueryParams::route_prior`.
     asks_for_owner: bool,
+    /// The query asks about changes (`roles::asks_for_changes`): change logs do not take
+    /// `QueryParams::changelog_prior`.
+    asks_for_changes: bool,
 }
 
 impl LexicalRun {
@@ -184,6 +187,17 @@ impl LexicalRun {
     pub fn owner_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
         if self.asks_for_owner && index.is_route(ord) {
             params.route_prior
+        } else {
+            1.0
+        }
+    }
+
+    /// The change-log prior of chunk `ord` for this query: `changelog_prior` for a
+    /// change log's chunk when the query does not ask about changes, else 1. Fusion
+    /// applies it to the vector side too.
+    pub fn changelog_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
+        if !self.asks_for_changes && index.is_changelog(ord) {
+            params.changelog_prior
         } else {
             1.0
         }
@@ -390,11 +404,14 @@ impl LexicalIndex {
         // the query's plain words, read once for both intents
         let words = crate::analysis::plain_query_words(text);
         let shape = QueryShape::with_intent(text, &words);
-        let asks_for_owner = asks_for_owner(&words);
+        let intents = Intents {
+            owner: asks_for_owner(&words),
+            changes: super::roles::asks_for_changes(text, &words),
+        };
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
-            self.rank(&qterms, &accs, params, shape, asks_for_owner)
+            self.rank(&qterms, &accs, params, shape, intents)
         };
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
@@ -423,7 +440,8 @@ impl LexicalIndex {
             named_terms,
             named_ords,
             asks_for_code: shape.asks_for_code(),
-            asks_for_owner,
+            asks_for_owner: intents.owner,
+            asks_for_changes: intents.changes,
         })
     }
 
@@ -852,6 +870,15 @@ fn asks_for_owner(words: &std::collections::HashSet<String>) -> bool {
     OWNER_WORDS.iter().any(|w| words.contains(*w))
 }
 
+/// What a query of words asks for besides its words, read once per query.
+#[derive(Debug, Clone, Copy)]
+struct Intents {
+    /// Who owns or maintains something ([`OWNER_WORDS`]).
+    owner: bool,
+    /// About changes (`roles::asks_for_changes`).
+    changes: bool,
+}
+
 /// Least share of the query's IDF mass a route's title must hold for the title to cover
 /// the query (`QueryParams::route_prior`).
 const ROUTE_TITLE_SHARE: f32 = 0.5;
@@ -961,7 +988,7 @@ impl LexicalIndex {
         accs: &Accs,
         p: &QueryParams,
         shape: QueryShape,
-        owner: bool,
+        intents: Intents,
     ) -> Vec<Ranked> {
         let mut df = vec![0u64; qterms.len()];
         for i in 0..accs.len() {
@@ -1016,7 +1043,7 @@ impl LexicalIndex {
                 Ranked {
                     acc: i,
                     ord: acc.ord,
-                    parts: self.with_priors(base, acc, p, shape, owner),
+                    parts: self.with_priors(base, acc, p, shape, intents),
                     idf: idfs.clone(),
                 }
             })
@@ -1025,8 +1052,13 @@ impl LexicalIndex {
         let gains = [p.exact_id_gain, p.exact_path_gain, p.exact_symbol_gain];
         for r in &mut ranked {
             let acc = accs.get(r.acc);
+            // a change log's named symbol is a restatement too
+            let role = match !intents.changes && self.is_changelog(acc.ord) {
+                true => p.changelog_prior,
+                false => 1.0,
+            };
             for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
-                *part = if hit { gain * best } else { 0.0 };
+                *part = if hit { gain * best * role } else { 0.0 };
             }
             r.parts.canon_raw = self.canonicality_of(acc.ord);
             r.parts.canon = if r.parts.lexical > 0.0 {
@@ -1046,16 +1078,15 @@ impl LexicalIndex {
         ranked
     }
 
-    /// `parts` with the query-shape prior and the audience fit applied: multipliers that
-    /// only amplify a chunk with lexical evidence. `owner`: the query asks who owns
-    /// something.
+    /// `parts` with the query-shape prior, the page-role priors and the audience fit
+    /// applied: multipliers on a chunk with lexical evidence.
     fn with_priors(
         &self,
         mut parts: Parts,
         acc: &Acc,
         p: &QueryParams,
         shape: QueryShape,
-        owner: bool,
+        intents: Intents,
     ) -> Parts {
         if parts.lexical <= 0.0 {
             return parts;
@@ -1070,8 +1101,12 @@ impl LexicalIndex {
         }
         // an ownership record for a routing question, a route whose title covers the
         // query (the seed's routing priors)
-        if self.is_route(acc.ord) && (owner || parts.title_share >= ROUTE_TITLE_SHARE) {
+        if self.is_route(acc.ord) && (intents.owner || parts.title_share >= ROUTE_TITLE_SHARE) {
             parts.prior *= p.route_prior;
+        }
+        // a change log restates what reference pages define
+        if !intents.changes && self.is_changelog(acc.ord) {
+            parts.prior *= p.changelog_prior;
         }
         if p.agent && self.for_agents(acc.ord) {
             parts.audience = p.audience_fit;

@@ -137,6 +137,9 @@ pub struct FusionExplain {
     /// The routing prior on the vector part: `QueryParams::route_prior` for an
     /// ownership record or route when the query asks who owns something; 1 otherwise.
     pub route_prior: f32,
+    /// The change-log prior on the vector part: `QueryParams::changelog_prior` for a
+    /// change log's chunk when the query does not ask about changes; 1 otherwise.
+    pub changelog_prior: f32,
 }
 
 /// A query's results and how they were produced.

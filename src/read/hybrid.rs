@@ -70,8 +70,13 @@ impl<'a> Parts<'a> {
             ..*opts
         };
         let mut r = self.search_modes(query, &wide)?;
-        let by_symbol =
-            super::symbols::symbol_search(self.g, &operators.join(" "), OPERATOR_POOL, 0.0)?;
+        let by_symbol = super::symbols::symbol_search(
+            self.g,
+            &operators.join(" "),
+            OPERATOR_POOL,
+            0.0,
+            opts.params.changelog_prior,
+        )?;
         let best = |hits: &[super::hit::Hit]| hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
         let (words_best, symbol_best) = (best(&r.hits), best(&by_symbol.hits));
         let part = |s: f32, of: f32| if of > 0.0 { s / of } else { 0.0 };
@@ -132,8 +137,13 @@ impl<'a> Parts<'a> {
     fn search_modes(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         // `??`, `=>`, `🚀`: no word to look up and a vector of noise; matched as written
         if super::symbols::is_symbol_query(query) {
-            let mut r =
-                super::symbols::symbol_search(self.g, query, opts.limit, opts.params.floor)?;
+            let mut r = super::symbols::symbol_search(
+                self.g,
+                query,
+                opts.limit,
+                opts.params.floor,
+                opts.params.changelog_prior,
+            )?;
             if matches!(opts.mode, Mode::Vector | Mode::Hybrid) {
                 r.degraded = Some(
                     "a query of symbols is matched as written (its vector would be noise)".into(),
@@ -289,9 +299,10 @@ impl<'a> Parts<'a> {
         };
         let module_prior = |ord: u64| run.module_prior(self.g.lexical(), ord, &opts.params);
         let owner_prior = |ord: u64| run.owner_prior(self.g.lexical(), ord, &opts.params);
+        let changelog_prior = |ord: u64| run.changelog_prior(self.g.lexical(), ord, &opts.params);
         for f in &mut fused {
             // the lexical part already holds the priors (in its lexical score)
-            let prior = module_prior(f.key) * owner_prior(f.key);
+            let prior = module_prior(f.key) * owner_prior(f.key) * changelog_prior(f.key);
             if mode == Mode::Hybrid {
                 f.score += f.vector_part * (prior - 1.0);
             } else {
@@ -343,6 +354,7 @@ impl<'a> Parts<'a> {
                     canonicality_bonus: parts(f.key).1,
                     module_prior: module_prior(f.key),
                     route_prior: owner_prior(f.key),
+                    changelog_prior: changelog_prior(f.key),
                 };
                 let mut hit =
                     self.fused_hit(&run, ord, f.score, opts.explain.then_some(explain))?;

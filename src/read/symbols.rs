@@ -119,7 +119,9 @@ struct Seen {
 }
 
 /// Ranks the chunks of `g` that hold a symbol of `query`, best first (ties by ordinal),
-/// at most `limit`, none under `floor` × the best score. Each hit's `matched_terms` are
+/// at most `limit`, none under `floor` × the best score; a change log's chunk is scored
+/// × `changelog_prior` (a query of symbols asks about no change). Each hit's
+/// `matched_terms` are
 /// the symbols it holds; its match line is set by the caller from the returned weights
 /// (the symbols with their IDF).
 ///
@@ -130,6 +132,7 @@ pub fn symbol_search(
     query: &str,
     limit: usize,
     floor: f32,
+    changelog_prior: f32,
 ) -> Result<SearchResponse> {
     let symbols = symbols_of(query);
     let lexical = g.lexical();
@@ -159,7 +162,13 @@ pub fn symbol_search(
         .iter()
         .enumerate()
         .filter(|(_, s)| (0..symbols.len()).any(|i| holds(s, i)))
-        .map(|(ord, s)| (score(s, &idfs, avg_len), ord))
+        .map(|(ord, s)| {
+            let role = match lexical.is_changelog(ord as u64) {
+                true => changelog_prior,
+                false => 1.0,
+            };
+            (score(s, &idfs, avg_len) * role, ord)
+        })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let top = scored.first().map_or(0.0, |s| s.0);

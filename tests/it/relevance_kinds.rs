@@ -476,3 +476,46 @@ fn the_lexical_share_follows_the_information_it_matched() {
     assert!((got - want).abs() < 1e-4, "{got} vs {want}: {e}");
     assert!(got < 0.8, "{e}");
 }
+
+/// A change log restates what a reference page defines: its entries count half
+/// (`changelog_prior`) unless the question asks about changes.
+#[test]
+fn the_definition_ranks_above_the_change_log_that_restates_it() {
+    let log = "# Changelog\n\n## 2.1.0\n\n- `fetch-timeout` now also applies to retries.\n\n\
+               ## 2.0.0\n\n- Added `fetch-timeout`.\n- `fetch-timeout` accepts seconds.\n";
+    let reference = "# Configuration\n\n## Network\n\nSettings for downloads.\n\n\
+                     ### Retries\n\nFailed downloads are retried three times, waiting a \
+                     little longer each time, before the install gives up and reports the \
+                     error with the address it could not reach. The fetch-timeout setting \
+                     bounds each attempt: after that many seconds without data the \
+                     attempt is abandoned and counted as failed.\n";
+    let t = indexed(&[("CHANGELOG.md", log), ("config.md", reference)], &[]);
+    for mode in ["lexical", "hybrid"] {
+        let (code, v) = search(
+            t.path(),
+            &["--mode", mode, "--explain", "fetch-timeout seconds"],
+        );
+        assert_eq!(code, 0, "{v}");
+        assert_eq!(paths(&v)[0], "config.md", "{mode}: {v}");
+        let log_hit = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == "CHANGELOG.md")
+            .cloned()
+            .unwrap_or(Value::Null);
+        assert_eq!(log_hit["explain"]["prior"], 0.5, "{mode}: {v}");
+    }
+    // a question about changes takes the change log at full weight
+    let (_, v) = search(
+        t.path(),
+        &[
+            "--mode",
+            "lexical",
+            "--explain",
+            "when was fetch-timeout introduced",
+        ],
+    );
+    let r = v["results"].as_array().unwrap();
+    assert!(r.iter().all(|x| x["explain"]["prior"] == 1.0), "{v}");
+}
