@@ -58,6 +58,7 @@ pub mod read;
 pub mod repo;
 pub mod retriever;
 pub mod server;
+pub mod stamp;
 pub mod store;
 pub mod vector;
 pub mod views;

@@ -13,8 +13,9 @@
 
 For each question of a docfuse question file, each variant runs --runs times (after one
 warm-up run that also fills the cache), the variants taking turns question by question; median and p95 (nearest rank) over all runs in ms,
-the largest peak RSS of a measured run (each process's own, from wait4), and each
-variant's speed-up over `unfolded`.
+the median CPU time (user + system, from wait4), the largest peak RSS of a measured run
+(each process's own), each variant's speed-up over `unfolded` and its CPU time as a
+multiple of `lexical`'s.
 
 Usage:
   python3 scripts/baselines/cold_query_cache.py --docfuse target/release/docfuse \
@@ -36,7 +37,8 @@ def percentile(vals, p):
 
 
 def run(cmd, env):
-    """Wall time in ms and peak RSS in MB of one process (its own rusage, via wait4)."""
+    """Wall time in ms, CPU time (user + system) in ms and peak RSS in MB of one process
+    (its own rusage, via wait4)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     p.stdout.read()
@@ -44,7 +46,8 @@ def run(cmd, env):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode not in (0, 1):  # 1: no results, still a timed answer
         raise SystemExit(f"error: `{' '.join(cmd)}` exited with {p.returncode}")
-    return (time.perf_counter() - t0) * 1000.0, usage.ru_maxrss / 1024.0
+    cpu = (usage.ru_utime + usage.ru_stime) * 1000.0
+    return (time.perf_counter() - t0) * 1000.0, cpu, usage.ru_maxrss / 1024.0
 
 
 def main():
@@ -78,22 +81,26 @@ def main():
     if compare:
         variants["previous"] = (*compare, [], off)
     times = {k: [] for k in variants}
+    cpus = {k: [] for k in variants}
     rss = {k: 0.0 for k in variants}
     for q in questions:  # variants interleaved question by question
         for name, (binary, index, flags, env) in variants.items():
             cmd = [binary, "search", "--index", index, *flags, "--", q]
             run(cmd, env)  # warm-up (and fills the cache for "repeated")
             for _ in range(a.runs):
-                ms, mb = run(cmd, env)
+                ms, cpu, mb = run(cmd, env)
                 times[name].append(ms)
+                cpus[name].append(cpu)
                 rss[name] = max(rss[name], mb)
     base_ms = percentile(times["unfolded"], 0.5)
-    print(f"{'variant':<9} {'runs':>5} {'median_ms':>10} {'p95_ms':>8} {'peak_rss_mb':>12} {'vs unfolded':>11}")
+    lex_cpu = percentile(cpus["lexical"], 0.5)
+    print(f"{'variant':<9} {'runs':>5} {'median_ms':>10} {'p95_ms':>8} {'cpu_ms':>7} {'peak_rss_mb':>12} {'vs unfolded':>11} {'cpu vs lexical':>14}")
     for name in variants:
         med = percentile(times[name], 0.5)
+        cpu = percentile(cpus[name], 0.5)
         print(
             f"{name:<9} {len(times[name]):>5} {med:>10.1f} {percentile(times[name], 0.95):>8.1f} "
-            f"{rss[name]:>12.0f} {base_ms / med:>10.2f}x"
+            f"{cpu:>7.1f} {rss[name]:>12.0f} {base_ms / med:>10.2f}x {cpu / lex_cpu:>13.1f}x"
         )
 
 

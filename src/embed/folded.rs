@@ -20,8 +20,9 @@
 //! synced and renamed, by the index's one writer.
 //!
 //! Verification, on every session made from it: the record names the same key, the graph
-//! has the sha256 recorded and the weights the BLAKE3 (hashed in full on a second thread
-//! while the session is made; sha256 of 130 MB would outlast the session), and the
+//! has the sha256 recorded and the weights the BLAKE3 (on a second thread while the
+//! session is made; hashed in full only when their stamp — inode, size, times — differs
+//! from the one remembered with the digest, [`crate::stamp`]), and the
 //! session embeds a fixed probe text to the very vector the original model gave when the
 //! cache was written (bit for bit). Anything
 //! else and the session is made from the original model, as without a cache, and the
@@ -227,6 +228,27 @@ pub fn open(cache_dir: &Path, key: &str) -> Result<Option<Folded>, String> {
 /// Why they are not the weights recorded.
 pub fn check_weights(f: &Folded) -> Result<(), String> {
     match open_regular(f.dir.join(WEIGHTS)).and_then(blake3_reader) {
+        Ok(h) if h == f.record.weights_blake3 => Ok(()),
+        Ok(_) => Err("the weights' BLAKE3 differs from the record".into()),
+        Err(e) => Err(format!("cannot read the weights: {e}")),
+    }
+}
+
+/// As [`check_weights`], on a session's path: the weights' BLAKE3 is remembered with
+/// their stamp in the user's cache folder ([`crate::stamp`]), so they are hashed in full
+/// only when they changed (or were copied, or no stamp can be kept). `verify` and the
+/// writer hash in full ([`check_weights`]).
+///
+/// # Errors
+/// Why they are not the weights recorded.
+pub fn check_weights_stamped(f: &Folded) -> Result<(), String> {
+    let path = f.dir.join(WEIGHTS);
+    let full = |p: &Path| open_regular(p).and_then(blake3_reader);
+    let digest = match crate::stamp::user_memo(&path, "blake3") {
+        Some(memo) => crate::stamp::digest(&path, &memo, "blake3", full),
+        None => full(&path),
+    };
+    match digest {
         Ok(h) if h == f.record.weights_blake3 => Ok(()),
         Ok(_) => Err("the weights' BLAKE3 differs from the record".into()),
         Err(e) => Err(format!("cannot read the weights: {e}")),

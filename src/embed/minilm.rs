@@ -40,7 +40,13 @@ pub struct MiniLm {
     model: Session,
     /// One single-threaded session per core, for lists of texts, created on first use.
     workers: Vec<Session>,
-    parts: (Vec<u8>, TokenizerFiles),
+    /// The tokenizer files.
+    tokenizer: TokenizerFiles,
+    /// The original model's bytes, read on first need (a session from the folded model
+    /// never needs them) and checked against `identity`.
+    onnx: OnceLock<std::result::Result<Vec<u8>, String>>,
+    /// Where they are read from.
+    model_path: PathBuf,
     identity: EmbedderIdentity,
     /// The process's ONNX Runtime environment (telemetry off), shared by every session.
     env: Environment,
@@ -89,18 +95,16 @@ fn load_ort(dylib: &Path) -> Result<Environment> {
     Ok(env)
 }
 
-/// The identity of the model files in `dir` with the bytes it was made from (model,
-/// tokenizer, config).
-type ModelFiles = (EmbedderIdentity, Vec<u8>, Vec<u8>, Vec<u8>);
+/// The identity of the model files in `dir` with the tokenizer and config bytes.
+type ModelFiles = (EmbedderIdentity, Vec<u8>, Vec<u8>);
 
 fn read_model(dir: &Path) -> Result<ModelFiles> {
-    let onnx = read(&dir.join("model.onnx"))?;
     let tokenizer_file = read(&dir.join("tokenizer.json"))?;
     let config_file = read(&dir.join("config.json"))?;
     let (model, dim) = label_and_dim(dir, &config_file)?;
     let identity = EmbedderIdentity {
         model,
-        model_sha256: crate::hashing::sha256_hex(&onnx),
+        model_sha256: model_sha256(&dir.join("model.onnx"))?,
         tokenizer_sha256: crate::hashing::sha256_hex(&tokenizer_file),
         pooling: "mean".into(),
         normalized: true,
@@ -108,12 +112,24 @@ fn read_model(dir: &Path) -> Result<ModelFiles> {
         dim,
         input_template: INPUT_TEMPLATE_VERSION,
     };
-    Ok((identity, onnx, tokenizer_file, config_file))
+    Ok((identity, tokenizer_file, config_file))
+}
+
+/// sha256 of the model file: remembered with the file's stamp in the user's cache folder
+/// ([`crate::stamp`]), so a one-off search does not hash 23 MB; in full when the file
+/// changed or no stamp can be kept.
+fn model_sha256(path: &Path) -> Result<String> {
+    let full = |p: &Path| crate::fsio::open_regular(p).and_then(crate::hashing::sha256_reader);
+    let digest = match crate::stamp::user_memo(path, "sha256") {
+        Some(memo) => crate::stamp::digest(path, &memo, "sha256", full),
+        None => full(path),
+    };
+    digest.map_err(|e| Error::io("read", path, e))
 }
 
 /// The identity [`MiniLm::load`] would report for the model files at `paths`, without
-/// loading ONNX Runtime or making a session: reads and hashes the model and tokenizer
-/// (about 20 ms for MiniLM's 23 MB).
+/// loading ONNX Runtime or making a session: reads the tokenizer and config, and the
+/// model's sha256 from its stamp (hashing its 23 MB only when it changed).
 ///
 /// # Errors
 /// As [`MiniLm::load`] for the files.
@@ -121,16 +137,16 @@ pub fn identity_of(paths: &ModelPaths) -> Result<EmbedderIdentity> {
     read_model(&paths.model_dir).map(|(identity, ..)| identity)
 }
 
-/// The model's identity, its bytes and the tokenizer files, from the model folder `dir`.
-fn read_files(dir: &Path) -> Result<(EmbedderIdentity, Vec<u8>, TokenizerFiles)> {
-    let (identity, onnx, tokenizer_file, config_file) = read_model(dir)?;
+/// The model's identity and the tokenizer files, from the model folder `dir`.
+fn read_files(dir: &Path) -> Result<(EmbedderIdentity, TokenizerFiles)> {
+    let (identity, tokenizer_file, config_file) = read_model(dir)?;
     let files = TokenizerFiles {
         tokenizer_file,
         config_file,
         special_tokens_map_file: read(&dir.join("special_tokens_map.json"))?,
         tokenizer_config_file: read(&dir.join("tokenizer_config.json"))?,
     };
-    Ok((identity, onnx, files))
+    Ok((identity, files))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -161,12 +177,14 @@ impl MiniLm {
             (env, files)
         });
         let env = env?;
-        let (identity, onnx, files) = files?;
+        let (identity, files) = files?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(MiniLm {
             model: OnceLock::new(),
             workers: (0..cores).map(|_| OnceLock::new()).collect(),
-            parts: (onnx, files),
+            tokenizer: files,
+            onnx: OnceLock::new(),
+            model_path: dir.join("model.onnx"),
             identity,
             env,
             runtime: ort::info().to_string(),
@@ -222,7 +240,27 @@ impl MiniLm {
                 None => {}
             }
         }
-        self.open_session(self.parts.0.clone(), threads, None)
+        self.open_session(self.onnx()?.to_vec(), threads, None)
+    }
+
+    /// The original model's bytes, read once; an error when the file cannot be read or
+    /// no longer has the sha256 of this embedder's identity.
+    fn onnx(&self) -> std::result::Result<&[u8], String> {
+        let read = || {
+            let bytes = crate::fsio::read_regular(&self.model_path)
+                .map_err(|e| format!("cannot read `{}`: {e}", self.model_path.display()))?;
+            if crate::hashing::sha256_hex(&bytes) != self.identity.model_sha256 {
+                return Err(format!(
+                    "`{}` changed since docfuse loaded it (its sha256 differs): restart docfuse",
+                    self.model_path.display()
+                ));
+            }
+            Ok(bytes)
+        };
+        self.onnx
+            .get_or_init(read)
+            .as_deref()
+            .map_err(|e| e.clone())
     }
 
     /// A session from the folded model `f`, once its weights hash to the record (checked
@@ -234,14 +272,14 @@ impl MiniLm {
         threads: usize,
     ) -> std::result::Result<TextEmbedding, (PathBuf, String)> {
         let (made, checked) = std::thread::scope(|scope| {
-            let check =
-                std::thread::Builder::new().spawn_scoped(scope, || folded::check_weights(&f));
+            let check = std::thread::Builder::new()
+                .spawn_scoped(scope, || folded::check_weights_stamped(&f));
             let made = self.open_session(f.graph.clone(), threads, Some(&f.dir));
             let checked = match check {
                 Ok(handle) => handle
                     .join()
                     .unwrap_or_else(|_| Err("the weights check panicked".into())),
-                Err(_) => folded::check_weights(&f),
+                Err(_) => folded::check_weights_stamped(&f),
             };
             (made, checked)
         });
@@ -267,8 +305,8 @@ impl MiniLm {
         weights_dir: Option<&Path>,
     ) -> std::result::Result<TextEmbedding, String> {
         // fastembed's default pooling for user-defined models is CLS: set mean.
-        let model =
-            UserDefinedEmbeddingModel::new(graph, self.parts.1.clone()).with_pooling(Pooling::Mean);
+        let model = UserDefinedEmbeddingModel::new(graph, self.tokenizer.clone())
+            .with_pooling(Pooling::Mean);
         // Idle intra-op threads sleep instead of spinning: with concurrent requests
         // on few cores a spinning pool burns the CPU the other searches need
         // (`scripts/loadtest`, hybrid at 32 clients: 113 → 137 req/s, p99 352 → 273
@@ -362,7 +400,7 @@ impl Folder for MiniLm {
             .map_err(fail)?
             .with_config_entry(PREPACKED, if folded::PREPACKED_WEIGHTS { "1" } else { "0" })
             .map_err(fail)?
-            .commit_from_memory(&self.parts.0)
+            .commit_from_memory(self.onnx()?)
             .map(drop)
             .map_err(|e| format!("cannot fold the model: {e}"))
     }
@@ -377,7 +415,7 @@ impl Folder for MiniLm {
 
     fn probe_original(&self) -> std::result::Result<String, String> {
         probe(
-            &mut self.open_session(self.parts.0.clone(), 1, None)?,
+            &mut self.open_session(self.onnx()?.to_vec(), 1, None)?,
             self.identity.dim,
         )
     }

@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "vector",
     "lexical",
     "fusion",
+    "stamp",
     "store",
     "graph",
     "projection",
