@@ -75,7 +75,8 @@ impl<'a> Parts<'a> {
             &operators.join(" "),
             OPERATOR_POOL,
             0.0,
-            opts.params.changelog_prior,
+            crate::lexical::changelog_prior_for(query, opts.params.changelog_prior),
+            false,
         )?;
         let best = |hits: &[super::hit::Hit]| hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
         let (words_best, symbol_best) = (best(&r.hits), best(&by_symbol.hits));
@@ -142,7 +143,8 @@ impl<'a> Parts<'a> {
                 query,
                 opts.limit,
                 opts.params.floor,
-                opts.params.changelog_prior,
+                crate::lexical::changelog_prior_for(query, opts.params.changelog_prior),
+                opts.explain,
             )?;
             if matches!(opts.mode, Mode::Vector | Mode::Hybrid) {
                 r.degraded = Some(

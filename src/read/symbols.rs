@@ -12,10 +12,11 @@
 //! as costly as reading the index's texts once (10–60 ms for a book), paid by symbol
 //! queries only.
 
-use super::hit::{Hit, Mode, SearchResponse};
+use super::hit::{Hit, HitExplain, Mode, SearchResponse};
 use super::opened::OpenGeneration;
 use crate::error::Result;
 use crate::lexical::bm25f::{idf, length_norm, saturate};
+use crate::lexical::{Explain, FieldExplain, TermExplain};
 use crate::projection::StoredChunk;
 
 /// BM25's k1 and b for symbol occurrences (the usual defaults).
@@ -120,7 +121,8 @@ struct Seen {
 
 /// Ranks the chunks of `g` that hold a symbol of `query`, best first (ties by ordinal),
 /// at most `limit`, none under `floor` × the best score; a change log's chunk is scored
-/// × `changelog_prior` (a query of symbols asks about no change). Each hit's
+/// × `changelog_prior` (a query of symbols asks about no change). With `explain`, each
+/// hit carries its parts ([`explain_hit`]). Each hit's
 /// `matched_terms` are
 /// the symbols it holds; its match line is set by the caller from the returned weights
 /// (the symbols with their IDF).
@@ -133,6 +135,7 @@ pub fn symbol_search(
     limit: usize,
     floor: f32,
     changelog_prior: f32,
+    explain: bool,
 ) -> Result<SearchResponse> {
     let symbols = symbols_of(query);
     let lexical = g.lexical();
@@ -155,20 +158,19 @@ pub fn symbol_search(
     }
     let avg_len = seen.iter().map(|s| s.len).sum::<f32>() / (n.max(1) as f32);
     let holds = |s: &Seen, i: usize| s.tf[i] > 0 || s.named[i];
-    let idfs: Vec<f32> = (0..symbols.len())
-        .map(|i| idf(n, seen.iter().filter(|s| holds(s, i)).count() as u64))
+    let df: Vec<u64> = (0..symbols.len())
+        .map(|i| seen.iter().filter(|s| holds(s, i)).count() as u64)
         .collect();
+    let idfs: Vec<f32> = df.iter().map(|&d| idf(n, d)).collect();
+    let role = |ord: u64| match lexical.is_changelog(ord) {
+        true => changelog_prior,
+        false => 1.0,
+    };
     let mut scored: Vec<(f32, usize)> = seen
         .iter()
         .enumerate()
         .filter(|(_, s)| (0..symbols.len()).any(|i| holds(s, i)))
-        .map(|(ord, s)| {
-            let role = match lexical.is_changelog(ord as u64) {
-                true => changelog_prior,
-                false => 1.0,
-            };
-            (score(s, &idfs, avg_len) * role, ord)
-        })
+        .map(|(ord, s)| (score(s, &idfs, avg_len) * role(ord as u64), ord))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let top = scored.first().map_or(0.0, |s| s.0);
@@ -181,6 +183,16 @@ pub fn symbol_search(
             .filter(|&i| holds(&seen[ord], i))
             .map(|i| symbols[i].clone())
             .collect();
+        let explain = explain.then(|| {
+            let scan = Scan {
+                symbols: &symbols,
+                idfs: &idfs,
+                df: &df,
+                avg_len,
+                n,
+            };
+            explain_hit(&scan, &seen[ord], s, role(ord as u64))
+        });
         hits.push(Hit {
             score: s,
             ord: ord as u64,
@@ -189,7 +201,7 @@ pub fn symbol_search(
             chunk,
             matched_terms,
             confidence: crate::graph::Confidence::Observed,
-            explain: None,
+            explain,
         });
     }
     let missing_words = (0..symbols.len())
@@ -214,6 +226,81 @@ fn score(s: &Seen, idfs: &[f32], avg_len: f32) -> f32 {
     (0..idfs.len())
         .map(|i| idfs[i] * (saturate(s.tf[i] as f32 / norm, K1) + f32::from(u8::from(s.named[i]))))
         .sum()
+}
+
+/// The collection-wide statistics of one symbol scan.
+struct Scan<'a> {
+    symbols: &'a [String],
+    idfs: &'a [f32],
+    /// Chunks holding each symbol.
+    df: &'a [u64],
+    /// Average chunk text length in bytes.
+    avg_len: f32,
+    n: u64,
+}
+
+/// The named parts of one symbol hit scoring `score`: per symbol its `df`, IDF, length-
+/// normalised occurrences (`pseudo_tf`) and contribution, in one field `text` whose
+/// length is in bytes; `prior` the change-log prior; `exact_symbol` the bonuses for naming
+/// a symbol, × `prior` (so `score = lexical × prior + exact_symbol`, as in BM25F's parts).
+fn explain_hit(scan: &Scan<'_>, s: &Seen, score: f32, prior: f32) -> HitExplain {
+    let norm = length_norm(B, s.len, scan.avg_len);
+    let mut terms = Vec::new();
+    let mut occurrences = 0.0;
+    let mut named = 0.0;
+    for (i, symbol) in scan.symbols.iter().enumerate() {
+        if s.tf[i] == 0 && !s.named[i] {
+            continue;
+        }
+        let tf = s.tf[i] as f32;
+        let contribution = scan.idfs[i] * saturate(tf / norm, K1);
+        occurrences += contribution;
+        named += scan.idfs[i] * f32::from(u8::from(s.named[i]));
+        terms.push(TermExplain {
+            term: symbol.clone(),
+            df: scan.df[i],
+            idf: scan.idfs[i],
+            pseudo_tf: tf / norm,
+            contribution,
+            fields: vec![FieldExplain {
+                field: "text",
+                weight: 1.0,
+                tf,
+                length: s.len,
+                avg_length: scan.avg_len,
+                weighted_tf: tf / norm,
+                contribution,
+                matched: vec![symbol.clone()],
+            }],
+        });
+    }
+    let lexical = Explain {
+        score,
+        lexical: occurrences,
+        chunk_lexical: occurrences,
+        section_lexical: 0.0,
+        section_weight: 0.0,
+        page_lexical: 0.0,
+        page_weight: 0.0,
+        aboutness: 1.0,
+        about_share: 0.0,
+        exact_id: 0.0,
+        exact_path: 0.0,
+        exact_symbol: named * prior,
+        canonicality: 0.0,
+        page_canonicality: 0.0,
+        prior,
+        audience_fit: 1.0,
+        k1: K1,
+        b: B,
+        n: scan.n,
+        terms,
+    };
+    HitExplain {
+        lexical,
+        fusion: None,
+        proximity: None,
+    }
 }
 
 #[cfg(test)]

@@ -1317,6 +1317,20 @@ fn symbol_queries_are_matched_as_written() {
             .contains("matched as written"),
         "{v}"
     );
+    // --explain names the parts: occurrences (BM25 over the text) plus the naming bonus
+    let (_, v) = search_json(d.path(), &["--explain", "??"]);
+    let e = &v["results"][0]["explain"];
+    let f = |k: &str| e[k].as_f64().unwrap();
+    assert!(
+        (f("score") - (f("lexical") * f("prior") + f("exact_symbol"))).abs() < 1e-4,
+        "{e}"
+    );
+    assert!(f("exact_symbol") > 0.0, "the section names `??`: {e}");
+    let term = &e["terms"][0];
+    assert_eq!(term["term"], "??", "{e}");
+    assert_eq!(term["df"], 2, "{e}");
+    // `` `??` `` in the prose and `??` in the code: two occurrences
+    assert_eq!(term["fields"][0]["tf"], 2.0, "{e}");
 }
 
 /// A page's anchor as its site URL writes it (`cors.md#use-corsmiddleware`: the last
