@@ -270,8 +270,8 @@ impl LexicalRun {
 
     /// True when no chunk holds any word that says what the query is about, in any form
     /// the lexical side matches (itself, an inflection, a longer word it begins, a named
-    /// id or symbol). False for a query without such words (stop words only count then)
-    /// and for one searched as CJK bigrams.
+    /// id or symbol; for a CJK run, any of its bigrams). False for a query without such
+    /// words (stop words only count then).
     pub fn holds_no_query_word(&self) -> bool {
         let missing = self.missing_words();
         let is_missing = |q: usize| {
@@ -283,10 +283,13 @@ impl LexicalRun {
             .filter(|&q| self.qterms[q].content)
             .collect();
         let by_any_variant = |q: usize| self.accs.matched().iter().any(|m| m.q as usize == q);
+        // a CJK bigram is never reported missing (it may span two words), but one that no
+        // chunk holds is no evidence either
+        let bigram = |q: usize| self.qterms[q].text.chars().any(crate::analysis::is_cjk);
         !content.is_empty()
             && content
                 .into_iter()
-                .all(|q| is_missing(q) && !by_any_variant(q))
+                .all(|q| (is_missing(q) || bigram(q)) && !by_any_variant(q))
     }
 
     /// The highest base score (`lexical × aboutness`) this query could reach: every

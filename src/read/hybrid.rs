@@ -179,7 +179,7 @@ impl<'a> Parts<'a> {
             Ok(d) => d,
             Err(reason) => return without_vectors(reason),
         };
-        if self.only_noise(&run, &dense) {
+        if self.only_noise(query, &run, &dense) {
             return Ok(SearchResponse {
                 hits: Vec::new(),
                 mode,
@@ -195,13 +195,13 @@ impl<'a> Parts<'a> {
     /// True when no passage holds a word of the query and its nearest chunk is no nearer
     /// than made-up words get ([`VectorPart::noise_ceiling`]): nothing answers it, and
     /// its nearest neighbours would be noise shown as answers.
-    fn only_noise(&self, run: &LexicalRun, dense: &Dense<'_>) -> bool {
+    fn only_noise(&self, query: &str, run: &LexicalRun, dense: &Dense<'_>) -> bool {
         if !run.holds_no_query_word() {
             return false;
         }
         let top = dense.top.first().map_or(f32::MIN, |t| t.1);
         self.v
-            .noise_ceiling(self.g)
+            .noise_ceiling(self.g, super::vectors::ProbeScript::of(query))
             .is_some_and(|ceiling| top <= ceiling)
     }
 

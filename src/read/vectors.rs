@@ -122,6 +122,61 @@ pub const NOISE_PROBES: [&str; 24] = [
     "nebbleworth yitch",
 ];
 
+/// Made-up runs of Chinese characters and Japanese kana, the probes of a query written in
+/// CJK script: MiniLM reads such text a character at a piece, and any two CJK texts
+/// stand nearer each other than Latin made-up words stand to them, so a CJK query's noise
+/// is measured with CJK probes.
+pub const CJK_NOISE_PROBES: [&str; 24] = [
+    "筆水羊道中",
+    "牛む海",
+    "田人石虫",
+    "あ馬イ",
+    "帽油月",
+    "雨る土針",
+    "塩鍵火",
+    "ア油竹つ床",
+    "紙油車",
+    "も牛雪雨",
+    "米門酒石",
+    "スコみたう",
+    "窓箱雨人",
+    "トひクす花",
+    "麦虫木",
+    "布テア木鳥",
+    "犬窓猫布米",
+    "風馬けソ雪雨",
+    "道油門帽玉",
+    "よふ人シほ",
+    "船月米中",
+    "す茶うる",
+    "糊鏡米人木玉",
+    "さ塩エさんま",
+];
+
+/// The script of a query, for its noise ceiling: CJK when it holds a CJK character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeScript {
+    Latin,
+    Cjk,
+}
+
+impl ProbeScript {
+    /// The script of `query`.
+    pub fn of(query: &str) -> ProbeScript {
+        match query.chars().any(crate::analysis::is_cjk) {
+            true => ProbeScript::Cjk,
+            false => ProbeScript::Latin,
+        }
+    }
+
+    fn probes(self) -> &'static [&'static str; 24] {
+        match self {
+            ProbeScript::Latin => &NOISE_PROBES,
+            ProbeScript::Cjk => &CJK_NOISE_PROBES,
+        }
+    }
+}
+
 /// How many standard deviations of the probes' highest cosines the noise ceiling stands
 /// above the highest of them. Chosen on the three dev collections: made-up words outside
 /// the probes reached up to 2.6 deviations above the probes' highest, real one-word
@@ -165,8 +220,8 @@ pub struct VectorPart {
     /// The vector store attached to this folder ([`super::remote::attach`]), which then
     /// answers the vector side instead of the generation's files.
     remote: Option<Arc<dyn RemoteVectors>>,
-    /// [`VectorPart::noise_ceiling`], once measured.
-    noise_ceiling: OnceLock<f32>,
+    /// [`VectorPart::noise_ceiling`] per [`ProbeScript`] (Latin, CJK), once measured.
+    noise_ceiling: [OnceLock<f32>; 2],
 }
 
 impl VectorPart {
@@ -179,7 +234,7 @@ impl VectorPart {
             installed_key: Retrying::default(),
             vectors_damage,
             remote: super::remote::attached_to(g.dir()),
-            noise_ceiling: OnceLock::new(),
+            noise_ceiling: [OnceLock::new(), OnceLock::new()],
         }
     }
 
@@ -324,8 +379,9 @@ impl VectorPart {
         Ok(Ok((vectors, v)))
     }
 
-    /// The collection's noise ceiling: the highest cosine any of [`NOISE_PROBES`] (made-up
-    /// words no documentation holds) reaches over the generation's vectors, plus
+    /// The collection's noise ceiling for queries of `script`: the highest cosine any of
+    /// its probes ([`NOISE_PROBES`], [`CJK_NOISE_PROBES`]: made-up words no documentation
+    /// holds) reaches over the generation's vectors, plus
     /// [`CEILING_SDS`] standard deviations of the probes' highest cosines (made-up words
     /// reach about 0.2–0.4 with MiniLM; their highs spread with a heavy tail). A cosine at
     /// or below it is what meaning alone gives any string; a query no passage shares a
@@ -333,14 +389,16 @@ impl VectorPart {
     /// embedded in one batch, not cached; one nearest-neighbour search each) and kept for
     /// the generation. `None` when the vector side cannot answer now (tried again on the
     /// next use).
-    pub fn noise_ceiling(&self, g: &OpenGeneration) -> Option<f32> {
-        if let Some(c) = self.noise_ceiling.get() {
+    pub fn noise_ceiling(&self, g: &OpenGeneration, script: ProbeScript) -> Option<f32> {
+        let slot = &self.noise_ceiling[script as usize];
+        if let Some(c) = slot.get() {
             return Some(*c);
         }
+        let probes = script.probes();
         let (side, embedder) = self.vector_side(g).ok()?;
-        let vectors = embedder.embed(&NOISE_PROBES).ok()?;
+        let vectors = embedder.embed(probes).ok()?;
         let dim = embedder.dim().max(1);
-        let mut tops = Vec::with_capacity(NOISE_PROBES.len());
+        let mut tops = Vec::with_capacity(probes.len());
         for v in vectors.chunks_exact(dim) {
             let top = match &side {
                 VectorSide::Local(vectors) => vectors.top(v, 1, PROBE_EF).first().map(|t| t.1),
@@ -353,12 +411,12 @@ impl VectorPart {
             };
             tops.push(top?);
         }
-        if tops.len() != NOISE_PROBES.len() {
+        if tops.len() != probes.len() {
             return None;
         }
         let ceiling = ceiling_of(&tops);
-        tracing::debug!("noise ceiling of the collection: cosine {ceiling:.3}");
-        Some(*self.noise_ceiling.get_or_init(|| ceiling))
+        tracing::debug!("noise ceiling of the collection ({script:?}): cosine {ceiling:.3}");
+        Some(*slot.get_or_init(|| ceiling))
     }
 
     /// The vectors and the cached vector of `query` when the query-vector cache holds one

@@ -79,6 +79,26 @@ fn fusion_never_hands_noise_the_vector_share() {
     assert_eq!(paths(&v), ["c.md"], "{v}");
 }
 
+/// A CJK query is searched as bigrams: one whose bigrams no passage holds is noise unless
+/// a cosine clears the noise of CJK probes (any two CJK texts stand near each other).
+#[test]
+fn a_cjk_query_no_passage_shares_a_bigram_with_gets_no_results() {
+    let mut files = NOISE.to_vec();
+    files.push((
+        "ja.md",
+        "# 設定\n\n東京の天気は晴れです。設定ファイルを編集してください。\n",
+    ));
+    let t = indexed(&files, &[]);
+    for q in ["猫が走る森林", "量子重力理論"] {
+        let (code, v) = search(t.path(), &["--", q]);
+        assert_eq!(code, 1, "{q}: {v}");
+        assert_eq!(v["results"], serde_json::json!([]), "{q}: {v}");
+    }
+    let (code, v) = search(t.path(), &["東京の天気"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(paths(&v)[0], "ja.md", "{v}");
+}
+
 #[test]
 fn vector_mode_answers_on_a_single_chunk_index() {
     let t = indexed(
