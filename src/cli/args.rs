@@ -307,6 +307,7 @@ impl RunArgs {
             wait_timeout: self.wait_timeout,
             drop_missing_roots: self.drop_missing_roots,
             drop_roots: self.drop_root.clone(),
+            link_roots: None,
             hooks: Default::default(),
             bucket_chunks: None,
         }

@@ -40,6 +40,7 @@ pub fn write_graph(
     docs: &[Loaded],
     links: Vec<DocLinks>,
     chunks: &[(String, String)],
+    roots: &[String],
 ) -> Result<Graph> {
     let mut first = 0usize;
     let mut nodes = Vec::with_capacity(docs.len());
@@ -59,7 +60,7 @@ pub fn write_graph(
             links: l,
         });
     }
-    let graph = Graph::build(&nodes);
+    let graph = Graph::build_in(&nodes, &root_dirs(roots, docs));
     drop(nodes);
     let file = LinksFile {
         graph_metrics_version: GRAPH_METRICS_VERSION,
@@ -90,6 +91,30 @@ pub fn write_graph(
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
     Ok(graph)
+}
+
+/// Each root's folder for resolving links across roots: the root itself, or for a file
+/// root (its one document is named as the root's last part) the root's parent. Read from
+/// the documents, not the disk, so a database index's reader (whose roots are another
+/// machine's paths) resolves the links as its writer did.
+fn root_dirs(roots: &[String], docs: &[Loaded]) -> Vec<String> {
+    roots
+        .iter()
+        .enumerate()
+        .map(|(i, root)| {
+            let root = root.replace('\\', "/");
+            let mut of_root = docs.iter().filter(|d| d.entry.root == i);
+            let name = root.rsplit('/').next().unwrap_or("");
+            let file_root = match (of_root.next(), of_root.next()) {
+                (Some(d), None) => d.entry.rel_path == name,
+                _ => false,
+            };
+            match (file_root, root.rsplit_once('/')) {
+                (true, Some((parent, _))) => parent.to_string(),
+                _ => root,
+            }
+        })
+        .collect()
 }
 
 /// PageRank per document and each document's chunk count, in snapshot order: all a

@@ -91,7 +91,14 @@ impl Graph {
     /// relations outside code blocks and the `covers` relations, taken from the covered
     /// page up to its index page.
     pub fn build(docs: &[GraphDoc<'_>]) -> Graph {
-        let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path)));
+        Graph::build_in(docs, &[])
+    }
+
+    /// [`Graph::build`] with each root's folder (absolute, `/`-separated, in root order;
+    /// a file root's is its parent), so links that leave their root resolve to the
+    /// documents of another root.
+    pub fn build_in(docs: &[GraphDoc<'_>], root_dirs: &[String]) -> Graph {
+        let lookup = Lookup::new(docs.iter().map(|d| (d.root, d.path))).with_root_dirs(root_dirs);
         let lookup = lookup.with_routes(docs.iter().map(|d| (d.root, d.links.routes.as_slice())));
         let names = names(docs);
         let repo = imports::Repo::of(docs);

@@ -115,6 +115,22 @@ pub(super) fn join(base: &str, path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// An absolute `/`-separated path with `.`, `..` and empty parts applied; `None` when it
+/// climbs above `/`.
+fn normalise(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
 /// The folder of a root-relative path (`""` at the root).
 pub(super) fn folder(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(f, _)| f)
@@ -130,6 +146,9 @@ pub(super) struct Lookup {
     /// Docusaurus routes of paths with number prefixes (`guide/02-usage.md` is served at
     /// `guide/usage`), when they differ from the path.
     by_route: HashMap<(usize, String), u32>,
+    /// Each root's folder, absolute and `/`-separated (a file root's: its parent), for
+    /// links from one root to another; empty when unknown.
+    root_dirs: Vec<String>,
 }
 
 /// How a target matched a document.
@@ -167,7 +186,40 @@ impl Lookup {
             by_path,
             by_name,
             by_route,
+            root_dirs: Vec::new(),
         }
+    }
+
+    /// Sets each root's folder (absolute, `/`-separated; in root order), so a link that
+    /// leaves its root finds a document of another (`mkdocs.yml`'s nav naming
+    /// `docs/page.md` when `docs/` is indexed as a root of its own).
+    pub fn with_root_dirs(mut self, dirs: &[String]) -> Lookup {
+        self.root_dirs = dirs
+            .iter()
+            .map(|d| d.trim_end_matches('/').to_string())
+            .collect();
+        self
+    }
+
+    /// The document of another root that a relative link from `from` (in `root`) names,
+    /// by the absolute path it points at.
+    fn across_roots(&self, root: usize, from: &str, path: &str) -> Option<u32> {
+        if path.starts_with('/') {
+            return None;
+        }
+        let base = self.root_dirs.get(root)?;
+        let target = normalise(&format!("{base}/{}/{path}", folder(from)))?;
+        self.root_dirs
+            .iter()
+            .enumerate()
+            .filter(|(r, _)| *r != root)
+            .filter_map(|(r, dir)| {
+                let rel = target.strip_prefix(dir.as_str())?.strip_prefix('/')?;
+                Some((dir.len(), r, rel))
+            })
+            // the innermost root that holds the target
+            .max_by_key(|(len, ..)| *len)
+            .and_then(|(_, r, rel)| self.link_at(r, "", rel))
     }
 
     /// Adds the routes each document (in the order given to [`Lookup::new`]) is served
@@ -239,6 +291,7 @@ impl Lookup {
                 let bare = markdown && !path.starts_with(['.', '/']) && from.contains('/');
                 bare.then(|| self.link_at(root, "", path)).flatten()
             })
+            .or_else(|| self.across_roots(root, from, path))
     }
 
     fn link_at(&self, root: usize, from: &str, path: &str) -> Option<u32> {

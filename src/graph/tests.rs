@@ -500,3 +500,53 @@ fn inline_code_naming_an_exported_symbol_mentions_its_module() {
     // mentions never feed PageRank
     assert!(g.pagerank.iter().all(|p| (p - g.pagerank[0]).abs() < 1e-9));
 }
+
+#[test]
+fn a_link_that_leaves_its_root_finds_the_document_of_another_root() {
+    // roots: /r/docs (folder), /r/mkdocs.yml (a file: its folder /r), /r/README.md
+    let files: [(usize, &str, &str); 4] = [
+        (0, "index.md", "# Home\n\nWelcome.\n"),
+        (0, "guide.md", "# Guide\n\nSee [home](index.md).\n"),
+        (
+            1,
+            "README.md",
+            "# Readme\n\n[Guide](docs/guide.md), [gone](docs/none.md), [out](../../x.md).\n",
+        ),
+        (2, "nav.md", "# Nav\n\n[Up](../docs/index.md)\n"),
+    ];
+    let links: Vec<DocLinks> = files
+        .iter()
+        .map(|(_, path, text)| {
+            DocLinks::of(doc_links(&SourceDoc {
+                rel_path: path.to_string(),
+                text: text.to_string(),
+                kind: SourceKind::Markdown,
+                title_hint: None,
+            }))
+        })
+        .collect();
+    let docs: Vec<GraphDoc<'_>> = files
+        .iter()
+        .zip(&links)
+        .map(|((root, path, _), links)| GraphDoc {
+            root: *root,
+            path,
+            sections: Vec::new(),
+            links,
+        })
+        .collect();
+    let dirs = [
+        "/r/docs".to_string(),
+        "/r".to_string(),
+        "/r/site".to_string(),
+    ];
+    let g = Graph::build_in(&docs, &dirs);
+    assert_eq!(links_from(&g, 2), [1], "README → docs/guide.md");
+    assert_eq!(links_from(&g, 3), [0], "site/nav.md → ../docs/index.md");
+    // a target no root holds, and one above `/`, stay broken
+    let broken: Vec<&str> = g.broken.iter().map(|b| b.target.as_str()).collect();
+    assert_eq!(broken, ["docs/none.md", "../../x.md"], "{broken:?}");
+    // without the roots' folders, links stay within their root
+    let alone = Graph::build(&docs);
+    assert!(links_from(&alone, 2).is_empty());
+}

@@ -77,7 +77,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         Fetched::New(f) => *f,
     };
     let (mirror_roots, written) = write_mirror(&base.join("mirror"), &f.roots, &f.docs)?;
-    rebuild(&index_dir, &f.published, mirror_roots)?;
+    rebuild(&index_dir, &f.published, mirror_roots, &f.roots)?;
     let embedder = f.identity.map(|id| EmbedderInfo {
         model: id.model.clone(),
         identity_key: id.key(),
@@ -277,7 +277,12 @@ pub(super) fn identity_of(p: &Published) -> Result<Option<EmbedderIdentity>> {
 /// order) with the published settings. Mirror roots only ever grow or shrink at the end,
 /// so a refresh that drops the ones past the database's count keeps chunk ordinals in
 /// the database's order; the folder is never deleted under a running server.
-fn rebuild(index_dir: &Path, p: &Published, mirror_roots: Vec<PathBuf>) -> Result<()> {
+fn rebuild(
+    index_dir: &Path,
+    p: &Published,
+    mirror_roots: Vec<PathBuf>,
+    roots: &[String],
+) -> Result<()> {
     let overrides = p.manifest["config_overrides"].clone();
     let config = IndexConfig::with_overrides(&overrides)?;
     let held: Vec<PathBuf> = match crate::store::Manifest::load(index_dir).map(|m| m.source) {
@@ -294,6 +299,8 @@ fn rebuild(index_dir: &Path, p: &Published, mirror_roots: Vec<PathBuf>) -> Resul
             .into_iter()
             .filter(|r| !mirror_roots.contains(r))
             .collect(),
+        // links between roots resolve as on the writer's machine
+        link_roots: Some(roots.to_vec()),
         ..Default::default()
     };
     build(index_dir, &Source::Roots(mirror_roots), &opts, &mut |_| {})?;

@@ -67,6 +67,9 @@ pub struct BuildOptions<'a> {
     /// Remove these roots of the index (and their chunks), whether or not they exist; a
     /// path that is not a root of the index is an error.
     pub drop_roots: Vec<std::path::PathBuf>,
+    /// The roots links between roots are resolved against, when they are not the roots
+    /// built (a database index's reader builds over a mirror of its writer's roots).
+    pub link_roots: Option<Vec<String>>,
     /// Run while the writer lock is held: `before` ahead of reading the roots (e.g. to
     /// unpack a docs pack into one), `after` once the new generation is published (e.g.
     /// to delete the files of a dropped root). An error of `before` fails the build

@@ -286,7 +286,12 @@ pub(super) fn write_generation(
                 }
             }
             None => {
-                write_graph(&gen.dir, &plan.docs, links, &out.chunks)?;
+                let roots = match (&opts.link_roots, &plan.spec) {
+                    (Some(r), _) => r.clone(),
+                    (None, SourceSpec::Roots { roots }) => roots.clone(),
+                    (None, _) => Vec::new(),
+                };
+                write_graph(&gen.dir, &plan.docs, links, &out.chunks, &roots)?;
             }
         }
         pause_point("graph");
