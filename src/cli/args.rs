@@ -382,6 +382,11 @@ pub struct SearchArgs {
     /// Refresh the index before searching.
     #[arg(long)]
     pub refresh: bool,
+    /// Answer in this process even when a `docfuse serve` or `docfuse mcp` of the same
+    /// index folder is running (by default such a server answers, with the model and the
+    /// index it holds loaded; also `DOCFUSE_NO_DAEMON=1`).
+    #[arg(long)]
+    pub no_daemon: bool,
     /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
     #[arg(long, default_value = "auto")]
     pub mode: crate::read::Mode,

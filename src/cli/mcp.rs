@@ -9,6 +9,8 @@ use std::time::Duration;
 pub fn run(a: McpArgs) -> anyhow::Result<i32> {
     let budget = budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?;
+    // one-off searches of this index folder are answered here (`super::daemon`)
+    let _socket = super::daemon::listen(&a.index, retriever.clone());
     if a.watch.watch {
         super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
     }

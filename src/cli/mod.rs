@@ -22,6 +22,7 @@
 mod args;
 mod build_run;
 mod chunks;
+mod daemon;
 mod dashes;
 mod eval;
 mod graph;
@@ -47,7 +48,8 @@ pub use output::{EXIT_ERROR, EXIT_NO_HITS, EXIT_OK};
 
 /// Runs the CLI with the process arguments and returns the exit code.
 pub fn run() -> i32 {
-    let args = dashes::query_dashes(dashes::negative_values(std::env::args().collect()));
+    let argv: Vec<String> = std::env::args().collect();
+    let args = dashes::query_dashes(dashes::negative_values(argv.clone()));
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -63,7 +65,10 @@ pub fn run() -> i32 {
         Command::Search(a) if a.refresh && pg::is_db(&a.index) => Err(anyhow::anyhow!(
             "`search --refresh` does not apply to a PostgreSQL index: searches follow its published generation\nhint: run the writer (`docfuse refresh --index URL`) where the roots are"
         )),
-        Command::Search(a) => read(a, |a| &mut a.index, search::run),
+        Command::Search(a) => match asks_a_server(&a).then(|| daemon::ask(&a.index, argv)) {
+            Some(Some(code)) => Ok(code),
+            _ => read(a, |a| &mut a.index, search::run),
+        },
         Command::Status(mut a) => pg::status_dir(&a.index).and_then(|d| {
             a.index = d;
             status::run(a)
@@ -94,6 +99,13 @@ pub fn run() -> i32 {
             EXIT_ERROR
         }
     }
+}
+
+/// Whether a search may be answered by a running server of its index folder
+/// ([`daemon`]): not with `--refresh`, `--no-daemon` or `DOCFUSE_NO_DAEMON`, nor on a
+/// PostgreSQL index.
+fn asks_a_server(a: &args::SearchArgs) -> bool {
+    !a.refresh && !a.no_daemon && !pg::is_db(&a.index) && !daemon::disabled()
 }
 
 /// Runs a reading command; a `--index postgres://…` is replaced by this host's cache

@@ -1,4 +1,5 @@
-//! Writing to stdout: JSON, broken pipes.
+//! Writing to stdout: JSON, broken pipes; capturing what a thread prints (a search
+//! answered for another process, [`super::daemon`]).
 
 /// Exit code: success with results.
 pub const EXIT_OK: i32 = 0;
@@ -19,14 +20,53 @@ pub fn build_exit(r: &crate::write::BuildReport) -> i32 {
     }
 }
 
+use std::cell::RefCell;
 use std::io::Write;
+
+thread_local! {
+    /// What this thread prints, when it answers for another process (stdout, stderr).
+    static CAPTURE: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with everything this thread prints through [`print_line`] and [`print_err`]
+/// kept instead of written; returns `f`'s value with the text for stdout and stderr.
+pub fn captured<T>(f: impl FnOnce() -> T) -> (T, String, String) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some((String::new(), String::new())));
+    let value = f();
+    let (out, err) = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (value, out, err)
+}
+
+/// Appends `s` and a newline to the capture's stdout (`err`: stderr); false when this
+/// thread captures nothing.
+fn to_capture(s: &str, err: bool) -> bool {
+    CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some((out, e)) => {
+            let to = if err { e } else { out };
+            to.push_str(s);
+            to.push('\n');
+            true
+        }
+        None => false,
+    })
+}
 
 /// Writes `s` and a newline to stdout.
 pub fn print_line(s: &str) -> anyhow::Result<()> {
+    if to_capture(s, false) {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "{s}")?;
     out.flush()?;
     Ok(())
+}
+
+/// Writes `s` and a newline to stderr (a note, not the answer).
+pub fn print_err(s: &str) {
+    if !to_capture(s, true) {
+        eprintln!("{s}");
+    }
 }
 
 pub use crate::chunk::{name_field, printable};

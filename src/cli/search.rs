@@ -2,18 +2,24 @@
 //! the CLI validates and answers exactly as the HTTP API and the MCP tools do.
 
 use super::args::SearchArgs;
-use super::output::{name_field, print_json, print_line, printable};
+use super::output::{name_field, print_err, print_json, print_line, printable};
 use crate::read::HitExplain;
 use crate::retriever::{
     DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
 };
 
 pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
-    let query = a.query.join(" ");
     if a.refresh {
         super::refresh::refresh_before_search(&a.index)?;
     }
     let retriever = DocfuseRetriever::open(&a.index)?;
+    answer(&retriever, &a).map(|(code, _)| code)
+}
+
+/// Answers `a` from `retriever`: prints the results (text or JSON) and returns the exit
+/// code and the generation that answered.
+pub(super) fn answer(retriever: &DocfuseRetriever, a: &SearchArgs) -> anyhow::Result<(i32, u64)> {
+    let query = a.query.join(" ");
     let options = RetrieveOptions {
         limit: a.limit,
         mode: a.mode,
@@ -33,7 +39,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
     let index = retriever.index();
     let on_purpose = index.lexical_by_choice();
     if let Some(why) = r.degraded.as_ref().filter(|_| !on_purpose) {
-        eprintln!("note: answering lexically: {why}");
+        print_err(&format!("note: answering lexically: {why}"));
     }
     let results = r
         .documents
@@ -51,11 +57,12 @@ pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
             envelope.note.as_deref(),
         )?;
     }
-    Ok(if r.documents.is_empty() {
+    let code = if r.documents.is_empty() {
         super::EXIT_NO_HITS
     } else {
         super::EXIT_OK
-    })
+    };
+    Ok((code, r.generation))
 }
 
 /// The text answer; a result that holds none of the query's content words is marked (a
@@ -68,10 +75,10 @@ fn print_text(
     note: Option<&str>,
 ) -> anyhow::Result<()> {
     if docs.is_empty() {
-        eprintln!("no results");
+        print_err("no results");
     }
     if let Some(note) = note {
-        eprintln!("note: {note}");
+        print_err(&format!("note: {note}"));
     }
     let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
     let unmatched_mark = if with_vectors {

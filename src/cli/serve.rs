@@ -29,6 +29,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     };
     let budget = super::mcp::budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?.with_max_queued(a.max_queued);
+    // one-off searches of this index folder are answered here (`super::daemon`)
+    let _socket = match a.database {
+        false => super::daemon::listen(&a.index, retriever.clone()),
+        true => None,
+    };
     if a.watch.watch {
         super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
     }

@@ -814,14 +814,21 @@ async fn refresh_jobs_answer_only_loopback_peers_and_take_no_fields() {
     );
 }
 
-#[test]
-fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
+/// A temp folder with `docs/a.md` ("Alpha") indexed lexically as `idx`.
+fn alpha_index() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path();
     std::fs::create_dir_all(p.join("docs")).unwrap();
     std::fs::write(p.join("docs/a.md"), "# Alpha\n\nThe first page.\n").unwrap();
     let o = docfuse(p, &["index", "--no-embeddings", "--index", "idx", "docs"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    tmp
+}
+
+#[test]
+fn post_refresh_on_docfuse_serve_refreshes_and_the_server_follows() {
+    let tmp = alpha_index();
+    let p = tmp.path();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
         .args(["serve", "--addr", "127.0.0.1:0", "--index", "idx"])
         .current_dir(p)
@@ -1247,4 +1254,88 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A one-off `docfuse search` of a folder a `docfuse serve` holds is answered by that
+/// server (model and index loaded), with the very output it would print by itself; it
+/// answers by itself when the server is gone or asked not to.
+#[test]
+fn a_one_off_search_is_answered_by_the_running_server_with_the_same_output() {
+    let (tmp, dir) = sample_index();
+    let runtime = tempfile::tempdir().unwrap();
+    let rt = runtime.path().to_str().unwrap();
+    let idx = dir.to_str().unwrap();
+    let search = |extra: &[&str], log: &str| {
+        let mut args = vec!["search", "--index", idx];
+        args.extend_from_slice(extra);
+        docfuse_env(
+            tmp.path(),
+            &args,
+            &[("XDG_RUNTIME_DIR", rt), ("DOCFUSE_LOG", log)],
+        )
+    };
+    // a search answered by this process: right, and not by a server
+    let answered_here = || {
+        let o = search(&["--json", "parallel jobs"], "docfuse=debug");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(!err.contains("answered by the server"), "{err}");
+    };
+    let (_addr, mut served) = serve_with(&dir, &[("XDG_RUNTIME_DIR", runtime.path())]);
+    for extra in [
+        &["--json", "--mode", "hybrid", "run tasks in parallel"][..],
+        &["--explain", "parallel jobs"],
+        &["--json", "zxqv florbnik"],
+    ] {
+        let by_server = search(extra, "docfuse=debug");
+        assert!(
+            stderr(&by_server).contains("answered by the server"),
+            "{extra:?}: {}",
+            stderr(&by_server)
+        );
+        let mut alone_args = extra.to_vec();
+        alone_args.insert(0, "--no-daemon");
+        let alone = search(&alone_args, "off");
+        assert_eq!(by_server.status.code(), alone.status.code(), "{extra:?}");
+        assert_eq!(stdout(&by_server), stdout(&alone), "{extra:?}");
+        assert!(!stdout(&alone).is_empty() || alone.status.code() == Some(1));
+    }
+    // the server gone without a word (its socket left behind): answered here
+    served.0 .0.kill().unwrap();
+    served.0 .0.wait().unwrap();
+    answered_here();
+    // a socket folder others may enter is never used
+    std::fs::set_permissions(
+        runtime.path().join("docfuse"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (_addr, _served) = serve_with(&dir, &[("XDG_RUNTIME_DIR", runtime.path())]);
+    answered_here();
+}
+
+/// A refresh published while the server runs: a one-off search answers from the new
+/// generation (the server's, once it follows, or its own).
+#[test]
+fn a_one_off_search_after_a_refresh_answers_the_new_generation() {
+    let tmp = alpha_index();
+    let p = tmp.path();
+    let runtime = tempfile::tempdir().unwrap();
+    let rt = runtime.path().to_str().unwrap();
+    let (_addr, _served) = serve_with(&p.join("idx"), &[("XDG_RUNTIME_DIR", runtime.path())]);
+    let env = [("XDG_RUNTIME_DIR", rt), ("DOCFUSE_LOG", "docfuse=debug")];
+    let o = docfuse_env(p, &["search", "--index", "idx", "first page"], &env);
+    assert!(
+        stderr(&o).contains("answered by the server"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(p.join("docs/b.md"), "# Bravo\n\nA zeppelin page.\n").unwrap();
+    let o = docfuse(p, &["refresh", "--index", "idx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = docfuse_env(p, &["search", "--index", "idx", "--json", "zeppelin"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["generation"], 2, "{v}");
+    assert_eq!(v["results"][0]["path"], "b.md", "{v}");
 }
