@@ -49,6 +49,17 @@ pub fn digest(
     algorithm: &str,
     full: impl FnOnce(&Path) -> std::io::Result<String>,
 ) -> std::io::Result<String> {
+    digest_unless_within(path, memo, algorithm, full, RACY_NS)
+}
+
+/// [`digest`], stamping only a file whose status changed at least `racy_ns` ago.
+fn digest_unless_within(
+    path: &Path,
+    memo: &Path,
+    algorithm: &str,
+    full: impl FnOnce(&Path) -> std::io::Result<String>,
+    racy_ns: i128,
+) -> std::io::Result<String> {
     let Some(now) = observe(path, algorithm)? else {
         return full(path);
     };
@@ -65,14 +76,29 @@ pub fn digest(
         }
     }
     let digest = full(path)?;
-    // the file changed while it was hashed: do not remember it
-    if observe(path, algorithm)?.as_ref() == Some(&now) {
+    // the file changed while it was hashed: do not remember it; nor when it changed in
+    // the last seconds (on a file system with coarse times a write in the same tick
+    // would leave every field as it is: git's "racy clean" rule)
+    if observe(path, algorithm)?.as_ref() == Some(&now) && !recent(now.ctime_ns, racy_ns) {
         let stamp = Stamp { digest, ..now };
         write_stamp(memo, &stamp);
         return Ok(stamp.digest);
     }
     Ok(digest)
 }
+
+/// Whether a status change at `ctime_ns` (ns since the Unix epoch) is under `racy_ns`
+/// old.
+fn recent(ctime_ns: i128, racy_ns: i128) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    now - ctime_ns < racy_ns
+}
+
+/// A file changed this recently (ns) is hashed but not stamped: file systems with 1–2 s
+/// times (FAT, some network mounts) could not tell a later write in the same tick.
+const RACY_NS: i128 = 3_000_000_000;
 
 /// The stamp file for `path` in the user's cache folder (`$XDG_CACHE_HOME/docfuse/
 /// stamps`, else `~/.cache/docfuse/stamps`), named by the sha256 of the path and the
@@ -153,6 +179,29 @@ fn write_stamp(memo: &Path, stamp: &Stamp) {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    /// [`digest`] without the racy-clean wait (the test's files are seconds old).
+    fn digest(
+        path: &Path,
+        memo: &Path,
+        algorithm: &str,
+        full: impl FnOnce(&Path) -> std::io::Result<String>,
+    ) -> std::io::Result<String> {
+        digest_unless_within(path, memo, algorithm, full, 0)
+    }
+
+    #[test]
+    fn a_file_changed_in_the_last_seconds_is_not_stamped() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("model.onnx");
+        std::fs::write(&f, b"model").unwrap();
+        let memo = t.path().join("m.json");
+        let calls = Cell::new(0);
+        super::digest(&f, &memo, "sha256", counting(&calls)).unwrap();
+        super::digest(&f, &memo, "sha256", counting(&calls)).unwrap();
+        assert_eq!(calls.get(), 2);
+        assert!(!memo.exists());
+    }
 
     fn counting(calls: &Cell<u32>) -> impl FnOnce(&Path) -> std::io::Result<String> + '_ {
         move |p: &Path| {

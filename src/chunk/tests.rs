@@ -1041,13 +1041,12 @@ fn pymdownx_blocks_are_markers_and_boxes_and_autodoc_names_are_text() {
 fn change_logs_are_named_by_their_file_or_folder() {
     for p in [
         "CHANGELOG.md",
-        "docs/changes.rst",
         "HISTORY.md",
         "NEWS",
+        "CHANGES.rst",
         "docs/release-notes.md",
         "Release_Notes.mdx",
         "whats-new.md",
-        "docs/releases/1.2.md",
         "changelog/2024.md",
         "docs/release_notes/v3.md",
     ] {
@@ -1059,6 +1058,10 @@ fn change_logs_are_named_by_their_file_or_folder() {
         "reference/profiles.md",
         "docs/release-profiles.md",
         "history-of-rust/intro.md",
+        "guide/history.md",
+        "docs/news.md",
+        "docs/releases.md",
+        "docs/releases/1.2.md",
     ] {
         assert!(!super::is_changelog(p), "{p}");
     }

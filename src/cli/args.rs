@@ -161,6 +161,10 @@ pub struct McpArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
+    /// Set when `index` is the local copy of a PostgreSQL index (no search socket: a
+    /// search of a database index answers by itself).
+    #[arg(skip)]
+    pub database: bool,
     /// Keep every tool result under this many tokens (≈ bytes / 4): passages are cut at
     /// a line and paged.
     #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_RESPONSE_TOKENS)]

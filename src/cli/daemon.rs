@@ -59,6 +59,10 @@ pub const ENV_NO_DAEMON: &str = "DOCFUSE_NO_DAEMON";
 #[cfg(unix)]
 const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Longest wait for a server to acknowledge a connection (it does so before reading).
+#[cfg(unix)]
+const ACK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// Largest request a server reads (a command line), bytes.
 #[cfg(unix)]
 const MAX_REQUEST: u64 = 1 << 20;
@@ -75,6 +79,45 @@ struct Request {
     argv: Vec<String>,
     /// The search's working folder (a relative `--index` is resolved from it).
     cwd: PathBuf,
+    /// The search's docfuse ([`build_identity`]): a server of another build (started
+    /// before an upgrade) does not answer.
+    build: String,
+    /// The search's settings from the environment ([`ENV_SETTINGS`]): a server started
+    /// with others does not answer.
+    env: Vec<(String, Option<String>)>,
+}
+
+/// Environment variables that change a search's answer: the server answers only a
+/// search whose values are its own.
+const ENV_SETTINGS: [&str; 4] = [
+    "DOCFUSE_MODEL_DIR",
+    "DOCFUSE_ORT_DYLIB",
+    "DOCFUSE_QUERY_CACHE",
+    "DOCFUSE_MODEL_CACHE",
+];
+
+fn env_settings() -> Vec<(String, Option<String>)> {
+    ENV_SETTINGS
+        .iter()
+        .map(|k| (k.to_string(), std::env::var(k).ok()))
+        .collect()
+}
+
+/// This docfuse's build: its version and its executable's size and modification time
+/// (an upgrade replaces the file; a running server keeps the identity it started with).
+fn build_identity() -> String {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok());
+    let (len, mtime) = exe.map_or((0, 0), |m| {
+        let t = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        (m.len(), t)
+    });
+    format!("{} {len} {mtime}", env!("CARGO_PKG_VERSION"))
 }
 
 /// A server's answer.
@@ -82,6 +125,9 @@ struct Request {
 struct Reply {
     /// `None`: not answered (another index, an error): the search answers by itself.
     generation: Option<u64>,
+    /// The seal of the manifest that answered (a generation number may repeat when an
+    /// index is removed and built again).
+    seal: String,
     code: i32,
     stdout: String,
     stderr: String,
@@ -107,14 +153,20 @@ pub fn ask(index: &Path, argv: Vec<String>) -> Option<i32> {
     if !socket.exists() {
         return None;
     }
-    let published = crate::store::Manifest::load(index).ok()?.generation;
+    let manifest = crate::store::Manifest::load(index).ok()?;
     let mut stream = std::os::unix::net::UnixStream::connect(&socket).ok()?;
+    // a live server acknowledges at once; a stopped one (Ctrl-Z) costs this wait only
+    stream.set_read_timeout(Some(ACK_TIMEOUT)).ok()?;
+    let mut ack = [0u8; 1];
+    stream.read_exact(&mut ack).ok()?;
     stream.set_read_timeout(Some(ASK_TIMEOUT)).ok()?;
     stream.set_write_timeout(Some(ASK_TIMEOUT)).ok()?;
     let request = Request {
         v: 1,
         argv,
         cwd: std::env::current_dir().ok()?,
+        build: build_identity(),
+        env: env_settings(),
     };
     let mut line = serde_json::to_vec(&request).ok()?;
     line.push(b'\n');
@@ -123,11 +175,12 @@ pub fn ask(index: &Path, argv: Vec<String>) -> Option<i32> {
     let mut bytes = Vec::new();
     stream.read_to_end(&mut bytes).ok()?;
     let reply: Reply = serde_json::from_slice(&bytes).ok()?;
-    if reply.generation != Some(published) {
+    if reply.generation != Some(manifest.generation) || reply.seal != manifest.seal {
         tracing::debug!(
-            "the server on `{}` answered generation {:?}, the index is at {published}: answering here",
+            "the server on `{}` answered generation {:?}, the index is at {}: answering here",
             socket.display(),
-            reply.generation
+            reply.generation,
+            manifest.generation
         );
         return None;
     }
@@ -148,14 +201,59 @@ pub fn ask(_index: &Path, _argv: Vec<String>) -> Option<i32> {
     None
 }
 
-/// The socket of a running server; removed when dropped.
+/// The socket of a running server; removed when dropped, if it is still the one this
+/// server made (another server may have taken the path since).
 pub struct Listening {
     path: PathBuf,
+    /// (device, inode) of the socket this server bound.
+    id: Option<(u64, u64)>,
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.id.is_some() && file_id(&self.path) == self.id {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// (device, inode) of the file at `path`.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// A slot of the [`MAX_ACTIVE`] requests answered at once, given back when dropped
+/// (also when the answer panicked).
+#[cfg(unix)]
+struct Slot(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+#[cfg(unix)]
+impl Slot {
+    fn take(active: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Option<Slot> {
+        use std::sync::atomic::Ordering;
+        if active.fetch_add(1, Ordering::AcqRel) >= MAX_ACTIVE {
+            active.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Slot(active.clone()))
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -189,29 +287,38 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
         }
     };
     let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+    let id = file_id(&path);
     let own = std::fs::canonicalize(index).unwrap_or_else(|_| index.to_path_buf());
+    let server = Server {
+        own,
+        build: build_identity(),
+        env: env_settings(),
+    };
     let active = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let spawned = std::thread::Builder::new()
         .name("docfuse-search-socket".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                use std::sync::atomic::Ordering;
-                if active.fetch_add(1, Ordering::AcqRel) >= MAX_ACTIVE {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                    continue; // closed: that search answers by itself
+        .spawn(move || loop {
+            let stream = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    // out of file descriptors, say: wait instead of spinning
+                    tracing::debug!("search socket: cannot accept ({e})");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    continue;
                 }
-                let (retriever, own, done) = (retriever.clone(), own.clone(), active.clone());
-                let handled = std::thread::Builder::new().spawn(move || {
-                    serve_one(stream, &retriever, &own);
-                    done.fetch_sub(1, Ordering::AcqRel);
-                });
-                if handled.is_err() {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
+            };
+            // over the limit the connection closes: that search answers by itself
+            let Some(slot) = Slot::take(&active) else {
+                continue;
+            };
+            let (retriever, server) = (retriever.clone(), server.clone());
+            let _ = std::thread::Builder::new().spawn(move || {
+                let _slot = slot;
+                serve_one(stream, &retriever, &server);
+            });
         });
     match spawned {
-        Ok(_) => Some(Listening { path }),
+        Ok(_) => Some(Listening { path, id }),
         Err(e) => {
             tracing::info!("cannot start the search socket's thread: {e}");
             let _ = std::fs::remove_file(&path);
@@ -220,17 +327,34 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
     }
 }
 
+/// What a server checks a request against.
+#[derive(Clone)]
+struct Server {
+    /// The canonical path of its index folder.
+    own: PathBuf,
+    build: String,
+    env: Vec<(String, Option<String>)>,
+}
+
 #[cfg(not(unix))]
 pub fn listen(_index: &Path, _retriever: DocfuseRetriever) -> Option<Listening> {
     None
 }
 
-/// Reads one request from `stream`, answers it, writes the reply.
+/// Acknowledges the connection, reads one request from `stream`, answers it, writes the
+/// reply.
 #[cfg(unix)]
-fn serve_one(mut stream: std::os::unix::net::UnixStream, retriever: &DocfuseRetriever, own: &Path) {
+fn serve_one(
+    mut stream: std::os::unix::net::UnixStream,
+    retriever: &DocfuseRetriever,
+    server: &Server,
+) {
     use std::io::{Read, Write};
     let _ = stream.set_read_timeout(Some(ASK_TIMEOUT));
     let _ = stream.set_write_timeout(Some(ASK_TIMEOUT));
+    if stream.write_all(b"+").is_err() {
+        return;
+    }
     let mut bytes = Vec::new();
     if (&mut stream)
         .take(MAX_REQUEST)
@@ -240,7 +364,9 @@ fn serve_one(mut stream: std::os::unix::net::UnixStream, retriever: &DocfuseRetr
         return;
     }
     let reply = match serde_json::from_slice::<Request>(&bytes) {
-        Ok(r) if r.v == 1 => answer(r, retriever, own),
+        Ok(r) if r.v == 1 && r.build == server.build && r.env == server.env => {
+            answer(r, retriever, &server.own)
+        }
         _ => Reply::default(),
     };
     if let Ok(json) = serde_json::to_vec(&reply) {
@@ -260,9 +386,11 @@ fn answer(request: Request, retriever: &DocfuseRetriever, own: &Path) -> Reply {
         return Reply::default();
     }
     let (result, stdout, stderr) = super::output::captured(|| super::search::answer(retriever, &a));
+    let seal = retriever.index().manifest().seal.clone();
     match result {
         Ok((code, generation)) => Reply {
             generation: Some(generation),
+            seal,
             code,
             stdout,
             stderr,

@@ -10,7 +10,10 @@ pub fn run(a: McpArgs) -> anyhow::Result<i32> {
     let budget = budget_of(a.max_response_tokens)?;
     let retriever = DocfuseRetriever::open(&a.index)?;
     // one-off searches of this index folder are answered here (`super::daemon`)
-    let _socket = super::daemon::listen(&a.index, retriever.clone());
+    let _socket = match a.database {
+        false => super::daemon::listen(&a.index, retriever.clone()),
+        true => None,
+    };
     if a.watch.watch {
         super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
     }

@@ -85,6 +85,7 @@ pub fn run() -> i32 {
             serve::run(a)
         }),
         Command::Mcp(mut a) => pg::server_dir(&a.index, a.watch.watch).and_then(|d| {
+            a.database = d != a.index;
             a.index = d;
             mcp::run(a)
         }),

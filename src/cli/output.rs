@@ -31,7 +31,15 @@ thread_local! {
 /// Runs `f` with everything this thread prints through [`print_line`] and [`print_err`]
 /// kept instead of written; returns `f`'s value with the text for stdout and stderr.
 pub fn captured<T>(f: impl FnOnce() -> T) -> (T, String, String) {
+    /// Ends the capture, also when `f` panics.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CAPTURE.with(|c| c.borrow_mut().take());
+        }
+    }
     CAPTURE.with(|c| *c.borrow_mut() = Some((String::new(), String::new())));
+    let _reset = Reset;
     let value = f();
     let (out, err) = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
     (value, out, err)

@@ -44,7 +44,7 @@ pub struct MiniLm {
     tokenizer: TokenizerFiles,
     /// The original model's bytes, read on first need (a session from the folded model
     /// never needs them) and checked against `identity`.
-    onnx: OnceLock<std::result::Result<Vec<u8>, String>>,
+    onnx: OnceLock<Vec<u8>>,
     /// Where they are read from.
     model_path: PathBuf,
     identity: EmbedderIdentity,
@@ -243,24 +243,22 @@ impl MiniLm {
         self.open_session(self.onnx()?.to_vec(), threads, None)
     }
 
-    /// The original model's bytes, read once; an error when the file cannot be read or
-    /// no longer has the sha256 of this embedder's identity.
+    /// The original model's bytes, read once (a failure is not kept: the next call
+    /// reads again); an error when the file cannot be read or no longer has the sha256
+    /// of this embedder's identity.
     fn onnx(&self) -> std::result::Result<&[u8], String> {
-        let read = || {
-            let bytes = crate::fsio::read_regular(&self.model_path)
-                .map_err(|e| format!("cannot read `{}`: {e}", self.model_path.display()))?;
-            if crate::hashing::sha256_hex(&bytes) != self.identity.model_sha256 {
-                return Err(format!(
-                    "`{}` changed since docfuse loaded it (its sha256 differs): restart docfuse",
-                    self.model_path.display()
-                ));
-            }
-            Ok(bytes)
-        };
-        self.onnx
-            .get_or_init(read)
-            .as_deref()
-            .map_err(|e| e.clone())
+        if let Some(bytes) = self.onnx.get() {
+            return Ok(bytes);
+        }
+        let bytes = crate::fsio::read_regular(&self.model_path)
+            .map_err(|e| format!("cannot read `{}`: {e}", self.model_path.display()))?;
+        if crate::hashing::sha256_hex(&bytes) != self.identity.model_sha256 {
+            return Err(format!(
+                "`{}` changed since docfuse loaded it (its sha256 differs): restart docfuse",
+                self.model_path.display()
+            ));
+        }
+        Ok(self.onnx.get_or_init(|| bytes))
     }
 
     /// A session from the folded model `f`, once its weights hash to the record (checked

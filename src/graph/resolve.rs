@@ -209,7 +209,8 @@ impl Lookup {
         }
         let base = self.root_dirs.get(root)?;
         let target = normalise(&format!("{base}/{}/{path}", folder(from)))?;
-        self.root_dirs
+        let mut holders: Vec<(usize, usize, &str)> = self
+            .root_dirs
             .iter()
             .enumerate()
             .filter(|(r, _)| *r != root)
@@ -217,9 +218,12 @@ impl Lookup {
                 let rel = target.strip_prefix(dir.as_str())?.strip_prefix('/')?;
                 Some((dir.len(), r, rel))
             })
-            // the innermost root that holds the target
-            .max_by_key(|(len, ..)| *len)
-            .and_then(|(_, r, rel)| self.link_at(r, "", rel))
+            .collect();
+        // the innermost root that has the document
+        holders.sort_by_key(|h| std::cmp::Reverse(h.0));
+        holders
+            .into_iter()
+            .find_map(|(_, r, rel)| self.link_at(r, "", rel))
     }
 
     /// Adds the routes each document (in the order given to [`Lookup::new`]) is served

@@ -39,19 +39,22 @@ pub(super) fn asks_for_changes(query: &str, words: &HashSet<String>) -> bool {
     CHANGE_WORDS.iter().any(|w| words.contains(*w)) || query.split_whitespace().any(is_version)
 }
 
-/// A version: `v1.80`, `2.3.0`, `2.0.0-rc.1` (a `v` and two numbers, or three numbers;
-/// `3.5` alone is any decimal).
+/// A version: `v1.80`, `2.3.0`, `2.0.0-rc.1` (a `v` and two or three numbers, or exactly
+/// three numbers; `3.5` alone is any decimal, `127.0.0.1` an address, `2024-01-15` a
+/// date).
 fn is_version(token: &str) -> bool {
     let t = token.trim_matches(|c: char| !c.is_alphanumeric());
     let (prefixed, t) = match t.strip_prefix(['v', 'V']) {
         Some(rest) => (true, rest),
         None => (false, t),
     };
-    let numbers = t
-        .split(['.', '-'])
-        .take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        .count();
-    numbers >= 3 || (prefixed && numbers >= 2)
+    // a pre-release or build suffix (`-rc.1`, `+build`) is not counted
+    let core = t.split(['-', '+']).next().unwrap_or(t);
+    let parts: Vec<&str> = core.split('.').collect();
+    let numeric = parts
+        .iter()
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    numeric && (parts.len() == 3 || (prefixed && parts.len() == 2))
 }
 
 #[cfg(test)]
@@ -75,5 +78,8 @@ mod tests {
         assert!(!asks("a 3.5 KB limit"));
         assert!(asks("cargo 1.80.0 lockfile"));
         assert!(asks("what is new in v1.80?"));
+        assert!(asks("breaking in 2.0.0-rc.1"));
+        assert!(!asks("bind to 127.0.0.1 instead"));
+        assert!(!asks("logs from 2024-01-15"));
     }
 }

@@ -1300,6 +1300,34 @@ fn a_one_off_search_is_answered_by_the_running_server_with_the_same_output() {
         assert_eq!(stdout(&by_server), stdout(&alone), "{extra:?}");
         assert!(!stdout(&alone).is_empty() || alone.status.code() == Some(1));
     }
+    // a search with other settings than the server's is not answered by it
+    let o = docfuse_env(
+        tmp.path(),
+        &["search", "--index", idx, "parallel jobs"],
+        &[
+            ("XDG_RUNTIME_DIR", rt),
+            ("DOCFUSE_LOG", "docfuse=debug"),
+            ("DOCFUSE_QUERY_CACHE", "off"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("answered by the server"),
+        "{}",
+        stderr(&o)
+    );
+    // a stopped server (Ctrl-Z) costs a moment, not the answer
+    let pid = served.0 .0.id().to_string();
+    let signal = |s: &str| std::process::Command::new("kill").args([s, &pid]).status();
+    assert!(signal("-STOP").unwrap().success());
+    let started = std::time::Instant::now();
+    answered_here();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(signal("-CONT").unwrap().success());
     // the server gone without a word (its socket left behind): answered here
     served.0 .0.kill().unwrap();
     served.0 .0.wait().unwrap();
