@@ -58,6 +58,13 @@ pub(super) fn answer(retriever: &DocfuseRetriever, a: &SearchArgs) -> anyhow::Re
         )?;
     }
     let code = if r.documents.is_empty() {
+        // the files changed since the index was built: what was asked may be in them
+        if r.stale {
+            print_err(&format!(
+                "note: files under the index's roots changed since it was built: `docfuse refresh --index {}` (or `search --refresh`) searches them too",
+                a.index.display()
+            ));
+        }
         super::EXIT_NO_HITS
     } else {
         super::EXIT_OK

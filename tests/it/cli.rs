@@ -1356,3 +1356,25 @@ fn a_page_anchor_reads_its_section() {
     let o = docfuse(d.path(), &["read", "cors.md#nope"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
 }
+
+/// No result on an index older than its files says so, with the command that helps.
+#[test]
+fn no_results_on_a_stale_index_say_it_is_stale() {
+    let d = indexed_docs(&[("a.md", "# Alpha\n\nThe first page.\n")], &[]);
+    let o = docfuse(d.path(), &["search", "quokkafrobnicate"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("changed since"), "{}", stderr(&o));
+    fs::write(
+        d.path().join("docs/b.md"),
+        "# Bravo\n\nAbout quokkafrobnicate.\n",
+    )
+    .unwrap();
+    let o = docfuse(d.path(), &["search", "quokkafrobnicate"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("changed since it was built"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("docfuse refresh"), "{}", stderr(&o));
+}
