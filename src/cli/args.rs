@@ -431,6 +431,10 @@ pub struct GraphArgs {
     /// `#anchor` that names no section of its page) with the page and line it is on.
     #[arg(long, conflicts_with = "path")]
     pub broken: bool,
+    /// With `--broken`: exit 1 when the index has a broken link (as `git diff
+    /// --exit-code`), for scripts and CI.
+    #[arg(long, requires = "broken")]
+    pub exit_code: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

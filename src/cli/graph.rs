@@ -47,9 +47,13 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
     }
     let s = graph_summary(&index, a.top)?;
     if a.broken {
+        let code = match a.exit_code && !s.broken.is_empty() {
+            true => super::EXIT_NO_HITS,
+            false => super::EXIT_OK,
+        };
         if a.json {
             print_json(&s.broken)?;
-            return Ok(super::EXIT_OK);
+            return Ok(code);
         }
         for b in &s.broken {
             print_line(&format!(
@@ -61,7 +65,7 @@ pub fn run(a: GraphArgs) -> anyhow::Result<i32> {
             ))?;
         }
         eprintln!("{} broken link(s)", s.broken.len());
-        return Ok(super::EXIT_OK);
+        return Ok(code);
     }
     if a.json {
         print_json(&s)?;

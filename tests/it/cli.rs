@@ -1042,12 +1042,21 @@ fn myst_targets_comments_block_breaks_and_roles() {
     // `#label` from another page resolves to the page that has it; only the truly
     // broken anchor is reported
     let o = docfuse(d.path(), &["graph", "--broken"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("#nowhere-at-all"), "{out}");
     assert!(
         !out.contains("#labelled") && !out.contains("#after-break"),
         "{out}"
     );
+    // for CI: exit 1 when a link is broken
+    for args in [
+        &["graph", "--broken", "--exit-code"][..],
+        &["graph", "--broken", "--exit-code", "--json"],
+    ] {
+        let o = docfuse(d.path(), args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+    }
     // an HTML id of the page itself wins over another page's label
     let o = docfuse(d.path(), &["graph", "b.md"]);
     let out = stdout(&o);
