@@ -115,22 +115,6 @@ pub(super) fn join(base: &str, path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// An absolute `/`-separated path with `.`, `..` and empty parts applied; `None` when it
-/// climbs above `/`.
-fn normalise(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
-}
-
 /// The folder of a root-relative path (`""` at the root).
 pub(super) fn folder(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(f, _)| f)
@@ -208,7 +192,8 @@ impl Lookup {
             return None;
         }
         let base = self.root_dirs.get(root)?;
-        let target = normalise(&format!("{base}/{}/{path}", folder(from)))?;
+        // the absolute path it points at (`join` applies `.` and `..` within `/`)
+        let target = format!("/{}", join(&format!("{base}/{}", folder(from)), path)?);
         let mut holders: Vec<(usize, usize, &str)> = self
             .root_dirs
             .iter()

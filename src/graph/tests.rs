@@ -7,11 +7,10 @@ fn graph(files: &[(&str, &str, &[&str])]) -> Graph {
     graph_edited(files, |_| {})
 }
 
-/// [`graph`], with the documents' links edited by `edit` first (names, routes).
-fn graph_edited(files: &[(&str, &str, &[&str])], edit: impl FnOnce(&mut [DocLinks])) -> Graph {
-    let mut links: Vec<DocLinks> = files
-        .iter()
-        .map(|(path, text, _)| {
+/// The links of Markdown documents given as `(path, text)`.
+fn links_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<DocLinks> {
+    files
+        .map(|(path, text)| {
             DocLinks::of(doc_links(&SourceDoc {
                 rel_path: path.to_string(),
                 text: text.to_string(),
@@ -19,7 +18,12 @@ fn graph_edited(files: &[(&str, &str, &[&str])], edit: impl FnOnce(&mut [DocLink
                 title_hint: None,
             }))
         })
-        .collect();
+        .collect()
+}
+
+/// [`graph`], with the documents' links edited by `edit` first (names, routes).
+fn graph_edited(files: &[(&str, &str, &[&str])], edit: impl FnOnce(&mut [DocLinks])) -> Graph {
+    let mut links = links_of(files.iter().map(|(path, text, _)| (*path, *text)));
     edit(&mut links);
     let docs: Vec<GraphDoc<'_>> = files
         .iter()
@@ -514,17 +518,7 @@ fn a_link_that_leaves_its_root_finds_the_document_of_another_root() {
         ),
         (2, "nav.md", "# Nav\n\n[Up](../docs/index.md)\n"),
     ];
-    let links: Vec<DocLinks> = files
-        .iter()
-        .map(|(_, path, text)| {
-            DocLinks::of(doc_links(&SourceDoc {
-                rel_path: path.to_string(),
-                text: text.to_string(),
-                kind: SourceKind::Markdown,
-                title_hint: None,
-            }))
-        })
-        .collect();
+    let links = links_of(files.iter().map(|(_, path, text)| (*path, *text)));
     let docs: Vec<GraphDoc<'_>> = files
         .iter()
         .zip(&links)
