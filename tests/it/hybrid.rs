@@ -731,3 +731,88 @@ fn vectors_kept_in_the_resumable_cache_are_not_embedded_again_after_a_rebuild() 
     // the cache is gone with the publish
     assert!(!idx.join(docfuse::write::EMBED_CACHE_FILE).exists());
 }
+
+/// The dynamic-int8 variant of the model (`scripts/provision-models --dynamic-int8`, see
+/// `models/README.md`): an index refreshed under it re-embeds every chunk (a new embedder
+/// identity, named in `status`), each chunk's vector stays within cosine 0.97 of the
+/// default model's, hybrid search answers with it, and the default model then refuses
+/// those vectors with the reason. `scripts/test` provisions the variant;
+/// `DOCFUSE_REQUIRE_DQ=1` makes its absence a failure.
+#[test]
+fn the_dynamic_int8_variant_is_a_new_identity_with_close_vectors() {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let dq = models.join("all-MiniLM-L6-v2-dq");
+    if !dq.join("model.onnx").is_file() {
+        assert!(
+            std::env::var_os("DOCFUSE_REQUIRE_DQ").is_none(),
+            "run `bash scripts/provision-models --dynamic-int8`"
+        );
+        eprintln!("skipped: models/all-MiniLM-L6-v2-dq is not provisioned");
+        return;
+    }
+    let default = models.join("all-MiniLM-L6-v2");
+    let (dq, default) = (dq.to_str().unwrap(), default.to_str().unwrap());
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let with = |model: &str, args: &[&str]| {
+        let env = [("DOCFUSE_MODEL_DIR", model), ("DOCFUSE_QUERY_CACHE", "off")];
+        docfuse_env(d.path(), args, &env)
+    };
+    for (model, idx) in [(default, "a"), (dq, "b")] {
+        let o = with(model, &["index", "--index", idx, docs.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let vectors = |idx: &str| -> Vec<f32> {
+        let bytes = std::fs::read(d.path().join(idx).join("gen-000001/vectors.f32")).unwrap();
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    };
+    let (a, b) = (vectors("a"), vectors("b"));
+    assert!(
+        a.len() == b.len() && a.len() >= 384 * 10,
+        "{} {}",
+        a.len(),
+        b.len()
+    );
+    let cosines: Vec<f32> = a
+        .chunks(384)
+        .zip(b.chunks(384))
+        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum())
+        .collect();
+    let lowest = cosines.iter().cloned().fold(1.0, f32::min);
+    assert!(lowest > 0.97 && lowest < 0.99999, "{cosines:?}");
+
+    // the default index refreshed under the variant: every chunk embedded again
+    let o = with(dq, &["refresh", "--index", "a"]);
+    let chunks = cosines.len();
+    assert!(
+        stdout(&o).contains(&format!("{chunks} embedded, 0 reused")),
+        "{}",
+        stdout(&o)
+    );
+    let o = with(dq, &["status", "--index", "a", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["embedder"]["model"], "all-MiniLM-L6-v2-dq", "{v}");
+    let ask = [
+        "search",
+        "--index",
+        "a",
+        "--json",
+        "run tasks one after another",
+    ];
+    let v: serde_json::Value = serde_json::from_slice(&with(dq, &ask).stdout).unwrap();
+    assert_eq!(
+        (v["mode"].as_str(), v["degraded"].as_str()),
+        (Some("hybrid"), None)
+    );
+    assert_eq!(v["results"][0]["path"], "guide/parallel.md", "{v}");
+    // the default model does not mix its query vectors with the variant's
+    let v: serde_json::Value = serde_json::from_slice(&with(default, &ask).stdout).unwrap();
+    assert_eq!(v["mode"], "lexical");
+    assert!(
+        v["degraded"].as_str().unwrap().contains("another embedder"),
+        "{v}"
+    );
+}
