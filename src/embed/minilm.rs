@@ -328,6 +328,30 @@ impl MiniLm {
             .map_err(|e| Error::Embedder(e.clone()))
     }
 
+    /// One text (a query) on the all-cores session when it is free; else on a free
+    /// single-threaded worker session (made on first need); else waiting for the
+    /// all-cores one. Concurrent queries so do not wait for each other while a session
+    /// is idle; every session gives the same vector, bit for bit (`tests/it/embed.rs`).
+    fn embed_single(&self, texts: &[&str], cores: usize) -> Result<Vec<f32>> {
+        let mut out = Vec::with_capacity(texts.len() * self.identity.dim);
+        let shared = self.session(&self.model, cores)?;
+        if let Ok(mut model) = shared.try_lock() {
+            self.run_on(&mut model, texts, &mut out)?;
+            return Ok(out);
+        }
+        for slot in self.workers.iter().filter(|_| cores > 1) {
+            let Ok(worker) = self.session(slot, 1) else {
+                continue;
+            };
+            if let Ok(mut model) = worker.try_lock() {
+                self.run_on(&mut model, texts, &mut out)?;
+                return Ok(out);
+            }
+        }
+        self.run(shared, texts, &mut out)?;
+        Ok(out)
+    }
+
     /// Embeds `texts` one per call on `session`, appending rows to `out`.
     fn run(
         &self,
@@ -335,10 +359,15 @@ impl MiniLm {
         texts: &[&str],
         out: &mut Vec<f32>,
     ) -> Result<()> {
-        let dim = self.identity.dim;
         let mut model = session
             .lock()
             .map_err(|_| Error::Embedder("the embedder panicked earlier".into()))?;
+        self.run_on(&mut model, texts, out)
+    }
+
+    /// Embeds `texts` one per call on `model`, appending rows to `out`.
+    fn run_on(&self, model: &mut TextEmbedding, texts: &[&str], out: &mut Vec<f32>) -> Result<()> {
+        let dim = self.identity.dim;
         for batch in texts.chunks(BATCH) {
             let vecs = model
                 .embed(batch, Some(batch.len()))
@@ -494,10 +523,7 @@ impl Embedder for MiniLm {
         let dim = self.identity.dim;
         let cores = self.workers.len().max(1);
         if texts.len() <= 1 || cores == 1 {
-            let session = self.session(&self.model, cores)?;
-            let mut out = Vec::with_capacity(texts.len() * dim);
-            self.run(session, texts, &mut out)?;
-            return Ok(out);
+            return self.embed_single(texts, cores);
         }
         // One contiguous share of the texts per worker session, embedded in parallel.
         let share = texts.len().div_ceil(cores);

@@ -176,6 +176,22 @@ impl DocIndex {
         self.vectors.query_side(&self.generation, query)
     }
 
+    /// Whether the index has vectors to search, in its folder or in an attached store
+    /// (whether they are usable is [`DocIndex::vector_usable`]'s question).
+    pub fn has_vectors(&self) -> bool {
+        self.manifest().vectors.is_some() || self.remote_vectors().is_some()
+    }
+
+    /// Embeds `query` ahead of a search of it (see [`VectorPart::prepare_query`]): the
+    /// search then takes the vector instead of embedding. `Ok(false)` when the vector side
+    /// is not usable.
+    ///
+    /// # Errors
+    /// [`crate::Error::Embedder`] when the query cannot be embedded.
+    pub fn prepare_query(&self, query: &str) -> Result<bool> {
+        self.vectors.prepare_query(&self.generation, query)
+    }
+
     pub fn manifest(&self) -> &Manifest {
         self.generation.manifest()
     }

@@ -9,7 +9,8 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::store::VectorsInfo;
 use crate::vector::VectorSearch;
-use std::sync::{Arc, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How long a failed load (the model not installed, ONNX Runtime missing) is answered
 /// from memory before it is tried again: a model installed while a server runs is used
@@ -195,6 +196,10 @@ fn ceiling_of(tops: &[f32]) -> f32 {
 /// `ef_search` of a probe's nearest-neighbour search (one result wanted).
 const PROBE_EF: usize = 64;
 
+/// Query vectors embedded ahead of their searches ([`VectorPart::prepare_query`]) kept at
+/// once; beyond it the oldest is dropped (its search then embeds the query itself).
+pub const PREPARED_MAX: usize = 64;
+
 /// The embedder for the vector side (the default MiniLM, or one given).
 pub type EmbedderSlot = Retrying<Arc<dyn Embedder>>;
 
@@ -222,6 +227,9 @@ pub struct VectorPart {
     remote: Option<Arc<dyn RemoteVectors>>,
     /// [`VectorPart::noise_ceiling`] per [`ProbeScript`] (Latin, CJK), once measured.
     noise_ceiling: [OnceLock<f32>; 2],
+    /// Queries and their vectors from [`VectorPart::prepare_query`], taken by the search
+    /// that asks for them (at most [`PREPARED_MAX`]).
+    prepared: Mutex<VecDeque<(String, Vec<f32>)>>,
 }
 
 impl VectorPart {
@@ -235,6 +243,7 @@ impl VectorPart {
             vectors_damage,
             remote: super::remote::attached_to(g.dir()),
             noise_ceiling: [OnceLock::new(), OnceLock::new()],
+            prepared: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -370,6 +379,9 @@ impl VectorPart {
             Ok(side) => side,
             Err(why) => return Ok(Err(why)),
         };
+        if let Some(v) = self.take_prepared(query) {
+            return Ok(Ok((vectors, v)));
+        }
         let cache = QueryCache::new(g.dir(), &embedder.identity().key(), embedder.dim());
         if let Some(v) = cache.get(query) {
             return Ok(Ok((vectors, v)));
@@ -377,6 +389,35 @@ impl VectorPart {
         let v = embedder.embed(&[query])?;
         cache.put(query, &v);
         Ok(Ok((vectors, v)))
+    }
+
+    /// Embeds `query` (or reads it from the query-vector cache) ahead of its search and
+    /// keeps the vector for the next [`VectorPart::query_side`] of the same text, so a
+    /// server can embed while holding no search permit. `Ok(false)` when the vector side
+    /// is not usable (the search says why).
+    ///
+    /// # Errors
+    /// [`Error::Embedder`] when the query cannot be embedded.
+    pub fn prepare_query(&self, g: &OpenGeneration, query: &str) -> Result<bool> {
+        let v = match self.query_side(g, query)? {
+            Ok((_, v)) => v,
+            Err(_) => return Ok(false),
+        };
+        let Ok(mut prepared) = self.prepared.lock() else {
+            return Ok(false);
+        };
+        if prepared.len() >= PREPARED_MAX {
+            prepared.pop_front();
+        }
+        prepared.push_back((query.to_string(), v));
+        Ok(true)
+    }
+
+    /// The vector [`VectorPart::prepare_query`] made for `query`, removed from the list.
+    fn take_prepared(&self, query: &str) -> Option<Vec<f32>> {
+        let mut prepared = self.prepared.lock().ok()?;
+        let at = prepared.iter().position(|(q, _)| q == query)?;
+        prepared.remove(at).map(|(_, v)| v)
     }
 
     /// The collection's noise ceiling for queries of `script`: the highest cosine any of

@@ -13,7 +13,7 @@
 use super::inner::Inner;
 pub use super::inner::Retrieval;
 use super::passage::{self, Passage, PassageRequest};
-use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
+use super::{BoxFuture, Mode, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
 use crate::read::{status_now, DocIndex, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
@@ -47,11 +47,14 @@ struct Current {
     permits: Arc<Semaphore>,
     /// Reads running at once (see [`READS_PER_CORE`]).
     read_permits: Arc<Semaphore>,
+    /// Query embeddings running at once, ahead of their searches (one per search permit).
+    embed_permits: Arc<Semaphore>,
     /// Searches waiting for a permit now, reads waiting (each lane has its own places,
     /// so a flood of one never refuses the other), and how many may wait in each
     /// (shared by every clone).
     queued: AtomicUsize,
     reads_queued: AtomicUsize,
+    embeds_queued: AtomicUsize,
     /// The last vector health seen, answered while every read permit is busy.
     last_health: Mutex<Option<Result<(), String>>>,
     max_queued: AtomicUsize,
@@ -148,8 +151,10 @@ impl DocfuseRetriever {
                 inner: RwLock::new(Arc::new(Inner::new(index))),
                 permits: Arc::new(Semaphore::new(searches)),
                 read_permits: Arc::new(Semaphore::new(searches * READS_PER_CORE)),
+                embed_permits: Arc::new(Semaphore::new(searches)),
                 queued: AtomicUsize::new(0),
                 reads_queued: AtomicUsize::new(0),
+                embeds_queued: AtomicUsize::new(0),
                 last_health: Mutex::new(None),
                 max_queued: AtomicUsize::new(usize::MAX),
             }),
@@ -169,6 +174,13 @@ impl DocfuseRetriever {
     #[cfg(test)]
     pub(crate) async fn hold_all_permits(&self) -> tokio::sync::OwnedSemaphorePermit {
         Self::hold_all(&self.current.permits).await
+    }
+
+    /// Takes every query-embedding permit until the returned guard is dropped (tests of
+    /// the lanes).
+    #[cfg(test)]
+    pub(crate) async fn hold_all_embed_permits(&self) -> tokio::sync::OwnedSemaphorePermit {
+        Self::hold_all(&self.current.embed_permits).await
     }
 
     /// Takes every read permit until the returned guard is dropped (tests of the queue).
@@ -194,6 +206,7 @@ impl DocfuseRetriever {
         let (permits, queued) = match lane {
             Lane::Search => (&c.permits, &c.queued),
             Lane::Read => (&c.read_permits, &c.reads_queued),
+            Lane::Embed => (&c.embed_permits, &c.embeds_queued),
         };
         if let Ok(p) = permits.clone().try_acquire_owned() {
             return Ok(p);
@@ -337,6 +350,16 @@ impl DocfuseRetriever {
         options: &RetrieveOptions,
     ) -> Result<Retrieval, RetrieveError> {
         let (query, options) = (query.to_string(), options.clone());
+        // The query's vector first, holding an embedding permit only: a search permit
+        // (one per core) is taken once the vector is ready, so lexical searches never
+        // queue behind an embedding.
+        if options.mode != Mode::Lexical && self.inner().index.has_vectors() {
+            let (q, o) = (query.clone(), options.clone());
+            self.run_blocking(Lane::Embed, move |inner| {
+                Ok(super::search::prepare(inner, &q, &o))
+            })
+            .await?;
+        }
         self.run_blocking(Lane::Search, move |inner| {
             super::search::search(inner, &query, &options)
         })
@@ -523,6 +546,8 @@ impl DocfuseRetriever {
 enum Lane {
     Search,
     Read,
+    /// Embedding a query ahead of its search (one per core).
+    Embed,
 }
 
 /// A place in the wait queue, given back when dropped (the search got its permit, or

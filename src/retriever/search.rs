@@ -14,6 +14,23 @@ use std::collections::HashMap;
 /// least [`FUSION_DEPTH`]); when too few pass, it asks for every chunk.
 const OVERFETCH: usize = 8;
 
+/// Embeds the vector a search of `query` will ask for, ahead of it
+/// ([`DocIndex::prepare_query`]): nothing for a lexical search, an invalid request, a
+/// query of symbols or an index without vectors. Errors are left for the search to
+/// report. `true` when a vector was prepared.
+pub(super) fn prepare(inner: &Inner, query: &str, options: &RetrieveOptions) -> bool {
+    let index = &inner.index;
+    if options.mode == Mode::Lexical
+        || !index.has_vectors()
+        || super::request::validate_search(query, options).is_err()
+    {
+        return false;
+    }
+    let focused = super::focus::focus(index, query);
+    let query = focused.as_ref().map_or(query, |f| f.text.as_str());
+    !crate::read::is_symbol_query(query) && index.prepare_query(query).unwrap_or(false)
+}
+
 /// Runs a search on the calling thread.
 ///
 /// # Errors

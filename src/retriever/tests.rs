@@ -584,3 +584,121 @@ fn reads_wait_in_a_bounded_lane_of_their_own() {
         assert_eq!(passage.path, "guide/install.md");
     });
 }
+
+/// A toy embedder for the lane tests: 8 values from the text's sha256, and a log of the
+/// texts it embedded.
+struct Hashing {
+    identity: crate::embed::EmbedderIdentity,
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl Hashing {
+    fn new() -> Self {
+        Hashing {
+            identity: crate::embed::EmbedderIdentity {
+                model: "hashing".into(),
+                model_sha256: "0".repeat(64),
+                tokenizer_sha256: String::new(),
+                pooling: "none".into(),
+                normalized: true,
+                max_length: 1 << 20,
+                dim: 8,
+                input_template: crate::embed::INPUT_TEMPLATE_VERSION,
+            },
+            seen: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn times_seen(&self, text: &str) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| *t == text)
+            .count()
+    }
+}
+
+impl crate::embed::Embedder for Hashing {
+    fn identity(&self) -> &crate::embed::EmbedderIdentity {
+        &self.identity
+    }
+    fn dim(&self) -> usize {
+        8
+    }
+    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<f32>> {
+        let mut out = Vec::with_capacity(texts.len() * 8);
+        for t in texts {
+            self.seen.lock().unwrap().push(t.to_string());
+            let h = crate::hashing::sha256_hex(t.as_bytes());
+            let v: Vec<f32> = (0..8)
+                .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap_or(0) as f32 + 1.0)
+                .collect();
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            out.extend(v.iter().map(|x| x / n));
+        }
+        Ok(out)
+    }
+}
+
+/// A hybrid search embeds its query holding an embedding permit, not a search permit:
+/// with every search permit busy the query is embedded all the same (and the search then
+/// waits), with every embedding permit busy a lexical search still answers, and the
+/// search takes the vector made for it instead of embedding the query again.
+#[test]
+fn a_query_is_embedded_without_holding_a_search_permit() {
+    use futures::FutureExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let e = std::sync::Arc::new(Hashing::new());
+    let opts = BuildOptions {
+        embedder: Some(e.as_ref()),
+        ..BuildOptions::default()
+    };
+    build(
+        tmp.path(),
+        &Source::Roots(vec![sample_docs()]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let index = crate::read::DocIndex::open(tmp.path())
+        .unwrap()
+        .with_embedder(e.clone());
+    let one = DocfuseRetriever::with_concurrency(std::sync::Arc::new(index), 1);
+    let hybrid = RetrieveOptions {
+        mode: Mode::Hybrid,
+        ..lexical(3)
+    };
+    let query = "installing the plugin loader";
+    rt().block_on(async {
+        // search permits busy: the query is embedded, the search waits
+        let searching = one.hold_all_permits().await;
+        let task = tokio::spawn({
+            let (one, hybrid) = (one.clone(), hybrid.clone());
+            async move { one.search(query, &hybrid).await }
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while e.times_seen(query) == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(
+            e.times_seen(query),
+            1,
+            "embedded while the search permits are held"
+        );
+        assert!(!task.is_finished(), "the search waits for its permit");
+        drop(searching);
+        let r = task.await.unwrap().unwrap();
+        assert_eq!((r.mode, r.degraded.as_deref()), (Mode::Hybrid, None));
+        assert_eq!(e.times_seen(query), 1, "the prepared vector was used");
+
+        // embedding permits busy: a lexical search answers, a hybrid one waits
+        let embedding = one.hold_all_embed_permits().await;
+        let mut waiting = Box::pin(one.search("plugins of the loader", &hybrid));
+        assert!((&mut waiting).now_or_never().is_none());
+        let r = one.search("install", &lexical(3)).await.unwrap();
+        assert_eq!(r.documents[0].metadata.path, "guide/install.md");
+        drop(embedding);
+        assert_eq!(waiting.await.unwrap().mode, Mode::Hybrid);
+    });
+}
