@@ -135,8 +135,9 @@ pub struct ServeArgs {
     /// reverse proxy forwards (repeatable). `localhost`, `127.0.0.1` and `::1` always are.
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<String>,
-    /// Searches that may wait while every core is busy; one more is answered `503
-    /// overloaded` with `Retry-After: 1` at once.
+    /// Searches that may wait while every core is busy (and, apart, hybrid questions
+    /// waiting to be embedded); one more is answered `503 overloaded` with `Retry-After:
+    /// 1` at once.
     #[arg(long, value_name = "N", default_value_t = crate::retriever::DEFAULT_MAX_QUEUED)]
     pub max_queued: usize,
     /// Most connections open at once (lowered to what the open-file limit allows); one

@@ -31,6 +31,8 @@ pub(super) struct Parts<'a> {
     pub g: &'a OpenGeneration,
     pub v: &'a VectorPart,
     pub p: &'a ProximityPart,
+    /// The query's vector made ahead of the search, if any.
+    pub prepared: Option<&'a super::vectors::PreparedQuery>,
 }
 
 impl<'a> Parts<'a> {
@@ -165,7 +167,7 @@ impl<'a> Parts<'a> {
             }
             _ => Err(Error::VectorsUnavailable(reason)),
         };
-        let side = match self.v.query_side(self.g, query)? {
+        let side = match self.v.query_side_with(self.g, query, self.prepared)? {
             Ok(side) => side,
             Err(reason) => return without_vectors(reason),
         };

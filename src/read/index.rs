@@ -10,7 +10,7 @@ use super::hybrid::Parts;
 use super::opened::OpenGeneration;
 use super::proximity::ProximityPart;
 use super::remote::{EmbedderInfo, RemoteVectors};
-use super::vectors::{VectorPart, VectorSide};
+use super::vectors::{PreparedQuery, VectorPart, VectorSide};
 use crate::config::QueryParams;
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -55,6 +55,7 @@ impl DocIndex {
             g: &self.generation,
             v: &self.vectors,
             p: &self.proximity,
+            prepared: None,
         }
     }
 
@@ -80,6 +81,25 @@ impl DocIndex {
     /// text is accepted.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResponse> {
         self.parts().search(query, opts)
+    }
+
+    /// [`DocIndex::search`] with the query's vector made ahead of it
+    /// ([`DocIndex::prepare_query`]): taken instead of embedding when it was made for
+    /// `query` by the embedder this index searches with.
+    ///
+    /// # Errors
+    /// As [`DocIndex::search`].
+    pub fn search_prepared(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        prepared: Option<&PreparedQuery>,
+    ) -> Result<SearchResponse> {
+        Parts {
+            prepared,
+            ..self.parts()
+        }
+        .search(query, opts)
     }
 
     /// Uses `embedder` for queries instead of loading the default one (e.g. to share one
@@ -182,13 +202,13 @@ impl DocIndex {
         self.manifest().vectors.is_some() || self.remote_vectors().is_some()
     }
 
-    /// Embeds `query` ahead of a search of it (see [`VectorPart::prepare_query`]): the
-    /// search then takes the vector instead of embedding. `Ok(false)` when the vector side
-    /// is not usable.
+    /// `query`'s vector, made ahead of a search of it for [`DocIndex::search_prepared`]
+    /// (see [`VectorPart::prepare_query`]); `None` when the vector side is not usable or
+    /// the query-vector cache answers without a model.
     ///
     /// # Errors
     /// [`crate::Error::Embedder`] when the query cannot be embedded.
-    pub fn prepare_query(&self, query: &str) -> Result<bool> {
+    pub fn prepare_query(&self, query: &str) -> Result<Option<PreparedQuery>> {
         self.vectors.prepare_query(&self.generation, query)
     }
 

@@ -39,5 +39,5 @@ pub use query_cache::{QueryCache, QUERY_CACHE_DIR};
 pub use remote::{attach, EmbedderInfo, RemoteAnswer, RemoteVectors};
 pub use status::{index_gone, stale, status, status_now, Status};
 pub use symbols::{is_symbol_query, operators_in};
-pub use vectors::{VectorPart, VectorSide};
+pub use vectors::{PreparedQuery, VectorPart, VectorSide};
 pub use verify::{verify, Verification};

@@ -9,8 +9,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::store::VectorsInfo;
 use crate::vector::VectorSearch;
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// How long a failed load (the model not installed, ONNX Runtime missing) is answered
 /// from memory before it is tried again: a model installed while a server runs is used
@@ -196,9 +195,18 @@ fn ceiling_of(tops: &[f32]) -> f32 {
 /// `ef_search` of a probe's nearest-neighbour search (one result wanted).
 const PROBE_EF: usize = 64;
 
-/// Query vectors embedded ahead of their searches ([`VectorPart::prepare_query`]) kept at
-/// once; beyond it the oldest is dropped (its search then embeds the query itself).
-pub const PREPARED_MAX: usize = 64;
+/// A query's vector made ahead of its search ([`VectorPart::prepare_query`]) and handed
+/// to it: the search of the same text takes it instead of embedding, when the embedder
+/// it searches with has the identity the vector was made with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedQuery {
+    /// The text embedded (the focused query the search is asked).
+    pub query: String,
+    /// Identity key of the embedder that made the vector.
+    pub identity_key: String,
+    /// `[dim]` f32, L2-normalised.
+    pub vector: Vec<f32>,
+}
 
 /// The embedder for the vector side (the default MiniLM, or one given).
 pub type EmbedderSlot = Retrying<Arc<dyn Embedder>>;
@@ -227,9 +235,6 @@ pub struct VectorPart {
     remote: Option<Arc<dyn RemoteVectors>>,
     /// [`VectorPart::noise_ceiling`] per [`ProbeScript`] (Latin, CJK), once measured.
     noise_ceiling: [OnceLock<f32>; 2],
-    /// Queries and their vectors from [`VectorPart::prepare_query`], taken by the search
-    /// that asks for them (at most [`PREPARED_MAX`]).
-    prepared: Mutex<VecDeque<(String, Vec<f32>)>>,
 }
 
 impl VectorPart {
@@ -243,7 +248,6 @@ impl VectorPart {
             vectors_damage,
             remote: super::remote::attached_to(g.dir()),
             noise_ceiling: [OnceLock::new(), OnceLock::new()],
-            prepared: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -372,6 +376,20 @@ impl VectorPart {
         g: &OpenGeneration,
         query: &str,
     ) -> Result<std::result::Result<(VectorSide<'_>, Vec<f32>), String>> {
+        self.query_side_with(g, query, None)
+    }
+
+    /// [`VectorPart::query_side`], taking the vector of `prepared` when it was made for
+    /// this text by this embedder (else as without it).
+    ///
+    /// # Errors
+    /// As [`VectorPart::query_side`].
+    pub fn query_side_with(
+        &self,
+        g: &OpenGeneration,
+        query: &str,
+        prepared: Option<&PreparedQuery>,
+    ) -> Result<std::result::Result<(VectorSide<'_>, Vec<f32>), String>> {
         if let Some(hit) = self.cached_query_side(g, query) {
             return Ok(Ok(hit));
         }
@@ -379,8 +397,10 @@ impl VectorPart {
             Ok(side) => side,
             Err(why) => return Ok(Err(why)),
         };
-        if let Some(v) = self.take_prepared(query) {
-            return Ok(Ok((vectors, v)));
+        if let Some(p) = prepared {
+            if p.query == query && p.identity_key == embedder.identity().key() {
+                return Ok(Ok((vectors, p.vector.clone())));
+            }
         }
         let cache = QueryCache::new(g.dir(), &embedder.identity().key(), embedder.dim());
         if let Some(v) = cache.get(query) {
@@ -391,33 +411,30 @@ impl VectorPart {
         Ok(Ok((vectors, v)))
     }
 
-    /// Embeds `query` (or reads it from the query-vector cache) ahead of its search and
-    /// keeps the vector for the next [`VectorPart::query_side`] of the same text, so a
-    /// server can embed while holding no search permit. `Ok(false)` when the vector side
-    /// is not usable (the search says why).
+    /// `query`'s vector, made ahead of its search (embedded, or read from the
+    /// query-vector cache) for [`VectorPart::query_side_with`], so that a server can
+    /// embed while holding no search permit. `None` when the vector side is not usable
+    /// (the search says why), or when the query-vector cache answers without a model
+    /// (the search reads the same entry).
     ///
     /// # Errors
     /// [`Error::Embedder`] when the query cannot be embedded.
-    pub fn prepare_query(&self, g: &OpenGeneration, query: &str) -> Result<bool> {
-        let v = match self.query_side(g, query)? {
-            Ok((_, v)) => v,
-            Err(_) => return Ok(false),
-        };
-        let Ok(mut prepared) = self.prepared.lock() else {
-            return Ok(false);
-        };
-        if prepared.len() >= PREPARED_MAX {
-            prepared.pop_front();
+    pub fn prepare_query(&self, g: &OpenGeneration, query: &str) -> Result<Option<PreparedQuery>> {
+        if self.cached_query_side(g, query).is_some() {
+            return Ok(None);
         }
-        prepared.push_back((query.to_string(), v));
-        Ok(true)
-    }
-
-    /// The vector [`VectorPart::prepare_query`] made for `query`, removed from the list.
-    fn take_prepared(&self, query: &str) -> Option<Vec<f32>> {
-        let mut prepared = self.prepared.lock().ok()?;
-        let at = prepared.iter().position(|(q, _)| q == query)?;
-        prepared.remove(at).map(|(_, v)| v)
+        let Ok((_, embedder)) = self.vector_side(g) else {
+            return Ok(None);
+        };
+        let identity_key = embedder.identity().key();
+        Ok(match self.query_side(g, query)? {
+            Ok((_, vector)) => Some(PreparedQuery {
+                query: query.to_string(),
+                identity_key,
+                vector,
+            }),
+            Err(_) => None,
+        })
     }
 
     /// The collection's noise ceiling for queries of `script`: the highest cosine any of

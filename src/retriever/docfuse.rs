@@ -13,7 +13,7 @@
 use super::inner::Inner;
 pub use super::inner::Retrieval;
 use super::passage::{self, Passage, PassageRequest};
-use super::{BoxFuture, Mode, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
+use super::{BoxFuture, RetrieveError, RetrieveOptions, RetrievedDocument, Retriever};
 use crate::read::{status_now, DocIndex, Status};
 use crate::store::SourceSpec;
 use serde::Serialize;
@@ -161,7 +161,9 @@ impl DocfuseRetriever {
         }
     }
 
-    /// At most `max_queued` searches, and as many reads, wait for a permit; one more is
+    /// At most `max_queued` searches, as many query embeddings (a hybrid or vector
+    /// search waits first for an embedding permit, then for a search permit: at most
+    /// `max_queued` in each queue) and as many reads wait for a permit; one more is
     /// refused at once with
     /// [`RetrieveError::Overloaded`] (the HTTP API answers `503` with `Retry-After`).
     /// Clones share one queue: the bound applies to all of them.
@@ -351,17 +353,19 @@ impl DocfuseRetriever {
     ) -> Result<Retrieval, RetrieveError> {
         let (query, options) = (query.to_string(), options.clone());
         // The query's vector first, holding an embedding permit only: a search permit
-        // (one per core) is taken once the vector is ready, so lexical searches never
-        // queue behind an embedding.
-        if options.mode != Mode::Lexical && self.inner().index.has_vectors() {
+        // (one per core) is taken once the vector is ready and handed to the search, so
+        // lexical searches never queue behind an embedding.
+        let prepared = if super::search::may_embed(&self.inner().index, &query, &options) {
             let (q, o) = (query.clone(), options.clone());
             self.run_blocking(Lane::Embed, move |inner| {
                 Ok(super::search::prepare(inner, &q, &o))
             })
-            .await?;
-        }
+            .await?
+        } else {
+            None
+        };
         self.run_blocking(Lane::Search, move |inner| {
-            super::search::search(inner, &query, &options)
+            super::search::search(inner, &query, &options, prepared.as_ref())
         })
         .await
     }
@@ -377,7 +381,7 @@ impl DocfuseRetriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Retrieval, RetrieveError> {
-        super::search::search(&self.inner(), query, options)
+        super::search::search(&self.inner(), query, options, None)
     }
 
     /// Reads a passage from an indexed file, confined to the indexed roots (see

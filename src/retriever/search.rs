@@ -7,28 +7,39 @@ use super::filter::PathFilter;
 use super::inner::{Inner, Retrieval};
 use super::passage::section_id;
 use super::{relative, DocumentMetadata, Mode, RetrieveError, RetrieveOptions, RetrievedDocument};
-use crate::read::{DocIndex, Hit, SearchOptions, SearchResponse, FUSION_DEPTH};
+use crate::read::{DocIndex, Hit, PreparedQuery, SearchOptions, SearchResponse, FUSION_DEPTH};
 use std::collections::HashMap;
 
 /// A filtered or grouped query first asks the engine for `limit × OVERFETCH` chunks (at
 /// least [`FUSION_DEPTH`]); when too few pass, it asks for every chunk.
 const OVERFETCH: usize = 8;
 
-/// Embeds the vector a search of `query` will ask for, ahead of it
-/// ([`DocIndex::prepare_query`]): nothing for a lexical search, an invalid request, a
-/// query of symbols or an index without vectors. Errors are left for the search to
-/// report. `true` when a vector was prepared.
-pub(super) fn prepare(inner: &Inner, query: &str, options: &RetrieveOptions) -> bool {
+/// Whether a search of `query` may embed it: not in lexical mode, not for an invalid
+/// request or a query of symbols, and not on an index without vectors. Cheap: no model is
+/// loaded, nothing is read.
+pub(super) fn may_embed(index: &DocIndex, query: &str, options: &RetrieveOptions) -> bool {
+    options.mode != Mode::Lexical
+        && index.has_vectors()
+        && super::request::validate_search(query, options).is_ok()
+        && !crate::read::is_symbol_query(query)
+}
+
+/// The vector a search of `query` will ask for, made ahead of it
+/// ([`DocIndex::prepare_query`]) for [`search`]'s `prepared`. `None` when the search will
+/// not embed ([`may_embed`]) or the vector side is not usable; an embedding error is left
+/// for the search to report.
+pub(super) fn prepare(
+    inner: &Inner,
+    query: &str,
+    options: &RetrieveOptions,
+) -> Option<PreparedQuery> {
     let index = &inner.index;
-    if options.mode == Mode::Lexical
-        || !index.has_vectors()
-        || super::request::validate_search(query, options).is_err()
-    {
-        return false;
-    }
     let focused = super::focus::focus(index, query);
     let query = focused.as_ref().map_or(query, |f| f.text.as_str());
-    !crate::read::is_symbol_query(query) && index.prepare_query(query).unwrap_or(false)
+    if !may_embed(index, query, options) {
+        return None;
+    }
+    index.prepare_query(query).ok().flatten()
 }
 
 /// Runs a search on the calling thread.
@@ -41,6 +52,7 @@ pub(super) fn search(
     inner: &Inner,
     query: &str,
     options: &RetrieveOptions,
+    prepared: Option<&PreparedQuery>,
 ) -> Result<Retrieval, RetrieveError> {
     let index = &inner.index;
     let filter = super::request::validate_search(query, options)?;
@@ -71,9 +83,9 @@ pub(super) fn search(
         sections: options.group,
     });
     let resp = if filter.is_empty() && group.is_none() {
-        index.search(query, &opts)?
+        index.search_prepared(query, &opts, prepared)?
     } else {
-        wider_search(index, query, opts, &filter, group, limit, floor)?
+        wider_search(index, query, opts, prepared, &filter, group)?
     };
     // (a query of symbols has no words: its missing symbols are the engine's)
     let missing_words = match filter.is_empty() || crate::read::is_symbol_query(query) {
@@ -136,22 +148,23 @@ pub(super) fn search(
 }
 
 /// Over-fetches with no floor, keeps what passes the filter (and, grouping, enough
-/// distinct sections), then applies the floor relative to the best hit that passed.
+/// distinct sections), then applies the floor relative to the best hit that passed
+/// (`opts.limit` results at most, `opts.params.floor` the floor).
 fn wider_search(
     index: &DocIndex,
     query: &str,
     mut opts: SearchOptions,
+    prepared: Option<&PreparedQuery>,
     filter: &PathFilter,
     group: Option<Grouping>,
-    limit: usize,
-    floor: f32,
 ) -> Result<SearchResponse, RetrieveError> {
+    let (limit, floor) = (opts.limit, opts.params.floor);
     let total = (index.manifest().collection.chunks as usize).max(1);
     let mut depth = limit.saturating_mul(OVERFETCH).max(FUSION_DEPTH).min(total);
     opts.params.floor = 0.0;
     loop {
         opts.limit = depth;
-        let mut resp = index.search(query, &opts)?;
+        let mut resp = index.search_prepared(query, &opts, prepared)?;
         let exhausted = resp.hits.len() < depth || depth >= total;
         let mut kept: Vec<Hit> = std::mem::take(&mut resp.hits)
             .into_iter()

@@ -641,6 +641,26 @@ impl crate::embed::Embedder for Hashing {
     }
 }
 
+/// The sample docs indexed with a [`Hashing`] embedder, opened with it.
+fn hashed_index() -> (
+    tempfile::TempDir,
+    std::sync::Arc<Hashing>,
+    crate::read::DocIndex,
+) {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = std::sync::Arc::new(Hashing::new());
+    let opts = BuildOptions {
+        embedder: Some(e.as_ref()),
+        ..BuildOptions::default()
+    };
+    let src = Source::Roots(vec![sample_docs()]);
+    build(tmp.path(), &src, &opts, &mut |_| {}).unwrap();
+    let index = crate::read::DocIndex::open(tmp.path())
+        .unwrap()
+        .with_embedder(e.clone());
+    (tmp, e, index)
+}
+
 /// A hybrid search embeds its query holding an embedding permit, not a search permit:
 /// with every search permit busy the query is embedded all the same (and the search then
 /// waits), with every embedding permit busy a lexical search still answers, and the
@@ -648,22 +668,7 @@ impl crate::embed::Embedder for Hashing {
 #[test]
 fn a_query_is_embedded_without_holding_a_search_permit() {
     use futures::FutureExt;
-    let tmp = tempfile::tempdir().unwrap();
-    let e = std::sync::Arc::new(Hashing::new());
-    let opts = BuildOptions {
-        embedder: Some(e.as_ref()),
-        ..BuildOptions::default()
-    };
-    build(
-        tmp.path(),
-        &Source::Roots(vec![sample_docs()]),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap();
-    let index = crate::read::DocIndex::open(tmp.path())
-        .unwrap()
-        .with_embedder(e.clone());
+    let (_tmp, e, index) = hashed_index();
     let one = DocfuseRetriever::with_concurrency(std::sync::Arc::new(index), 1);
     let hybrid = RetrieveOptions {
         mode: Mode::Hybrid,
@@ -690,7 +695,7 @@ fn a_query_is_embedded_without_holding_a_search_permit() {
         drop(searching);
         let r = task.await.unwrap().unwrap();
         assert_eq!((r.mode, r.degraded.as_deref()), (Mode::Hybrid, None));
-        assert_eq!(e.times_seen(query), 1, "the prepared vector was used");
+        assert_eq!(e.times_seen(query), 1, "embedded once");
 
         // embedding permits busy: a lexical search answers, a hybrid one waits
         let embedding = one.hold_all_embed_permits().await;
@@ -701,4 +706,55 @@ fn a_query_is_embedded_without_holding_a_search_permit() {
         drop(embedding);
         assert_eq!(waiting.await.unwrap().mode, Mode::Hybrid);
     });
+}
+
+/// A search handed a vector made ahead of it takes that vector instead of embedding, only
+/// for the text and the embedder identity it was made for.
+#[test]
+fn a_prepared_vector_is_taken_only_for_its_own_text_and_embedder() {
+    let (tmp, e, index) = hashed_index();
+    // the vector of chunk 3, as stored: a vector search with it finds chunk 3 first
+    let bytes = std::fs::read(tmp.path().join("gen-000001/vectors.f32")).unwrap();
+    let row: Vec<f32> = bytes[3 * 32..4 * 32]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let mut prepared = crate::read::PreparedQuery {
+        query: "configuring plugins".into(),
+        identity_key: crate::embed::Embedder::identity(e.as_ref()).key(),
+        vector: row,
+    };
+    let vector = crate::read::SearchOptions {
+        mode: Mode::Vector,
+        ..crate::read::SearchOptions::default()
+    };
+    let r = index
+        .search_prepared("configuring plugins", &vector, Some(&prepared))
+        .unwrap();
+    assert_eq!(r.hits.first().map(|h| h.ord), Some(3));
+    assert_eq!(
+        e.times_seen("configuring plugins"),
+        0,
+        "taken, not embedded"
+    );
+    // another text, or another embedder's vector: embedded as without it
+    let r = index
+        .search_prepared("installing the loader", &vector, Some(&prepared))
+        .unwrap();
+    assert_eq!(e.times_seen("installing the loader"), 1);
+    assert_ne!(r.hits.first().map(|h| h.ord), Some(3));
+    prepared.identity_key = "another".into();
+    index
+        .search_prepared("configuring plugins", &vector, Some(&prepared))
+        .unwrap();
+    assert_eq!(e.times_seen("configuring plugins"), 1);
+    // made by the index itself: the very vector the search would embed
+    let made = index
+        .prepare_query("limiting concurrency")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        made.vector,
+        crate::embed::Embedder::embed(e.as_ref(), &["limiting concurrency"]).unwrap()
+    );
 }

@@ -16,7 +16,9 @@
 //! there, 405, 409 a mode the index cannot serve, 413 body too large, 415 not JSON) and a
 //! 5xx for faults and load (500, 503 `timeout`, 503 `overloaded` with `Retry-After`).
 //! Requests are bounded: body size, a per-request timeout, at most one search per core
-//! at a time with at most `max_queued` more waiting (one more is refused at once), and
+//! at a time with at most `max_queued` more waiting (one more is refused at once; a
+//! hybrid search first embeds its query in a lane of its own, one per core, whose queue
+//! has the same bound), and
 //! every response under the response budget. A request whose `Host` is not the server's own name, or whose
 //! `Origin` is another site, is refused (DNS rebinding: a web page must not read the
 //! docs through the developer's browser).
