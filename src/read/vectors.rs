@@ -564,7 +564,7 @@ fn check_identity(
         return Ok(());
     }
     Err(format!(
-        "the index's vectors come from another embedder ({model} {}…), the loaded one is {} {}…; run `docfuse refresh` to re-embed",
+        "the index's vectors come from another embedder ({model} {}…), the loaded one is {} {}…; set DOCFUSE_MODEL_DIR to the `{model}` model folder to search them, or run `docfuse refresh` to re-embed the index with the loaded model",
         &identity_key[..12.min(identity_key.len())],
         embedder.identity().model,
         &key[..12.min(key.len())]
