@@ -339,10 +339,9 @@ impl MiniLm {
             self.run_on(&mut model, texts, &mut out)?;
             return Ok(out);
         }
-        for slot in self.workers.iter().filter(|_| cores > 1) {
-            let Ok(worker) = self.session(slot, 1) else {
-                continue;
-            };
+        // (one core: the worker would be a second session for the same core)
+        let workers = if cores > 1 { &self.workers[..] } else { &[] };
+        for worker in workers.iter().filter_map(|slot| self.session(slot, 1).ok()) {
             if let Ok(mut model) = worker.try_lock() {
                 self.run_on(&mut model, texts, &mut out)?;
                 return Ok(out);

@@ -397,12 +397,11 @@ impl VectorPart {
             Ok(side) => side,
             Err(why) => return Ok(Err(why)),
         };
-        if let Some(p) = prepared {
-            if p.query == query && p.identity_key == embedder.identity().key() {
-                return Ok(Ok((vectors, p.vector.clone())));
-            }
+        let key = embedder.identity().key();
+        if let Some(p) = prepared.filter(|p| p.query == query && p.identity_key == key) {
+            return Ok(Ok((vectors, p.vector.clone())));
         }
-        let cache = QueryCache::new(g.dir(), &embedder.identity().key(), embedder.dim());
+        let cache = QueryCache::new(g.dir(), &key, embedder.dim());
         if let Some(v) = cache.get(query) {
             return Ok(Ok((vectors, v)));
         }
