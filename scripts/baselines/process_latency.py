@@ -4,6 +4,8 @@
 For each question of a docfuse question file (e.g. the Rust book's 50 dev questions):
   docfuse: `docfuse search --index DIR -- "<question>"` (default output, limit 10)
   rg:      `rg -i -F -- "<first word of the question>" CORPUS` (literal, case-insensitive)
+Every docfuse search answers in its own process: no running server is asked and no
+resident `docfuse daemon` is started (DOCFUSE_NO_DAEMON=1; `cold_daemon.py` measures those).
 Each command runs --runs times after --warmup runs, with its output read through a pipe
 (not /dev/null, where ripgrep stops at the first match). All run times of one tool are
 pooled: median and p95 (nearest rank) in ms, and the docfuse/rg ratios.
@@ -68,6 +70,7 @@ def with_loop(cmds, runs, warmup):
 
 
 def main():
+    os.environ["DOCFUSE_NO_DAEMON"] = "1"
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docfuse", default="target/release/docfuse")
     ap.add_argument("--index", required=True)

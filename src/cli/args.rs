@@ -55,6 +55,20 @@ pub enum Command {
     /// `docs_pack` capability) fetches and indexes the service's pack, `service.unregister`
     /// removes it, `gateway.online` (and the start) pulls every known pack again.
     Ingest(IngestArgs),
+    /// Keep an index folder and its embedding model loaded, answering one-off searches of
+    /// that index (a hybrid `search` starts one by itself; see `DOCFUSE_DAEMON_IDLE`).
+    Daemon(DaemonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Index folder (a folder index only: a PostgreSQL index's searches answer by themselves).
+    #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
+    pub index: PathBuf,
+    /// Exit after this many seconds without a search (default: `DOCFUSE_DAEMON_IDLE`, else
+    /// 300).
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -392,6 +406,10 @@ pub struct SearchArgs {
     /// index it holds loaded; also `DOCFUSE_NO_DAEMON=1`).
     #[arg(long)]
     pub no_daemon: bool,
+    /// Set when this search may start a resident `docfuse daemon` for its index after
+    /// loading the model (a folder index, no `--no-daemon` / `DOCFUSE_NO_DAEMON`).
+    #[arg(skip)]
+    pub start_daemon: bool,
     /// auto (hybrid when the index has usable vectors, else lexical), lexical, vector or hybrid.
     #[arg(long, default_value = "auto")]
     pub mode: crate::read::Mode,

@@ -196,6 +196,21 @@ pub fn ask(index: &Path, argv: Vec<String>) -> Option<i32> {
     Some(reply.code)
 }
 
+/// Whether a live server (one that acknowledges a connection) holds the socket of the
+/// index folder `index`.
+#[cfg(unix)]
+pub fn answers(index: &Path) -> bool {
+    use std::io::Read;
+    let Some(socket) = socket_for(index, false) else {
+        return false;
+    };
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(&socket) else {
+        return false;
+    };
+    let mut ack = [0u8; 1];
+    stream.set_read_timeout(Some(ACK_TIMEOUT)).is_ok() && stream.read_exact(&mut ack).is_ok()
+}
+
 #[cfg(not(unix))]
 pub fn ask(_index: &Path, _argv: Vec<String>) -> Option<i32> {
     None
@@ -207,6 +222,22 @@ pub struct Listening {
     path: PathBuf,
     /// (device, inode) of the socket this server bound.
     id: Option<(u64, u64)>,
+    /// When the last request arrived (or the socket was made).
+    last: std::sync::Arc<std::sync::Mutex<std::time::Instant>>,
+}
+
+impl Listening {
+    /// Time since the last request arrived on the socket (or since it was made).
+    pub fn idle(&self) -> std::time::Duration {
+        self.last
+            .lock()
+            .map_or(std::time::Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// Whether the socket file is still the one this server made (not removed or replaced).
+    pub fn still_bound(&self) -> bool {
+        self.id.is_some() && file_id(&self.path) == self.id
+    }
 }
 
 impl Drop for Listening {
@@ -295,6 +326,8 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
         env: env_settings(),
     };
     let active = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let last = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let clock = last.clone();
     let spawned = std::thread::Builder::new()
         .name("docfuse-search-socket".into())
         .spawn(move || loop {
@@ -307,6 +340,9 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
                     continue;
                 }
             };
+            if let Ok(mut t) = clock.lock() {
+                *t = std::time::Instant::now();
+            }
             // over the limit the connection closes: that search answers by itself
             let Some(slot) = Slot::take(&active) else {
                 continue;
@@ -318,7 +354,7 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
             });
         });
     match spawned {
-        Ok(_) => Some(Listening { path, id }),
+        Ok(_) => Some(Listening { path, id, last }),
         Err(e) => {
             tracing::info!("cannot start the search socket's thread: {e}");
             let _ = std::fs::remove_file(&path);

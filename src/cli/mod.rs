@@ -17,7 +17,9 @@
 //! build into `PgStore::seeding`: the folder only, nothing embedded), then run the command,
 //! whose build goes into the `PgStore` (one database publish) — and print what was
 //! published; `ingest.rs`: the NATS subscriber (async-nats; one event at a time, each a
-//! job; bad messages reported and skipped); the only module that prints to stdout
+//! job; bad messages reported and skipped); `daemon.rs`: the search socket of a running
+//! server; `resident.rs`: `docfuse daemon`, which a hybrid search starts when no server
+//! answers; the only module that prints to stdout
 
 mod args;
 mod build_run;
@@ -36,6 +38,7 @@ mod pack;
 mod passage;
 mod pg;
 mod refresh;
+mod resident;
 mod search;
 mod serve;
 mod status;
@@ -65,9 +68,12 @@ pub fn run() -> i32 {
         Command::Search(a) if a.refresh && pg::is_db(&a.index) => Err(anyhow::anyhow!(
             "`search --refresh` does not apply to a PostgreSQL index: searches follow its published generation\nhint: run the writer (`docfuse refresh --index URL`) where the roots are"
         )),
-        Command::Search(a) => match asks_a_server(&a).then(|| daemon::ask(&a.index, argv)) {
+        Command::Search(mut a) => match asks_a_server(&a).then(|| daemon::ask(&a.index, argv)) {
             Some(Some(code)) => Ok(code),
-            _ => read(a, |a| &mut a.index, search::run),
+            asked => {
+                a.start_daemon = asked.is_some();
+                read(a, |a| &mut a.index, search_here)
+            }
         },
         Command::Status(mut a) => pg::status_dir(&a.index).and_then(|d| {
             a.index = d;
@@ -91,6 +97,7 @@ pub fn run() -> i32 {
         }),
         Command::Pack(a) => pack::run(a),
         Command::Ingest(a) => ingest::run(a),
+        Command::Daemon(a) => resident::run(a),
     };
     match outcome {
         Ok(code) => code,
@@ -107,6 +114,16 @@ pub fn run() -> i32 {
 /// PostgreSQL index.
 fn asks_a_server(a: &args::SearchArgs) -> bool {
     !a.refresh && !a.no_daemon && !pg::is_db(&a.index) && !daemon::disabled()
+}
+
+/// Answers a search in this process; when it loaded the model and may
+/// ([`args::SearchArgs::start_daemon`]), starts a resident `docfuse daemon` for the next.
+fn search_here(a: args::SearchArgs) -> anyhow::Result<i32> {
+    let (code, loaded) = search::run(&a)?;
+    if a.start_daemon && loaded {
+        resident::start(&a.index);
+    }
+    Ok(code)
 }
 
 /// Runs a reading command; a `--index postgres://…` is replaced by this host's cache

@@ -8,12 +8,15 @@ use crate::retriever::{
     DocfuseRetriever, PathFilters, RetrieveOptions, RetrievedDocument, SearchEnvelope, SearchResult,
 };
 
-pub fn run(a: SearchArgs) -> anyhow::Result<i32> {
+/// Answers `a` in this process: the exit code, and whether the embedding model was loaded
+/// for it.
+pub fn run(a: &SearchArgs) -> anyhow::Result<(i32, bool)> {
     if a.refresh {
         super::refresh::refresh_before_search(&a.index)?;
     }
     let retriever = DocfuseRetriever::open(&a.index)?;
-    answer(&retriever, &a).map(|(code, _)| code)
+    let (code, _) = answer(&retriever, a)?;
+    Ok((code, retriever.index().loaded_embedder().is_some()))
 }
 
 /// Answers `a` from `retriever`: prints the results (text or JSON) and returns the exit

@@ -212,6 +212,15 @@ impl DocIndex {
         self.vectors.prepare_query(&self.generation, query)
     }
 
+    /// Loads the embedder and makes its query session now (see
+    /// [`VectorPart::warm_up`]); `Ok(false)` when the index has no usable vectors.
+    ///
+    /// # Errors
+    /// [`crate::Error::Embedder`] when the model cannot embed.
+    pub fn warm_up(&self) -> Result<bool> {
+        self.vectors.warm_up(&self.generation)
+    }
+
     pub fn manifest(&self) -> &Manifest {
         self.generation.manifest()
     }

@@ -436,6 +436,20 @@ impl VectorPart {
         })
     }
 
+    /// Loads the embedder and makes its query session now, by embedding one short text
+    /// (nothing is cached): what a resident process does before its first search.
+    /// `Ok(false)` when the vector side is not usable (nothing is loaded).
+    ///
+    /// # Errors
+    /// [`Error::Embedder`] when the text cannot be embedded.
+    pub fn warm_up(&self, g: &OpenGeneration) -> Result<bool> {
+        let Ok((_, embedder)) = self.vector_side(g) else {
+            return Ok(false);
+        };
+        embedder.embed(&["docfuse"])?;
+        Ok(true)
+    }
+
     /// The collection's noise ceiling for queries of `script`: the highest cosine any of
     /// its probes ([`NOISE_PROBES`], [`CJK_NOISE_PROBES`]: made-up words no documentation
     /// holds) reaches over the generation's vectors, plus

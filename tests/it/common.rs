@@ -37,6 +37,8 @@ pub fn docfuse(cwd: &Path, args: &[&str]) -> Output {
         .env_remove("DOCFUSE_LOG")
         .env_remove("DOCFUSE_MODEL_CACHE")
         .env_remove("DOCFUSE_QUERY_CACHE")
+        // no resident `docfuse daemon` left behind by a test's hybrid search
+        .env("DOCFUSE_DAEMON_IDLE", "0")
         .output()
         .expect("the docfuse binary runs")
 }
@@ -48,7 +50,8 @@ pub fn docfuse_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .current_dir(cwd)
         .env_remove("DOCFUSE_LOG")
         .env_remove("DOCFUSE_MODEL_CACHE")
-        .env_remove("DOCFUSE_QUERY_CACHE");
+        .env_remove("DOCFUSE_QUERY_CACHE")
+        .env("DOCFUSE_DAEMON_IDLE", "0");
     for (k, v) in env {
         c.env(k, v);
     }

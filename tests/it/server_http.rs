@@ -1342,6 +1342,98 @@ fn a_one_off_search_is_answered_by_the_running_server_with_the_same_output() {
     answered_here();
 }
 
+/// Whether process `pid` runs (a zombie, left for a parent that does not reap, does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// Waits up to `limit` for `done`.
+fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    done()
+}
+
+/// A hybrid search that had to load the model leaves a resident `docfuse daemon` behind
+/// (unless `DOCFUSE_DAEMON_IDLE=0`): the next search is answered by it with the output it
+/// would print by itself, and it exits when its index is removed or when idle.
+#[test]
+fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_or_removed() {
+    let runtime = tempfile::tempdir().unwrap();
+    let rt = runtime.path().to_str().unwrap();
+    let search = |tmp: &Path, idx: &str, extra: &[&str], idle: &str| {
+        let mut args = vec!["search", "--index", idx];
+        args.extend_from_slice(extra);
+        let env = [
+            ("XDG_RUNTIME_DIR", rt),
+            ("DOCFUSE_LOG", "docfuse=debug"),
+            ("DOCFUSE_DAEMON_IDLE", idle),
+        ];
+        docfuse_env(tmp, &args, &env)
+    };
+    let started = |o: &std::process::Output| -> Option<u32> {
+        let err = stderr(o);
+        let at = err.find("started a resident docfuse (pid ")?;
+        let rest = &err[at + "started a resident docfuse (pid ".len()..];
+        rest.split(')').next()?.parse().ok()
+    };
+    let (tmp, dir) = sample_index();
+    let idx = dir.to_str().unwrap();
+    // turned off: none is started, nor by a lexical search
+    let o = search(tmp.path(), idx, &["parallel jobs"], "0");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(started(&o), None, "{}", stderr(&o));
+    let o = search(
+        tmp.path(),
+        idx,
+        &["--mode", "lexical", "parallel jobs"],
+        "30",
+    );
+    assert_eq!(started(&o), None, "{}", stderr(&o));
+    // a hybrid search that loads the model (a question not asked before: the query-vector
+    // cache does not hold it) starts one; it answers the next searches, as they would
+    let o = search(tmp.path(), idx, &["--json", "jobs side by side"], "30");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let pid = started(&o).expect("a resident was started");
+    let query = ["--json", "--mode", "hybrid", "run tasks in parallel"];
+    let by_resident = || search(tmp.path(), idx, &query, "30");
+    assert!(
+        eventually(Duration::from_secs(30), || stderr(&by_resident())
+            .contains("answered by the server")),
+        "the resident never answered"
+    );
+    let o = by_resident();
+    assert_eq!(started(&o), None, "one resident is enough: {}", stderr(&o));
+    let mut alone_args = query.to_vec();
+    alone_args.insert(0, "--no-daemon");
+    let alone = search(tmp.path(), idx, &alone_args, "30");
+    assert_eq!(stdout(&o), stdout(&alone));
+    assert!(running(pid));
+    // its index removed: it exits
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || !running(pid)),
+        "the resident outlived its index"
+    );
+    // idle for its timeout: it exits
+    let (tmp, dir) = sample_index();
+    let idx = dir.to_str().unwrap();
+    let o = search(tmp.path(), idx, &["parallel jobs"], "1");
+    let pid = started(&o).expect("a resident was started");
+    assert!(
+        eventually(Duration::from_secs(20), || !running(pid)),
+        "the resident stayed past its idle timeout"
+    );
+}
+
 /// A refresh published while the server runs: a one-off search answers from the new
 /// generation (the server's, once it follows, or its own).
 #[test]
