@@ -115,3 +115,17 @@ mod temp_tests {
         assert_eq!(std::fs::read(&long).unwrap(), b"x");
     }
 }
+
+/// docfuse's folder in the user's cache: `$XDG_CACHE_HOME/docfuse`, else
+/// `~/.cache/docfuse`; `None` when neither variable is set.
+pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|h| std::path::PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("docfuse"))
+}

@@ -104,21 +104,10 @@ const RACY_NS: i128 = 3_000_000_000;
 /// stamps`, else `~/.cache/docfuse/stamps`), named by the sha256 of the path and the
 /// digest's name; `None` without such a folder.
 pub fn user_memo(path: &Path, algorithm: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|d| !d.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })?;
+    let base = crate::fsio::user_cache_dir()?;
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = sha256_hex(format!("{}\n{algorithm}", abs.display()).as_bytes());
-    Some(
-        base.join("docfuse")
-            .join("stamps")
-            .join(format!("{name}.json")),
-    )
+    Some(base.join("stamps").join(format!("{name}.json")))
 }
 
 /// The stamp of `path` as it is now, without the full digest; `None` on a system without

@@ -16,8 +16,11 @@
 //! `folded.json` (the [`Record`]). The key is sha256 of the embedder identity key, ONNX
 //! Runtime's build string, the CPU's features ([`cpu_fingerprint`]: packed layouts and
 //! fused kernels are chosen per instruction set) and [`VERSION`]: another model,
-//! tokenizer, runtime or CPU never sees it. A folder is written under a temporary name,
-//! synced and renamed, by the index's one writer.
+//! tokenizer, runtime or CPU never sees it. `DIR` is one folder per user
+//! ([`cache_dir`]: `~/.cache/docfuse/model-cache`), so one copy serves every index of a
+//! model; folders of other keys stay there (another index may use them). A folder is
+//! written under a temporary name, synced and renamed by an index's writer; when two
+//! writers race, the first whole folder stays.
 //!
 //! Verification, on every session made from it: the record names the same key, the graph
 //! has the sha256 recorded and the weights the BLAKE3 (on a second thread while the
@@ -108,6 +111,24 @@ pub struct Folded {
     /// [`PROBE`]).
     pub record: Record,
 }
+
+/// Name of the cache folder (in the user's cache folder; in an index folder before
+/// version 0.1's per-user cache, or when the user has no cache folder).
+pub const DIR_NAME: &str = "model-cache";
+
+/// The folded-model cache folder for the index folder `index_dir`: the user's
+/// ([`crate::fsio::user_cache_dir`]`/model-cache`), shared by every index; the index's own
+/// `model-cache` only when there is no user cache folder (no `HOME` nor
+/// `XDG_CACHE_HOME`).
+pub fn cache_dir(index_dir: &Path) -> PathBuf {
+    crate::fsio::user_cache_dir()
+        .map(|d| d.join(DIR_NAME))
+        .unwrap_or_else(|| index_dir.join(DIR_NAME))
+}
+
+/// A temporary folder older than this is a dead writer's, removed by the next write
+/// (a live one finishes in seconds).
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Whether the cache is on (`DOCFUSE_MODEL_CACHE` is not `off`).
 pub fn enabled() -> bool {
@@ -291,9 +312,10 @@ pub trait Folder {
 /// weights check out is there (the weights are hashed in full only when their mtime is
 /// not the one recorded): folds into a temporary folder, checks that the
 /// folded model embeds the probe to the original's vector bit for bit, records the
-/// hashes, syncs and renames the folder into place, and removes the folders of other keys
-/// and of interrupted writes. `Ok(true)` when written, `Ok(false)` when already there.
-/// Call it as the index's one writer (under its writer lock).
+/// hashes, syncs and renames the folder into place, and removes the temporary folders of
+/// interrupted writes (over an hour old). `Ok(true)` when written, `Ok(false)` when
+/// already there (also when another writer placed a whole one meanwhile). Call it as an
+/// index's writer (under its writer lock); writers of other indexes may run at once.
 ///
 /// # Errors
 /// Why it was not written (its temporary folder is removed): a write failure, or the
@@ -305,11 +327,10 @@ pub fn write(
     runtime: &str,
     folder: &dyn Folder,
 ) -> Result<bool, String> {
-    remove_others(cache_dir, key);
-    if let Ok(Some(f)) = open(cache_dir, key) {
-        if still_whole(&f) {
-            return Ok(false);
-        }
+    remove_stale_tmp(cache_dir);
+    let whole = || matches!(open(cache_dir, key), Ok(Some(f)) if still_whole(&f));
+    if whole() {
+        return Ok(false);
     }
     std::fs::create_dir_all(cache_dir)
         .map_err(|e| format!("cannot create `{}`: {e}", cache_dir.display()))?;
@@ -322,21 +343,27 @@ pub fn write(
     ));
     let dest = cache_dir.join(key);
     let result = fill(&tmp, key, identity_key, runtime, folder).and_then(|()| {
+        // another writer may have placed a whole folder while this one folded
+        if whole() {
+            return Ok(false);
+        }
         let _ = discard(&dest);
-        std::fs::rename(&tmp, &dest).map_err(|e| {
-            format!(
+        match std::fs::rename(&tmp, &dest) {
+            Ok(()) => Ok(true),
+            Err(_) if whole() => Ok(false),
+            Err(e) => Err(format!(
                 "cannot rename `{}` to `{}`: {e}",
                 tmp.display(),
                 dest.display()
-            )
-        })
+            )),
+        }
     });
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = discard(&tmp);
     }
-    result?;
+    let written = result?;
     crate::store::sync_dir(cache_dir);
-    Ok(true)
+    Ok(written)
 }
 
 /// Whether a cache folder that opened is still whole: its weights' mtime is the one
@@ -410,15 +437,22 @@ fn fill(
     Ok(())
 }
 
-/// Removes the folders of other keys (another model or runtime) and of interrupted
-/// writes (the caller is the one writer, so no other write is under way).
-fn remove_others(cache_dir: &Path, key: &str) {
+/// Removes the temporary folders of writes interrupted over [`STALE_TMP`] ago (younger ones
+/// may be another index's writer at work).
+fn remove_stale_tmp(cache_dir: &Path) {
     let Ok(rd) = std::fs::read_dir(cache_dir) else {
         return;
     };
+    let stale = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TMP)
+    };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(TMP_PREFIX) || (name.len() == 64 && name != key) {
+        if name.starts_with(TMP_PREFIX) && stale(&e) {
             if let Err(err) = discard(&e.path()) {
                 tracing::warn!("cannot remove `{}`: {err}", e.path().display());
             }
@@ -618,7 +652,7 @@ mod tests {
     }
 
     #[test]
-    fn a_new_key_replaces_the_old_folder_and_interrupted_writes_are_swept() {
+    fn other_keys_stay_and_only_stale_interrupted_writes_are_swept() {
         let d = tempfile::tempdir().unwrap();
         let (a, b) = (key("id-a", "ort"), key("id-b", "ort"));
         write(d.path(), &a, "id-a", "ort", &fake("p", "p")).unwrap();
@@ -633,13 +667,24 @@ mod tests {
             "{}",
             found[0].1
         );
-        // written again under the same key: nothing to write, the leftover goes anyway
+        // written again under the same key: nothing to write; a fresh temporary folder
+        // may be another index's writer at work, so it stays
         assert_eq!(
             write(d.path(), &a, "id-a", "ort", &fake("p", "p")),
             Ok(false)
         );
-        assert_eq!(names(d.path()), vec![a.clone()]);
+        assert_eq!(names(d.path()), vec![".tmp-1-2".to_string(), a.clone()]);
+        // an hour old: a dead writer's, swept
+        let old = std::time::SystemTime::now() - 2 * STALE_TMP;
+        std::fs::File::open(&tmp)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        // another model's folder is written beside the first, which stays (one cache per
+        // user serves indexes of both)
         write(d.path(), &b, "id-b", "ort", &fake("p", "p")).unwrap();
-        assert_eq!(names(d.path()), vec![b]);
+        let mut both = vec![a, b];
+        both.sort();
+        assert_eq!(names(d.path()), both);
     }
 }

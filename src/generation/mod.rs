@@ -39,9 +39,5 @@ pub use source::{
     absolute, load_jsonl, read_record, sources_name, write_sources, Loaded, Source, SOURCES_DIR,
 };
 
-/// Folder of the folded-model cache inside the index folder ([`crate::embed::folded`]):
-/// written by a build or refresh with an embedder, read by every session it creates.
-pub const MODEL_CACHE_DIR: &str = "model-cache";
-
 /// Default index folder, relative to the current folder.
 pub const DEFAULT_INDEX_DIR: &str = ".docfuse";

@@ -20,13 +20,10 @@ pub fn cache_base() -> PathBuf {
     if let Some(d) = std::env::var_os("DOCFUSE_PG_CACHE").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("docfuse").join("pg");
+    match crate::fsio::user_cache_dir() {
+        Some(d) => d.join("pg"),
+        None => std::env::temp_dir().join("docfuse-pg-cache"),
     }
-    if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(h).join(".cache").join("docfuse").join("pg");
-    }
-    std::env::temp_dir().join("docfuse-pg-cache")
 }
 
 /// A reader's cache, at the database's published generation.

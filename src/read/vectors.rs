@@ -256,7 +256,7 @@ impl VectorPart {
     /// embedder is given this index's folded-model cache, which only sessions it has not
     /// made yet use (the first index given to an embedder keeps it).
     pub fn with_embedder(&self, g: &OpenGeneration, embedder: Arc<dyn Embedder>) {
-        embedder.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
+        embedder.use_cache_dir(&crate::embed::folded::cache_dir(g.dir()));
         self.embedder.set(embedder);
     }
 
@@ -312,7 +312,7 @@ impl VectorPart {
         let e = self.embedder.get_or_load(|| {
             crate::embed::load_default_embedder()
                 .map(|e| {
-                    e.use_cache_dir(&g.dir().join(crate::generation::MODEL_CACHE_DIR));
+                    e.use_cache_dir(&crate::embed::folded::cache_dir(g.dir()));
                     Arc::from(e)
                 })
                 .map_err(|e| match e {

@@ -16,7 +16,7 @@ pub struct Verification {
     pub bytes: u64,
     /// What does not match, one line per file; empty when the generation is whole.
     pub damaged: Vec<String>,
-    /// Folded-model cache folders that do not check out (`model-cache/`), one line each:
+    /// Folded-model cache folders that do not check out (the user's `model-cache/`), one line each:
     /// not damage of the index — a search would not use them (it removes them) and the
     /// next refresh writes them again.
     pub model_cache: Vec<String>,
@@ -39,7 +39,7 @@ pub fn verify(dir: &Path) -> Result<Verification> {
     {
         damaged.push("the manifest does not list the snapshot".into());
     }
-    let model_cache = crate::embed::folded::damaged(&dir.join(crate::generation::MODEL_CACHE_DIR))
+    let model_cache = crate::embed::folded::damaged(&crate::embed::folded::cache_dir(dir))
         .into_iter()
         .map(|(folder, why)| format!("{}: {why}", folder.display()))
         .collect();

@@ -73,7 +73,7 @@ pub fn build_in(
             total: 0,
         })
     })?;
-    let cache = index_dir.join(crate::generation::MODEL_CACHE_DIR);
+    let cache = crate::embed::folded::cache_dir(index_dir);
     if let Some(e) = opts.embedder {
         e.use_cache_dir(&cache);
     }
@@ -86,6 +86,7 @@ pub fn build_in(
     }
     if let Some(e) = opts.embedder {
         prepare_model_cache(e, &cache, opts.force);
+        remove_own_model_cache(index_dir, &cache);
     }
     Ok(report)
 }
@@ -107,6 +108,22 @@ fn prepare_model_cache(e: &dyn crate::embed::Embedder, cache: &Path, force: bool
         Ok(false) => {}
         Err(why) => {
             tracing::warn!("no folded-model cache ({why}); searches load the model as before")
+        }
+    }
+}
+
+/// Removes the folded-model cache an index folder held before the cache became one per
+/// user (about 130 MB), once the user's cache is in use.
+fn remove_own_model_cache(index_dir: &Path, cache: &Path) {
+    let own = index_dir.join(crate::embed::folded::DIR_NAME);
+    if own != cache && own.is_dir() {
+        match crate::embed::folded::discard(&own) {
+            Ok(()) => tracing::info!(
+                "removed `{}`: the model cache is now `{}`",
+                own.display(),
+                cache.display()
+            ),
+            Err(e) => tracing::warn!("cannot remove `{}`: {e}", own.display()),
         }
     }
 }

@@ -412,10 +412,19 @@ fn ask_logged(dir: &Path, query: &str, env: &[(&str, &str)], marker: &str) -> (S
 #[test]
 fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_same_answers() {
     let d = tempfile::tempdir().unwrap();
+    // the cache is one per user: this test's own user cache folder, as it damages it
+    let home = tempfile::tempdir().unwrap();
+    let xdg = home.path().to_str().unwrap();
+    let docfuse = |dir: &Path, args: &[&str]| docfuse_env(dir, args, &[("XDG_CACHE_HOME", xdg)]);
     let docs = sample_docs();
+    // an index built before the cache moved to the user's folder holds its own copy:
+    // the next build removes it
+    let legacy = d.path().join(".docfuse").join("model-cache");
+    std::fs::create_dir_all(legacy.join("0".repeat(64))).unwrap();
     let o = docfuse(d.path(), &["index", docs.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let cache = d.path().join(".docfuse").join("model-cache");
+    assert!(!legacy.exists(), "the index's own copy is removed");
+    let cache = home.path().join("docfuse").join("model-cache");
     let folders: Vec<_> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -424,6 +433,7 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
     let ask = |env: &[(&str, &str)]| {
         let mut env = env.to_vec();
         env.push(("DOCFUSE_QUERY_CACHE", "off"));
+        env.push(("XDG_CACHE_HOME", xdg));
         let q = "run tasks one after another";
         ask_logged(d.path(), q, &env, "session from the folded model")
     };
@@ -436,6 +446,24 @@ fn searches_make_their_session_from_the_folded_model_the_build_wrote_with_the_sa
     let o = docfuse(d.path(), &["verify"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(!stderr(&o).contains("folded-model cache"), "{}", stderr(&o));
+    // a second index of the same model uses the same copy: nothing more is written
+    let e = tempfile::tempdir().unwrap();
+    let o = docfuse(e.path(), &["index", docs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+    assert!(!e.path().join(".docfuse").join("model-cache").exists());
+    let env = [("DOCFUSE_QUERY_CACHE", "off"), ("XDG_CACHE_HOME", xdg)];
+    let (second, used) = ask_logged(
+        e.path(),
+        "run tasks one after another",
+        &env,
+        "session from the folded model",
+    );
+    assert!(
+        used,
+        "the second index's session comes from the user's copy"
+    );
+    assert_eq!(second, folded);
     // weights cut short: verify warns (the index itself is whole), a search does not use
     // it and removes it, the original answers the same; the next refresh writes it again
     let weights = folders[0].join(docfuse::embed::folded::WEIGHTS);
