@@ -84,3 +84,11 @@ for d in (0.0,0.02,0.05,0.1,0.15):
     for i,w in W.items():
         if len(w)>1: CS[:,i]=np.maximum(base[:,i],(Q@w[1:].T).max(1)-d)
     report(f'tail-{d}',CS)
+# one vector per chunk: the first window's vector plus beta times the tail windows' mean,
+# renormalised (no second vector set; tested 2026-12-05)
+for beta in (0.1,0.2,0.3,0.5):
+    CS=base.copy()
+    for i,w in W.items():
+        if len(w)>1:
+            v=w[0]+beta*w[1:].mean(0); v/=np.linalg.norm(v); CS[:,i]=Q@v
+    report(f'blend-{beta}',CS)
