@@ -134,7 +134,12 @@ pub fn report_line(index: &Path, r: &BuildReport, vectors: &Vectors) -> String {
         } else {
             String::new()
         };
-        format!("; {} embedded, {} reused{pending}", r.embedded, r.reused)
+        format!(
+            "; {} embedded, {} reused{pending}{}",
+            r.embedded,
+            r.reused,
+            why_embedded(r)
+        )
     } else {
         "; lexical only".into()
     };
@@ -307,6 +312,14 @@ impl Vectors {
             }
         }
     }
+}
+
+/// ` (the embedder changed: A → B)` when a build embedded every chunk again for that
+/// reason, else empty.
+pub(super) fn why_embedded(r: &crate::write::BuildReport) -> String {
+    r.embedder_changed
+        .as_ref()
+        .map_or(String::new(), |why| format!(" ({why})"))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `docfuse refresh`: bring an index up to date with its roots, once or continuously.
 
 use super::args::{RefreshArgs, RunArgs};
-use super::build_run::{print_report, report_line, run_build, Vectors};
+use super::build_run::{print_report, report_line, run_build, why_embedded, Vectors};
 use super::job::Recorded;
 use crate::generation::Source;
 use crate::store::SourceSpec;
@@ -72,8 +72,11 @@ pub fn refresh_before_search(index: &std::path::Path) -> anyhow::Result<()> {
     let r = run_build(index, &rec.source_for(&[]), &opts)?;
     if !r.skipped {
         eprintln!(
-            "refreshed: generation {}, {} embedded, {} reused",
-            r.generation, r.embedded, r.reused
+            "refreshed: generation {}, {} embedded, {} reused{}",
+            r.generation,
+            r.embedded,
+            r.reused,
+            why_embedded(&r)
         );
     }
     Ok(())

@@ -11,8 +11,15 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     // apart from staleness.
     let usable = index.vector_usable();
     let mut s = status_now(&index)?;
-    let unavailable = match (&usable, index.remote_vectors()) {
+    let outage = match (&usable, index.remote_vectors()) {
         (Err(why), Some(r)) if r.has_vectors() => Some(why.clone()),
+        _ => None,
+    };
+    // why searches are lexical although the index is not lexical by choice: any reason
+    // (another embedder, no model, damaged vectors, a database outage), as the text says
+    // and as `/v1/status` says in `vectors.reason`
+    let unavailable = match &usable {
+        Err(why) if !index.lexical_by_choice() => Some(why.clone()),
         _ => None,
     };
     if unavailable.is_some() {
@@ -24,7 +31,7 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         print_json(&v)?;
         return Ok(exit(&a, s.fresh));
     }
-    if let Some(why) = &unavailable {
+    if let Some(why) = &outage {
         print_line(&format!("vector search unavailable: {why}"))?;
     }
     let state = if s.fresh { "fresh" } else { "stale" };

@@ -166,6 +166,7 @@ fn build_locked(
         reused: 0,
         pending: 0,
         vectors_unavailable: None,
+        embedder_changed: None,
         partial: plan
             .partial
             .iter()
@@ -263,6 +264,7 @@ fn build_locked(
             report.reused = written.reused;
             report.pending = written.pending;
             report.vectors_unavailable = written.vectors_unavailable;
+            report.embedder_changed = written.embedder_changed;
             report.elapsed_ms = started.elapsed().as_millis() as u64;
             return Ok(report);
         }

@@ -130,6 +130,9 @@ pub struct BuildReport {
     pub pending: u64,
     /// Why the index has no vectors although they were asked for (model not loaded).
     pub vectors_unavailable: Option<String>,
+    /// Why every chunk was embedded again (the previous vectors came from another
+    /// embedder), when so.
+    pub embedder_changed: Option<String>,
     /// Files that could not be read: their previous text was kept.
     pub partial: Vec<String>,
     /// Entries skipped by the walk, per reason.

@@ -35,6 +35,7 @@ pub(super) struct Written {
     pub reused: u64,
     pub pending: u64,
     pub vectors_unavailable: Option<String>,
+    pub embedder_changed: Option<String>,
     pub buckets_kept: u64,
     pub buckets_written: u64,
 }
@@ -335,6 +336,7 @@ pub(super) fn write_generation(
         reused: vectors.reused,
         pending: vectors.pending,
         vectors_unavailable: vectors.unavailable,
+        embedder_changed: vectors.embedder_changed,
         buckets_kept: stats.buckets_kept,
         buckets_written: stats.buckets_written,
     };
@@ -763,6 +765,8 @@ struct Vectors {
     reused: u64,
     pending: u64,
     unavailable: Option<String>,
+    /// Why every chunk was embedded again: the previous vectors' embedder is another.
+    embedder_changed: Option<String>,
 }
 
 /// Embeds (or, without a model, reuses by hash) the vectors of `inputs` and writes them.
@@ -781,6 +785,7 @@ fn write_vectors(
         reused: 0,
         pending: 0,
         unavailable,
+        embedder_changed: None,
     };
     if !opts.wants_vectors() {
         return Ok(none(None));
@@ -798,6 +803,12 @@ fn write_vectors(
     let limits = EmbedLimits {
         max_chunks: opts.max_chunks,
         max_seconds: opts.max_seconds,
+    };
+    let embedder_changed = match (opts.embedder, &old) {
+        (Some(e), Some((set, info))) if set.meta.identity_key != e.identity().key() => {
+            Some(embedder_change(&info.model, &e.identity().model))
+        }
+        _ => None,
     };
     let old_set = old.as_ref().map(|(s, _)| s);
     let mut out = embed_all(source, inputs, old_set, lookup, index_dir, limits, progress)?;
@@ -817,7 +828,17 @@ fn write_vectors(
         reused: out.reused,
         pending: out.pending,
         unavailable: opts.embedder.is_none().then_some(unavailable).flatten(),
+        embedder_changed,
     })
+}
+
+/// Why a build embeds every chunk again, in words: `all-MiniLM-L6-v2 → all-MiniLM-L6-v2-dq`,
+/// or, for the same model name, that its files differ.
+fn embedder_change(before: &str, now: &str) -> String {
+    match before == now {
+        true => format!("the embedder changed: {now}'s model, tokenizer or settings differ from those of the previous vectors"),
+        false => format!("the embedder changed: {before} → {now}"),
+    }
 }
 
 /// Builds and dumps an HNSW graph when the collection is large enough for it to pay,

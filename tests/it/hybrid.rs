@@ -649,6 +649,7 @@ fn embedding_leaves_no_onnx_runtime_telemetry_behind() {
             .args(args)
             .current_dir(d.path())
             .env_remove("ORT_DISABLE_TELEMETRY")
+            .env("DOCFUSE_DAEMON_IDLE", "0")
             .env("HOME", h)
             .env("XDG_CACHE_HOME", &cache)
             .output()
@@ -815,14 +816,28 @@ fn the_dynamic_int8_variant_is_a_new_identity_with_close_vectors() {
     // the default index refreshed under the variant: every chunk embedded again
     let o = with(dq, &["refresh", "--index", "a"]);
     let chunks = cosines.len();
+    // and it says why
     assert!(
-        stdout(&o).contains(&format!("{chunks} embedded, 0 reused")),
+        stdout(&o).contains(&format!(
+            "{chunks} embedded, 0 reused (the embedder changed: all-MiniLM-L6-v2 → all-MiniLM-L6-v2-dq)"
+        )),
         "{}",
         stdout(&o)
     );
     let o = with(dq, &["status", "--index", "a", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["embedder"]["model"], "all-MiniLM-L6-v2-dq", "{v}");
+    assert_eq!(
+        v["vector_search_unavailable"],
+        serde_json::Value::Null,
+        "{v}"
+    );
+    // under the default model, status names the reason in JSON as in text
+    let o = with(default, &["status", "--index", "a", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let why = v["vector_search_unavailable"].as_str().unwrap_or_default();
+    assert!(why.contains("another embedder"), "{v}");
+    assert_eq!(v["vectors_usable"], false, "{v}");
     let ask = [
         "search",
         "--index",
