@@ -62,15 +62,20 @@ def main():
     questions = [json.loads(l)["query"] for l in open(a.queries) if l.strip()]
     questions = questions[: a.limit_questions]
     base = {k: v for k, v in os.environ.items() if k not in ("DOCFUSE_MODEL_CACHE", "DOCFUSE_QUERY_CACHE")}
+    # every search answers in its own process: no server asked, no resident started
+    base["DOCFUSE_NO_DAEMON"] = "1"
     compare = None
     if a.compare:
         binary, _, index = a.compare.partition(":")
         if not binary or not index:
             ap.error("--compare takes BIN:INDEX")
         compare = (binary, index)
+    # the folded model is kept once per user (before: in each index folder)
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for binary, index in [(a.docfuse, a.index)] + ([compare] if compare else []):
-        if not os.path.isdir(os.path.join(index, "model-cache")):
-            raise SystemExit(f"error: {index} has no model-cache/ folder\nhint: run `{binary} refresh --index {index}` once")
+        folders = [os.path.join(cache_home, "docfuse", "model-cache"), os.path.join(index, "model-cache")]
+        if not any(os.path.isdir(f) and os.listdir(f) for f in folders):
+            raise SystemExit(f"error: no folded model for {index} (in {folders[0]})\nhint: run `{binary} refresh --index {index}` once")
     off = dict(base, DOCFUSE_QUERY_CACHE="off")
     variants = {
         "lexical": (a.docfuse, a.index, ["--mode", "lexical"], base),

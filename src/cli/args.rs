@@ -66,7 +66,7 @@ pub struct DaemonArgs {
     #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Exit after this many seconds without a search (default: `DOCFUSE_DAEMON_IDLE`, else
-    /// 300).
+    /// 300); 0: never exit for idleness.
     #[arg(long, value_name = "SECS")]
     pub idle_timeout: Option<u64>,
 }
@@ -403,7 +403,8 @@ pub struct SearchArgs {
     pub refresh: bool,
     /// Answer in this process even when a `docfuse serve` or `docfuse mcp` of the same
     /// index folder is running (by default such a server answers, with the model and the
-    /// index it holds loaded; also `DOCFUSE_NO_DAEMON=1`).
+    /// index it holds loaded), and start no resident `docfuse daemon` (also
+    /// `DOCFUSE_NO_DAEMON=1`).
     #[arg(long)]
     pub no_daemon: bool,
     /// Set when this search may start a resident `docfuse daemon` for its index after

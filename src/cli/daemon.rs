@@ -222,16 +222,25 @@ pub struct Listening {
     path: PathBuf,
     /// (device, inode) of the socket this server bound.
     id: Option<(u64, u64)>,
-    /// When the last request arrived (or the socket was made).
+    /// When this server last answered a search (or made the socket).
     last: std::sync::Arc<std::sync::Mutex<std::time::Instant>>,
+    /// Set when a search of another docfuse build asked (this server is out of date).
+    outdated: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Listening {
-    /// Time since the last request arrived on the socket (or since it was made).
+    /// Time since this server last answered a search (or made the socket); requests it
+    /// does not answer (another index, build or settings) do not count.
     pub fn idle(&self) -> std::time::Duration {
         self.last
             .lock()
             .map_or(std::time::Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// Whether a search of another docfuse build (an upgrade, a rebuild) asked since the
+    /// socket was made: a resident then gives way to one of that build.
+    pub fn outdated(&self) -> bool {
+        self.outdated.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the socket file is still the one this server made (not removed or replaced).
@@ -327,7 +336,11 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
     };
     let active = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let last = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
-    let clock = last.clone();
+    let outdated = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let marks = Marks {
+        last: last.clone(),
+        outdated: outdated.clone(),
+    };
     let spawned = std::thread::Builder::new()
         .name("docfuse-search-socket".into())
         .spawn(move || loop {
@@ -340,27 +353,37 @@ pub fn listen(index: &Path, retriever: DocfuseRetriever) -> Option<Listening> {
                     continue;
                 }
             };
-            if let Ok(mut t) = clock.lock() {
-                *t = std::time::Instant::now();
-            }
             // over the limit the connection closes: that search answers by itself
             let Some(slot) = Slot::take(&active) else {
                 continue;
             };
-            let (retriever, server) = (retriever.clone(), server.clone());
+            let (retriever, server, marks) = (retriever.clone(), server.clone(), marks.clone());
             let _ = std::thread::Builder::new().spawn(move || {
                 let _slot = slot;
-                serve_one(stream, &retriever, &server);
+                serve_one(stream, &retriever, &server, &marks);
             });
         });
     match spawned {
-        Ok(_) => Some(Listening { path, id, last }),
+        Ok(_) => Some(Listening {
+            path,
+            id,
+            last,
+            outdated,
+        }),
         Err(e) => {
             tracing::info!("cannot start the search socket's thread: {e}");
             let _ = std::fs::remove_file(&path);
             None
         }
     }
+}
+
+/// What a server records of the requests it gets ([`Listening::idle`],
+/// [`Listening::outdated`]).
+#[derive(Clone)]
+struct Marks {
+    last: std::sync::Arc<std::sync::Mutex<std::time::Instant>>,
+    outdated: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What a server checks a request against.
@@ -384,6 +407,7 @@ fn serve_one(
     mut stream: std::os::unix::net::UnixStream,
     retriever: &DocfuseRetriever,
     server: &Server,
+    marks: &Marks,
 ) {
     use std::io::{Read, Write};
     let _ = stream.set_read_timeout(Some(ASK_TIMEOUT));
@@ -403,8 +427,19 @@ fn serve_one(
         Ok(r) if r.v == 1 && r.build == server.build && r.env == server.env => {
             answer(r, retriever, &server.own)
         }
+        Ok(r) if r.build != server.build => {
+            marks
+                .outdated
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            Reply::default()
+        }
         _ => Reply::default(),
     };
+    if reply.generation.is_some() {
+        if let Ok(mut t) = marks.last.lock() {
+            *t = std::time::Instant::now();
+        }
+    }
     if let Ok(json) = serde_json::to_vec(&reply) {
         let _ = stream.write_all(&json);
     }

@@ -43,7 +43,11 @@ fn idle_from_env() -> u64 {
 /// Runs the resident for `a.index` until it has been idle for its timeout, its index is
 /// removed, or its socket is taken; exits at once (0) when another server answers there.
 pub fn run(a: DaemonArgs) -> anyhow::Result<i32> {
-    let idle = Duration::from_secs(a.idle_timeout.unwrap_or_else(idle_from_env));
+    // 0 (which stops a search from starting one) keeps a resident started by hand
+    let idle = match a.idle_timeout.unwrap_or_else(idle_from_env) {
+        0 => Duration::MAX,
+        secs => Duration::from_secs(secs),
+    };
     anyhow::ensure!(
         !super::pg::is_db(&a.index),
         "`docfuse daemon` serves a folder index: searches of a PostgreSQL index answer by themselves"
@@ -52,24 +56,21 @@ pub fn run(a: DaemonArgs) -> anyhow::Result<i32> {
     // claim the socket before loading the model: a search arriving meanwhile waits for
     // it instead of starting another resident
     let Some(socket) = super::daemon::listen(&a.index, retriever.clone()) else {
-        tracing::info!("another server answers searches of this index: not staying");
+        tracing::info!("no socket for this index (another server holds it, or it cannot be made: see above): not staying");
         return Ok(super::EXIT_OK);
     };
-    warm(&retriever);
+    // a resident that cannot load the model would answer lexically what the search
+    // answers with vectors: it does not stay
+    match retriever.index().warm_up() {
+        Ok(true) => tracing::debug!("resident: model loaded"),
+        Ok(false) => anyhow::bail!("the index has no usable vectors: no resident needed"),
+        Err(e) => anyhow::bail!("the resident cannot load the model: {e}"),
+    }
     let manifest = a.index.join(crate::store::MANIFEST_FILE);
-    while socket.idle() < idle && socket.still_bound() && manifest.exists() {
+    while socket.idle() < idle && socket.still_bound() && !socket.outdated() && manifest.exists() {
         std::thread::sleep(TICK);
     }
     Ok(super::EXIT_OK)
-}
-
-/// Loads the embedding model and makes its query session (an index without usable
-/// vectors loads nothing; errors are the searches' to report).
-fn warm(retriever: &DocfuseRetriever) {
-    match retriever.index().warm_up() {
-        Ok(loaded) => tracing::debug!("resident: model loaded: {loaded}"),
-        Err(e) => tracing::debug!("resident: cannot load the model: {e}"),
-    }
 }
 
 /// Starts a resident `docfuse daemon` for the index folder `index`, detached (its own
@@ -81,7 +82,10 @@ pub fn start(index: &Path) {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let idle = idle_from_env();
-    if idle == 0 || super::daemon::answers(index) {
+    // no socket can be made (a folder others may enter, a path over the 107 bytes a
+    // Unix socket's path holds): none
+    let socket = super::daemon::socket_for(index, true).filter(|p| p.as_os_str().len() < 108);
+    if idle == 0 || socket.is_none() || super::daemon::answers(index) {
         return;
     }
     let (Ok(exe), Ok(dir)) = (std::env::current_exe(), std::fs::canonicalize(index)) else {
@@ -93,14 +97,20 @@ pub fn start(index: &Path) {
         .arg(dir)
         .arg("--idle-timeout")
         .arg(idle.to_string())
-        .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches no memory of this process
+    // (the search's working folder is kept: a relative DOCFUSE_MODEL_DIR or `./models`
+    // is found as the search found it)
+    // SAFETY: setsid and close are async-signal-safe and touch no memory of this
+    // process; the descriptors closed are the child's copies (a caller's pipe inherited
+    // past stdio would keep the caller waiting for the resident's exit)
     unsafe {
         c.pre_exec(|| {
             libc::setsid();
+            for fd in 3..1024 {
+                libc::close(fd);
+            }
             Ok(())
         });
     }

@@ -130,6 +130,29 @@ pub fn cache_dir(index_dir: &Path) -> PathBuf {
 /// (a live one finishes in seconds).
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// A folder of another key no session was made from for this long (its record's mtime,
+/// [`mark_used`]) is removed by the next write: another model, ONNX Runtime or CPU that
+/// no index uses any more.
+const UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Records that a session was made from the folder `dir` now (its record's mtime), so
+/// that writes for other keys keep it ([`UNUSED_FOR`]). Failures are ignored (a
+/// read-only cache is only never pruned).
+pub fn mark_used(dir: &Path) {
+    if let Ok(f) = std::fs::File::open(dir.join(RECORD)) {
+        let _ = f.set_modified(SystemTime::now());
+    }
+}
+
+/// Whether the file or folder at `path` was last modified over `limit` ago.
+fn older_than(path: &Path, limit: std::time::Duration) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > limit)
+}
+
 /// Whether the cache is on (`DOCFUSE_MODEL_CACHE` is not `off`).
 pub fn enabled() -> bool {
     !crate::config::env_switched_off(ENV_MODEL_CACHE)
@@ -327,7 +350,7 @@ pub fn write(
     runtime: &str,
     folder: &dyn Folder,
 ) -> Result<bool, String> {
-    remove_stale_tmp(cache_dir);
+    sweep(cache_dir, key);
     let whole = || matches!(open(cache_dir, key), Ok(Some(f)) if still_whole(&f));
     if whole() {
         return Ok(false);
@@ -343,20 +366,28 @@ pub fn write(
     ));
     let dest = cache_dir.join(key);
     let result = fill(&tmp, key, identity_key, runtime, folder).and_then(|()| {
-        // another writer may have placed a whole folder while this one folded
+        // another writer may have placed a whole folder while this one folded: the
+        // rename fails on a folder that is there, which is kept when whole
+        if std::fs::rename(&tmp, &dest).is_ok() {
+            return Ok(true);
+        }
         if whole() {
             return Ok(false);
         }
-        let _ = discard(&dest);
-        match std::fs::rename(&tmp, &dest) {
-            Ok(()) => Ok(true),
-            Err(_) if whole() => Ok(false),
-            Err(e) => Err(format!(
-                "cannot rename `{}` to `{}`: {e}",
-                tmp.display(),
-                dest.display()
-            )),
-        }
+        // a damaged one is moved aside first (a reader may hold its files open)
+        let aside = cache_dir.join(format!("{TMP_PREFIX}damaged-{}", std::process::id()));
+        let _ = std::fs::rename(&dest, &aside);
+        let _ = discard(&aside);
+        std::fs::rename(&tmp, &dest)
+            .map(|()| true)
+            .or_else(|e| match whole() {
+                true => Ok(false),
+                false => Err(format!(
+                    "cannot rename `{}` to `{}`: {e}",
+                    tmp.display(),
+                    dest.display()
+                )),
+            })
     });
     if !matches!(result, Ok(true)) {
         let _ = discard(&tmp);
@@ -437,22 +468,25 @@ fn fill(
     Ok(())
 }
 
-/// Removes the temporary folders of writes interrupted over [`STALE_TMP`] ago (younger ones
-/// may be another index's writer at work).
-fn remove_stale_tmp(cache_dir: &Path) {
+/// Removes what no index needs from the cache folder before writing `key`: temporary
+/// folders of writes interrupted over [`STALE_TMP`] ago (younger ones may be another
+/// index's writer at work), folders of another cache format, and folders of other keys
+/// no session was made from for [`UNUSED_FOR`].
+fn sweep(cache_dir: &Path, key: &str) {
     let Ok(rd) = std::fs::read_dir(cache_dir) else {
         return;
     };
-    let stale = |e: &std::fs::DirEntry| {
-        e.metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_TMP)
-    };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(TMP_PREFIX) && stale(&e) {
+        let path = e.path();
+        let drop = if name.starts_with(TMP_PREFIX) {
+            older_than(&path, STALE_TMP)
+        } else {
+            name.len() == 64
+                && name != key
+                && (other_format(&path).is_some() || older_than(&path.join(RECORD), UNUSED_FOR))
+        };
+        if drop {
             if let Err(err) = discard(&e.path()) {
                 tracing::warn!("cannot remove `{}`: {err}", e.path().display());
             }
@@ -471,9 +505,12 @@ pub fn damaged(cache_dir: &Path) -> Vec<(PathBuf, String)> {
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let problem = if name.starts_with(TMP_PREFIX) {
-            Some("left by an interrupted write; the next `docfuse refresh` removes it".to_string())
+            // a younger one may be a write under way (another index's writer)
+            older_than(&e.path(), STALE_TMP).then(|| {
+                "left by an interrupted write over an hour ago; the next `docfuse refresh` removes it".to_string()
+            })
         } else if let Some(v) = other_format(&e.path()) {
-            Some(format!("written by another docfuse (cache format {v}, this one writes {VERSION}); searches do not use it, and the next `docfuse refresh` replaces it"))
+            Some(format!("written by another docfuse (cache format {v}, this one writes {VERSION}); searches do not use it, and the next `docfuse refresh` removes it"))
         } else {
             check_folder(cache_dir, &name).err().map(|why| {
                 format!("{why}; searches do not use it (the first one removes it when it may), and `docfuse refresh --force` writes it again")
@@ -582,7 +619,10 @@ mod tests {
         let found = damaged(d.path());
         assert_eq!(found.len(), 1);
         assert!(found[0].1.contains("cache format 1"), "{}", found[0].1);
-        assert!(found[0].1.contains("replaces it"), "{}", found[0].1);
+        assert!(found[0].1.contains("removes it"), "{}", found[0].1);
+        // and the next write (of this format) removes it
+        write(d.path(), &key("id", "ort"), "id", "ort", &fake("p", "p")).unwrap();
+        assert!(!old.exists());
     }
 
     #[test]
@@ -659,6 +699,21 @@ mod tests {
         let tmp = d.path().join(".tmp-1-2");
         std::fs::create_dir_all(&tmp).unwrap();
         std::fs::write(tmp.join(WEIGHTS), b"partial").unwrap();
+        // a fresh one may be a write under way: verify does not call it damaged
+        assert_eq!(damaged(d.path()), vec![]);
+        // written again under the same key: nothing to write; the fresh temporary folder
+        // may be another index's writer at work, so it stays
+        assert_eq!(
+            write(d.path(), &a, "id-a", "ort", &fake("p", "p")),
+            Ok(false)
+        );
+        assert_eq!(names(d.path()), vec![".tmp-1-2".to_string(), a.clone()]);
+        // an hour old: a dead writer's, named by verify and swept by the next write
+        let old = std::time::SystemTime::now() - 2 * STALE_TMP;
+        std::fs::File::open(&tmp)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
         let found = damaged(d.path());
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].0, tmp);
@@ -667,24 +722,22 @@ mod tests {
             "{}",
             found[0].1
         );
-        // written again under the same key: nothing to write; a fresh temporary folder
-        // may be another index's writer at work, so it stays
-        assert_eq!(
-            write(d.path(), &a, "id-a", "ort", &fake("p", "p")),
-            Ok(false)
-        );
-        assert_eq!(names(d.path()), vec![".tmp-1-2".to_string(), a.clone()]);
-        // an hour old: a dead writer's, swept
-        let old = std::time::SystemTime::now() - 2 * STALE_TMP;
-        std::fs::File::open(&tmp)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
         // another model's folder is written beside the first, which stays (one cache per
         // user serves indexes of both)
         write(d.path(), &b, "id-b", "ort", &fake("p", "p")).unwrap();
-        let mut both = vec![a, b];
+        let mut both = vec![a.clone(), b.clone()];
         both.sort();
         assert_eq!(names(d.path()), both);
+        // no session made from `a` for a month: the next write of another key removes it,
+        // while a folder just used stays
+        let month_ago = std::time::SystemTime::now() - UNUSED_FOR - STALE_TMP;
+        let record = std::fs::File::open(d.path().join(&a).join(RECORD)).unwrap();
+        record.set_modified(month_ago).unwrap();
+        mark_used(&d.path().join(&b));
+        let c = key("id-c", "ort");
+        write(d.path(), &c, "id-c", "ort", &fake("p", "p")).unwrap();
+        let mut left = vec![b, c];
+        left.sort();
+        assert_eq!(names(d.path()), left);
     }
 }

@@ -220,14 +220,20 @@ impl MiniLm {
                     None
                 }
                 Ok(Some(f)) => Some(self.folded_session(f, threads)),
-                Err(why) => Some(Err((dir.join(self.cache_key()), why))),
+                Err(why) => Some(Err((dir.join(self.cache_key()), why, true))),
             };
             match tried {
                 Some(Ok(s)) => {
                     self.from_cache.fetch_add(1, Ordering::Relaxed);
                     return Ok(s);
                 }
-                Some(Err((folder, why))) => match folded::discard(&folder) {
+                // ONNX Runtime failing to make the session (memory, say) is no fault of
+                // the folder, which other indexes share: kept
+                Some(Err((folder, why, false))) => tracing::warn!(
+                    "no session from the folded model in `{}` ({why}): made from the original model",
+                    folder.display()
+                ),
+                Some(Err((folder, why, true))) => match folded::discard(&folder) {
                     Ok(()) => tracing::warn!(
                         "the folded model in `{}` is not used ({why}): removed it; the next `docfuse refresh` writes it again",
                         folder.display()
@@ -263,12 +269,13 @@ impl MiniLm {
 
     /// A session from the folded model `f`, once its weights hash to the record (checked
     /// on a second thread while the session is made) and it embeds the probe to the
-    /// recorded vector. On failure, the folder and why.
+    /// recorded vector. On failure, the folder, why, and whether the folder is at fault
+    /// (its weights or probe differ: remove it) or not (the session could not be made).
     fn folded_session(
         &self,
         f: Folded,
         threads: usize,
-    ) -> std::result::Result<TextEmbedding, (PathBuf, String)> {
+    ) -> std::result::Result<TextEmbedding, (PathBuf, String, bool)> {
         let (made, checked) = std::thread::scope(|scope| {
             let check = std::thread::Builder::new()
                 .spawn_scoped(scope, || folded::check_weights_stamped(&f));
@@ -281,12 +288,13 @@ impl MiniLm {
             };
             (made, checked)
         });
-        let fail = |why: String| (f.dir.clone(), why);
+        let fail = |why: String| (f.dir.clone(), why, true);
         checked.map_err(fail)?;
-        let mut session = made.map_err(fail)?;
+        let mut session = made.map_err(|why| (f.dir.clone(), why, false))?;
         match probe(&mut session, self.identity.dim) {
             Ok(p) if p == f.record.probe_sha256 => {
                 tracing::debug!("session from the folded model in {}", f.dir.display());
+                folded::mark_used(&f.dir);
                 Ok(session)
             }
             Ok(_) => Err(fail("its session embeds the probe differently".into())),

@@ -127,7 +127,8 @@ pub fn user_command(cwd: &Path, args: &[&str]) -> Command {
         .current_dir(cwd)
         .env_remove("DOCFUSE_LOG")
         .env_remove("DOCFUSE_MODEL_CACHE")
-        .env_remove("DOCFUSE_QUERY_CACHE");
+        .env_remove("DOCFUSE_QUERY_CACHE")
+        .env("DOCFUSE_DAEMON_IDLE", "0");
     c
 }
 

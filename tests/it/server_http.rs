@@ -1350,6 +1350,21 @@ fn running(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// The running `docfuse daemon` processes of the index folder `idx`.
+fn residents(idx: &str) -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+            running(pid) && args.contains(&&b"daemon"[..]) && args.contains(&idx.as_bytes())
+        })
+        .collect()
+}
+
 /// Waits up to `limit` for `done`.
 fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
     let start = std::time::Instant::now();
@@ -1410,6 +1425,13 @@ fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_o
             .contains("answered by the server")),
         "the resident never answered"
     );
+    // searches answered in-process meanwhile (a new question each) start no second one
+    for q in ["first new question", "second new question"] {
+        let o = search(tmp.path(), idx, &["--no-daemon", q], "30");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let canonical = std::fs::canonicalize(&dir).unwrap();
+    assert_eq!(residents(canonical.to_str().unwrap()), vec![pid]);
     let o = by_resident();
     assert_eq!(started(&o), None, "one resident is enough: {}", stderr(&o));
     let mut alone_args = query.to_vec();
@@ -1426,11 +1448,47 @@ fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_o
     // idle for its timeout: it exits
     let (tmp, dir) = sample_index();
     let idx = dir.to_str().unwrap();
-    let o = search(tmp.path(), idx, &["parallel jobs"], "1");
+    let o = search(tmp.path(), idx, &["parallel jobs"], "2");
     let pid = started(&o).expect("a resident was started");
+    assert!(
+        eventually(Duration::from_secs(30), || stderr(&search(
+            tmp.path(),
+            idx,
+            &["--json", "parallel jobs"],
+            "2"
+        ))
+        .contains("answered by the server")),
+        "the resident never answered"
+    );
+    assert!(running(pid), "it answered, so it runs");
     assert!(
         eventually(Duration::from_secs(20), || !running(pid)),
         "the resident stayed past its idle timeout"
+    );
+    // asked by another docfuse build (an upgrade): it gives way at once, whatever its
+    // idle timeout, so that the new build's search can start its own
+    let (tmp, dir) = sample_index();
+    let idx = dir.to_str().unwrap();
+    let o = search(tmp.path(), idx, &["parallel jobs"], "300");
+    let pid = started(&o).expect("a resident was started");
+    let answered = || stderr(&search(tmp.path(), idx, &["parallel jobs"], "300"));
+    assert!(
+        eventually(Duration::from_secs(30), || answered()
+            .contains("answered by the server")),
+        "the resident never answered"
+    );
+    let other = tmp.path().join("docfuse-upgraded");
+    std::fs::copy(env!("CARGO_BIN_EXE_docfuse"), &other).unwrap();
+    let upgraded = std::process::Command::new(&other)
+        .args(["search", "--index", idx, "parallel jobs"])
+        .env("XDG_RUNTIME_DIR", rt)
+        .env("DOCFUSE_DAEMON_IDLE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(upgraded.status.code(), Some(0), "{}", stderr(&upgraded));
+    assert!(
+        eventually(Duration::from_secs(10), || !running(pid)),
+        "the resident of the older build stayed"
     );
 }
 
