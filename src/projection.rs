@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the projection (field texts, exact-match keys, content hash, stored shape);
 /// recorded in the manifest. Bump on any change of output.
-pub const PROJECTION_VERSION: u32 = 8;
+pub const PROJECTION_VERSION: u32 = 9;
 
 /// The embedding input of `chunk`: [`embedding_input`] of its title (left out when it is
 /// the file stem for want of a written one, so renaming a file re-embeds nothing; a
@@ -94,6 +94,11 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
         id_keys.push(symbol_key(name));
         id_keys.extend(name_key(name));
     }
+    // `reply.hijack` and `reply.hijack()`, as a question writes it
+    if let Some(member) = member_key(&chunk.heading_path, &chunk.title) {
+        id_keys.push(format!("{member}()"));
+        id_keys.push(member);
+    }
     let symbol_keys = chunk
         .symbols
         .iter()
@@ -118,6 +123,31 @@ pub fn project(chunk: Chunk, root: usize) -> Entry {
             hash,
         },
     }
+}
+
+/// The qualified name of a section about a member of the thing the section above it is
+/// about: `Reply › .hijack()` (API references write a method or property under its
+/// object's heading with a leading `.`, or `#` for an instance member) is named
+/// `reply.hijack` too, as code calls it. The owner is the heading above (else the page
+/// title) when it is one identifier; the member is the identifier after the `.`/`#`, up
+/// to its parameters. `None` for any other heading.
+pub fn member_key(heading_path: &[String], title: &str) -> Option<String> {
+    let (last, above) = heading_path.split_last()?;
+    let owner = above.last().map_or(title, String::as_str);
+    let bare = |s: &str| s.trim().trim_matches('`').trim().to_string();
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$'))
+    };
+    let owner = bare(owner);
+    let last = bare(last);
+    let member = last.strip_prefix('.').or_else(|| last.strip_prefix('#'))?;
+    let member = member.split(['(', ' ', '<', '`']).next().unwrap_or("");
+    (ident(&owner) && ident(member)).then(|| fold(&format!("{owner}.{member}")))
 }
 
 /// The folded form under which a symbol or a query is compared for an exact symbol
@@ -245,6 +275,48 @@ mod tests {
         assert_eq!(e.path_keys, ["guide/install.md", "install.md", "install"]);
         assert_eq!(e.symbol_keys, ["cargo build", "hashmap::new"]);
         assert_eq!(e.fields[2], "guide Install.md");
+    }
+
+    #[test]
+    fn a_member_heading_is_named_with_its_owner() {
+        let path = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let key = |p: &[&str], title: &str| member_key(&path(p), title);
+        assert_eq!(
+            key(&["Reply", ".hijack()"], "Reply"),
+            Some("reply.hijack".into())
+        );
+        assert_eq!(
+            key(
+                &[
+                    "Reply",
+                    ".getSerializationFunction(schema | httpStatus, [contentType])"
+                ],
+                "x"
+            ),
+            Some("reply.getserializationfunction".into())
+        );
+        assert_eq!(
+            key(&["`Request`", "`#body`"], "x"),
+            Some("request.body".into())
+        );
+        // the page title is the owner of a top heading
+        assert_eq!(
+            key(&[".code(statusCode)"], "Reply"),
+            Some("reply.code".into())
+        );
+        // not a member: no leading `.`, or an owner that is not one name
+        for p in [
+            &["Reply", "hijack()"][..],
+            &["Getting started", ".sent"],
+            &["Reply", "."],
+            &["Reply", ". Notes"],
+        ] {
+            assert_eq!(key(p, "x"), None, "{p:?}");
+        }
+        // projected: it names the section exactly
+        let mut c = chunk();
+        c.heading_path = path(&["Reply", ".hijack()"]);
+        assert!(project(c, 0).id_keys.contains(&"reply.hijack".to_string()));
     }
 
     #[test]

@@ -539,3 +539,36 @@ fn the_definition_ranks_above_the_change_log_that_restates_it() {
     let r = v["results"].as_array().unwrap();
     assert!(r.iter().all(|x| x["explain"]["prior"] == 1.0), "{v}");
 }
+
+/// A method documented under its object's heading (`## Reply` › `### .hijack()`, as API
+/// references write it) is the answer to `reply.hijack` and `reply.hijack()`, above the
+/// sections that only mention the call, in every mode that reads words.
+#[test]
+fn a_qualified_method_name_finds_the_section_that_defines_it() {
+    let reply = "# Reply\n\n## .sent\n\nTrue once a response was sent, or once `reply.hijack()` \
+                 was called; `reply.hijack()` callers then handle the socket.\n\n\
+                 ## .hijack()\n\nCall `reply.hijack()` to take the request out of the \
+                 framework's hands: nothing is sent for you afterwards.\n\n## .code(statusCode)\n\nSets the status.\n";
+    let migration = "# Migration\n\n## Modifying reply.sent\n\nUse `reply.hijack()` instead of \
+                     setting `reply.sent`; `reply.hijack()` is the supported way.\n";
+    let t = indexed(&[("Reply.md", reply), ("Migration.md", migration)], &[]);
+    for q in ["reply.hijack", "reply.hijack()"] {
+        for mode in ["lexical", "hybrid"] {
+            let (code, v) = search(t.path(), &["--mode", mode, q]);
+            assert_eq!(code, 0, "{q} {mode}: {v}");
+            let first = &v["results"][0];
+            assert_eq!(
+                (first["path"].as_str(), first["heading_path"][1].as_str()),
+                (Some("Reply.md"), Some(".hijack()")),
+                "{q} {mode}: {v}"
+            );
+        }
+        // it is named by the query (an exact id match), the sections that call it are not
+        let (_, v) = search(t.path(), &["--mode", "lexical", "--explain", q]);
+        for r in v["results"].as_array().unwrap() {
+            let named = r["heading_path"][1] == ".hijack()";
+            let exact_id = r["explain"]["exact_id"].as_f64().unwrap();
+            assert_eq!(exact_id > 0.0, named, "{q}: {r}");
+        }
+    }
+}
