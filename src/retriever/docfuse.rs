@@ -494,10 +494,11 @@ impl DocfuseRetriever {
         let now = self
             .run_blocking(Lane::Read, |inner| {
                 let index = &inner.index;
+                // (an index without usable vectors loads nothing; vector_usable says why)
                 Ok(index
-                    .vector_side()
-                    .and_then(|(_, e)| e.embed(&["warm-up"]).map(|_| ()).map_err(|e| e.to_string()))
-                    .and_then(|()| index.vector_usable()))
+                    .warm_up()
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| index.vector_usable()))
             })
             .await;
         let Ok(mut last) = self.current.last_health.lock() else {

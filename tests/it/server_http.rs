@@ -1365,6 +1365,15 @@ fn residents(idx: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Asserts that, within 30 s, a search run by `search` is answered by a resident.
+fn answers_soon(search: &dyn Fn() -> std::process::Output) {
+    assert!(
+        eventually(Duration::from_secs(30), || stderr(&search())
+            .contains("answered by the server")),
+        "the resident never answered"
+    );
+}
+
 /// Waits up to `limit` for `done`.
 fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
     let start = std::time::Instant::now();
@@ -1420,11 +1429,7 @@ fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_o
     let pid = started(&o).expect("a resident was started");
     let query = ["--json", "--mode", "hybrid", "run tasks in parallel"];
     let by_resident = || search(tmp.path(), idx, &query, "30");
-    assert!(
-        eventually(Duration::from_secs(30), || stderr(&by_resident())
-            .contains("answered by the server")),
-        "the resident never answered"
-    );
+    answers_soon(&by_resident);
     // searches answered in-process meanwhile (a new question each) start no second one
     for q in ["first new question", "second new question"] {
         let o = search(tmp.path(), idx, &["--no-daemon", q], "30");
@@ -1450,16 +1455,7 @@ fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_o
     let idx = dir.to_str().unwrap();
     let o = search(tmp.path(), idx, &["parallel jobs"], "2");
     let pid = started(&o).expect("a resident was started");
-    assert!(
-        eventually(Duration::from_secs(30), || stderr(&search(
-            tmp.path(),
-            idx,
-            &["--json", "parallel jobs"],
-            "2"
-        ))
-        .contains("answered by the server")),
-        "the resident never answered"
-    );
+    answers_soon(&|| search(tmp.path(), idx, &["--json", "parallel jobs"], "2"));
     assert!(running(pid), "it answered, so it runs");
     assert!(
         eventually(Duration::from_secs(20), || !running(pid)),
@@ -1471,12 +1467,7 @@ fn a_hybrid_search_leaves_a_resident_that_answers_the_next_and_exits_when_idle_o
     let idx = dir.to_str().unwrap();
     let o = search(tmp.path(), idx, &["parallel jobs"], "300");
     let pid = started(&o).expect("a resident was started");
-    let answered = || stderr(&search(tmp.path(), idx, &["parallel jobs"], "300"));
-    assert!(
-        eventually(Duration::from_secs(30), || answered()
-            .contains("answered by the server")),
-        "the resident never answered"
-    );
+    answers_soon(&|| search(tmp.path(), idx, &["parallel jobs"], "300"));
     let other = tmp.path().join("docfuse-upgraded");
     std::fs::copy(env!("CARGO_BIN_EXE_docfuse"), &other).unwrap();
     let upgraded = std::process::Command::new(&other)
