@@ -329,6 +329,7 @@ impl RunArgs {
             link_roots: None,
             hooks: Default::default(),
             bucket_chunks: None,
+            store_generation: None,
         }
     }
 }

@@ -84,7 +84,7 @@ pub fn run() -> i32 {
         Command::Read(a) => read(a, |a| &mut a.index, passage::run),
         Command::Eval(a) => read(a, |a| &mut a.index, eval::run),
         Command::Chunks(a) => read(a, |a| &mut a.index, chunks::run),
-        Command::Verify(a) => read(a, |a| &mut a.index, verify::run),
+        Command::Verify(a) => verify::run(a),
         Command::Serve(mut a) => pg::server_dir(&a.index, a.watch.watch).and_then(|d| {
             a.database = d != a.index;
             a.index = d;

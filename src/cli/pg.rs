@@ -38,6 +38,15 @@ pub fn reader_dir(index: &Path) -> anyhow::Result<PathBuf> {
     Ok(r.cache.index_dir)
 }
 
+/// This host's cache of the database index `index`, synced to the published generation
+/// (or its copy, with a warning, while the database cannot be reached).
+///
+/// # Errors
+/// The URL does not parse; the database refuses or holds no index and there is no copy.
+pub fn reader_cache(index: &Path) -> anyhow::Result<pgstore::ReaderCache> {
+    Ok(open(&location(index)?)?.cache)
+}
+
 /// `reader_dir` for `status`: also says on stderr which database, schema, schema version
 /// and generation the cache holds.
 pub fn status_dir(index: &Path) -> anyhow::Result<PathBuf> {

@@ -41,6 +41,10 @@ pub struct ReaderCache {
     pub embedder: Option<EmbedderInfo>,
     /// Chunks with a vector in the database, and chunks pending one.
     pub vectors: (u64, u64),
+    /// The seal of the cache folder's manifest that holds `generation` (`None` for a
+    /// cache an older docfuse recorded): a folder generation published after it holds a
+    /// later database generation, named in its own manifest.
+    pub seal: Option<String>,
 }
 
 /// File in a cache folder recording the database generation it holds.
@@ -74,7 +78,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         Fetched::New(f) => *f,
     };
     let (mirror_roots, written) = write_mirror(&base.join("mirror"), &f.roots, &f.docs)?;
-    rebuild(&index_dir, &f.published, mirror_roots, &f.roots)?;
+    let seal = rebuild(&index_dir, &f.published, mirror_roots, &f.roots)?;
     let embedder = f.identity.map(|id| EmbedderInfo {
         model: id.model.clone(),
         identity_key: id.key(),
@@ -86,6 +90,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         embedder: embedder.clone(),
         vectors: f.vectors,
         folder: None,
+        seal: Some(seal.clone()),
     };
     record(&base, &held)?;
     drop(f.lock);
@@ -96,6 +101,7 @@ pub fn sync_reader(loc: &PgLocation) -> Result<ReaderCache> {
         written,
         embedder,
         vectors: f.vectors,
+        seal: Some(seal),
     })
 }
 
@@ -211,6 +217,7 @@ pub fn cached_reader(loc: &PgLocation) -> Option<ReaderCache> {
             written: 0,
             embedder: held.embedder,
             vectors: held.vectors,
+            seal: held.seal,
         })
 }
 
@@ -248,6 +255,7 @@ fn current(base: &Path, index_dir: &Path, p: &Published) -> Option<ReaderCache> 
         written: 0,
         embedder: held.embedder,
         vectors: held.vectors,
+        seal: held.seal,
     })
 }
 
@@ -273,13 +281,15 @@ pub(super) fn identity_of(p: &Published) -> Result<Option<EmbedderIdentity>> {
 /// Refreshes the cache index over the mirror roots (`r0`, `r1`, … in the database's
 /// order) with the published settings. Mirror roots only ever grow or shrink at the end,
 /// so a refresh that drops the ones past the database's count keeps chunk ordinals in
-/// the database's order; the folder is never deleted under a running server.
+/// the database's order; the folder is never deleted under a running server. The new
+/// generation's manifest names `p`'s generation ([`crate::store::Manifest::store_generation`]);
+/// returns the seal of the manifest served now.
 fn rebuild(
     index_dir: &Path,
     p: &Published,
     mirror_roots: Vec<PathBuf>,
     roots: &[String],
-) -> Result<()> {
+) -> Result<String> {
     let overrides = p.manifest["config_overrides"].clone();
     let config = IndexConfig::with_overrides(&overrides)?;
     let held: Vec<PathBuf> = match crate::store::Manifest::load(index_dir).map(|m| m.source) {
@@ -298,10 +308,12 @@ fn rebuild(
             .collect(),
         // links between roots resolve as on the writer's machine
         link_roots: Some(roots.to_vec()),
+        store_generation: u64::try_from(p.generation).ok(),
         ..Default::default()
     };
     build(index_dir, &Source::Roots(mirror_roots), &opts, &mut |_| {})?;
-    Ok(())
+    // the manifest now served (a build that changed nothing leaves the one before)
+    Ok(crate::store::Manifest::load(index_dir)?.seal)
 }
 
 /// Writes every document's text under `mirror/<root position>/<path>` (only files whose
@@ -336,10 +348,22 @@ fn write_mirror(mirror: &Path, roots: &[String], docs: &Docs) -> Result<(Vec<Pat
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
-        std::fs::write(&path, body).map_err(|e| Error::io("write", &path, e))?;
+        replace_file(&path, body)?;
         written += 1;
     }
     Ok((dirs, written))
+}
+
+/// Writes `body` to `path` by renaming a written temporary file over it: a server
+/// reading the mirror meanwhile sees the old text or the new, never a part. No fsync:
+/// the mirror is a cache, written again by the next sync.
+fn replace_file(path: &Path, body: &[u8]) -> Result<()> {
+    let tmp = crate::fsio::temp_beside(path);
+    std::fs::write(&tmp, body).map_err(|e| Error::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("rename into place", path, e)
+    })
 }
 
 /// A document path from the database as a relative path: plain components only.
@@ -403,6 +427,9 @@ struct Synced {
     /// database's).
     #[serde(default)]
     folder: Option<String>,
+    /// A reader cache's: the seal of its folder's manifest that holds `generation`.
+    #[serde(default)]
+    seal: Option<String>,
 }
 
 fn synced(base: &Path) -> Option<Synced> {
@@ -430,6 +457,7 @@ pub fn record_synced(base: &Path, epoch: &str, generation: i64, folder: &str) ->
             embedder: None,
             vectors: (0, 0),
             folder: Some(folder.to_string()),
+            seal: None,
         },
     )
 }

@@ -56,6 +56,8 @@ struct Synced {
     counts: (u64, u64),
     epoch: String,
     generation: i64,
+    /// The seal of the cache folder's manifest that holds `generation`.
+    seal: Option<String>,
 }
 
 /// A pooled connection and the `hnsw.ef_search` it has set.
@@ -397,6 +399,12 @@ impl RemoteVectors for PgVectors {
         self.synced().map_or(0, |s| s.generation.max(0) as u64)
     }
 
+    fn generation_of(&self, seal: &str) -> Option<u64> {
+        self.synced()
+            .filter(|s| s.seal.as_deref() == Some(seal))
+            .map(|s| s.generation.max(0) as u64)
+    }
+
     fn has_vectors(&self) -> bool {
         self.synced().is_some_and(|s| s.embedder.is_some())
     }
@@ -462,6 +470,7 @@ fn synced_of(c: &ReaderCache) -> Synced {
         counts: c.vectors,
         epoch: c.epoch.clone(),
         generation: c.generation,
+        seal: c.seal.clone(),
     }
 }
 

@@ -170,8 +170,9 @@ impl DocIndex {
         self.vectors.lexical_by_choice(&self.generation)
     }
 
-    /// The generation number callers are told: the attached store's (a database's
-    /// published generation this folder holds), else the manifest's.
+    /// The generation number callers are told, the one whose text this generation holds:
+    /// a database's published generation for a reader's cache, else the manifest's
+    /// (see [`VectorPart::generation`](super::vectors::VectorPart::generation)).
     pub fn generation(&self) -> u64 {
         self.vectors.generation(&self.generation)
     }

@@ -67,6 +67,11 @@ pub trait RemoteVectors: Send + Sync {
     /// its publishes; the folder's manifest counts its own builds).
     fn generation(&self) -> u64;
 
+    /// The store's generation that the folder generation sealed `seal` holds, when the
+    /// store's last sync made or kept that folder generation (`None` otherwise: a folder
+    /// generation published before or after that sync names its own in its manifest).
+    fn generation_of(&self, seal: &str) -> Option<u64>;
+
     /// False when the store's index has no vectors at all (built without them): its
     /// searches are lexical by choice.
     fn has_vectors(&self) -> bool;

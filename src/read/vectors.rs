@@ -350,12 +350,20 @@ impl VectorPart {
         }
     }
 
-    /// The generation number callers are told: the attached store's (a database's
-    /// published generation this folder holds), else the manifest's.
+    /// The generation number callers are told, the one whose text `g` holds: for a
+    /// folder with a store attached, the store's generation its last sync recorded for
+    /// `g` (a later publish that changed no text keeps `g`), else the one `g`'s manifest
+    /// names; for a folder of its own, the manifest's. So an answer's text and its
+    /// generation always agree, also while the store moves on.
     pub fn generation(&self, g: &OpenGeneration) -> u64 {
-        self.remote
-            .as_ref()
-            .map_or(g.manifest().generation, |r| r.generation())
+        let m = g.manifest();
+        match &self.remote {
+            None => m.generation,
+            Some(r) => r
+                .generation_of(&m.seal)
+                .or(m.store_generation)
+                .unwrap_or_else(|| r.generation()),
+        }
     }
 
     /// The vector store attached to this folder, if any.

@@ -184,8 +184,14 @@ pub(super) fn verified_text(
     if state == crate::read::FileState::Fresh {
         let file = confined(inner, root, path)?;
         let max = index.manifest().config.max_file_bytes;
+        // the bytes read must be the indexed ones: the file may be rewritten between
+        // the check and the read (an editor's save, a reader cache's sync)
+        let indexed = index.entry(root, path)?.map(|e| e.sha256);
         match crate::discover::read_checked(&file, max, &mut Vec::new()) {
-            Ok(t) => return Ok((t.text, None)),
+            Ok(t) if indexed.as_ref().is_none_or(|sha| *sha == t.sha256) => {
+                return Ok((t.text, None))
+            }
+            Ok(_) => tracing::debug!("`{path}` changed while reading"),
             Err(e) => tracing::debug!("`{path}` changed while reading: {e}"),
         }
     }

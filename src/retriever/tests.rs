@@ -758,3 +758,61 @@ fn a_prepared_vector_is_taken_only_for_its_own_text_and_embedder() {
         crate::embed::Embedder::embed(e.as_ref(), &["limiting concurrency"]).unwrap()
     );
 }
+
+/// A file rewritten while passages are read (an editor saving, a cache sync): every
+/// answer is the indexed text — read from the disk while the bytes there are the indexed
+/// ones, from the index's copy (`stale`) otherwise — never the new text, a part of it or
+/// an error for a file that is empty for a moment.
+#[test]
+fn a_passage_read_while_its_file_is_rewritten_is_the_indexed_text() {
+    let docs = tempfile::tempdir().unwrap();
+    let page = docs.path().join("page.md");
+    let indexed_text = "# Page\n\nThe indexed words, version A.";
+    std::fs::write(&page, format!("{indexed_text}\n")).unwrap();
+    let (_tmp, r) = indexed(docs.path());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (page, stop) = (page.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                let version = if n.is_multiple_of(2) { 'B' } else { 'A' };
+                // truncate, then write: the file is empty or partial for a moment
+                std::fs::write(
+                    &page,
+                    format!("# Page\n\nThe indexed words, version {version}.\n"),
+                )
+                .unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let request = PassageRequest {
+        path: Some("page.md".into()),
+        start_line: Some(1),
+        end_line: Some(3),
+        ..PassageRequest::default()
+    };
+    let (mut fresh, mut stale) = (0, 0);
+    let started = std::time::Instant::now();
+    let rt = rt();
+    while started.elapsed() < std::time::Duration::from_millis(1500) {
+        let p = rt.block_on(r.read_passage(&request)).unwrap_or_else(|e| {
+            stop.store(true, Ordering::SeqCst);
+            panic!("a read failed while the file was rewritten: {e}")
+        });
+        assert_eq!(p.text, indexed_text, "stale {}", p.stale);
+        if p.stale {
+            stale += 1;
+        } else {
+            fresh += 1;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let writes = writer.join().unwrap();
+    assert!(
+        writes > 100 && stale > 0,
+        "{writes} writes, {fresh} fresh, {stale} stale"
+    );
+}

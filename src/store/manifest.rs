@@ -109,6 +109,11 @@ pub struct Manifest {
     /// Entries the last walk skipped, per reason (`hidden`, `ignored`, …).
     #[serde(default)]
     pub skips: BTreeMap<String, u64>,
+    /// The generation number of the store this folder generation copies (a database
+    /// reader's cache: the published generation whose text it indexes); `None` for a
+    /// folder index of its own. Answers from this generation carry this number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_generation: Option<u64>,
     /// Every file of the generation folder with its size and sha256.
     pub contents: Vec<GenerationFile>,
     /// sha256 over the manifest's canonical JSON with `seal` removed.
@@ -351,6 +356,7 @@ mod tests {
             partial: Vec::new(),
             skips: BTreeMap::new(),
             contents: Vec::new(),
+            store_generation: None,
             seal: String::new(),
         }
     }

@@ -78,6 +78,9 @@ pub struct BuildOptions<'a> {
     /// Chunks per lexical bucket (default [`crate::write::BUCKET_CHUNKS`]): what a refresh
     /// indexes again around a changed file. Rankings never depend on it.
     pub bucket_chunks: Option<u64>,
+    /// The store generation the built folder copies ([`crate::store::Manifest::store_generation`]:
+    /// a database reader's cache sets the published generation it indexes).
+    pub store_generation: Option<u64>,
 }
 
 impl BuildOptions<'_> {

@@ -710,6 +710,7 @@ fn base_manifest(plan: &Plan, opts: &BuildOptions, snapshot: &Snapshot) -> Manif
             .iter()
             .map(|(k, v)| (k.name().to_string(), *v))
             .collect(),
+        store_generation: opts.store_generation,
         contents: Vec::new(),
         seal: String::new(),
     };

@@ -57,13 +57,18 @@ fn results(o: &std::process::Output) -> Vec<(String, u64, String)> {
         .collect()
 }
 
-/// A lexical search's results through `--index url` with the cache `cache`.
-fn lexical(cwd: &Path, cache: &Path, url: &str, q: &str) -> Vec<(String, u64, String)> {
-    results(&run(
+/// A lexical search through `--index url` with the cache `cache` (JSON output).
+fn lexical_search(cwd: &Path, cache: &Path, url: &str, q: &str) -> std::process::Output {
+    run(
         cwd,
         cache,
         &["search", "--index", url, "--json", "--mode", "lexical", q],
-    ))
+    )
+}
+
+/// A lexical search's results through `--index url` with the cache `cache`.
+fn lexical(cwd: &Path, cache: &Path, url: &str, q: &str) -> Vec<(String, u64, String)> {
+    results(&lexical_search(cwd, cache, url, q))
 }
 
 #[test]
@@ -345,10 +350,15 @@ struct Server {
 
 impl Server {
     fn start(url: &str, cache: &Path) -> Server {
+        Server::polling(url, cache, 200)
+    }
+
+    /// A server whose follower checks the database every `poll_ms`.
+    fn polling(url: &str, cache: &Path, poll_ms: u64) -> Server {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"))
             .args(["serve", "--addr", "127.0.0.1:0", "--index", url])
             .env("DOCFUSE_PG_CACHE", cache)
-            .env("DOCFUSE_PG_POLL_MS", "200")
+            .env("DOCFUSE_PG_POLL_MS", poll_ms.to_string())
             .env_remove("DOCFUSE_LOG")
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -437,6 +447,141 @@ fn a_server_follows_a_publish_that_only_fills_in_vectors() {
     assert_eq!(v["vectors"]["pending"], 0, "{v}");
     // the database's generation, though the cache's folder index was not rebuilt
     assert_eq!(v["generation"], 2, "{v}");
+}
+
+/// The database generation a writer's `refresh`/`index` says it published.
+fn published_generation(o: &std::process::Output) -> u64 {
+    ok(o);
+    let err = stderr(o);
+    let at = err.find("published generation ").expect(&err) + "published generation ".len();
+    err[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|g| g.parse().ok())
+        .expect(&err)
+}
+
+/// Asks `addr` for the quokka page by search (with content) and by passage until `stop`:
+/// (generation, text, chunk sha256) of every answer.
+fn quokka_answers(addr: &str, stop: &std::sync::atomic::AtomicBool) -> Vec<(u64, String, String)> {
+    let mut seen = Vec::new();
+    let body =
+        r#"{"query": "quokka note", "limit": 1, "mode": "lexical", "include_content": true}"#;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let (code, v) = exchange(addr, "POST", "/v1/search", Some(body));
+        assert_eq!(code, 200, "{v}");
+        let r = &v["results"][0];
+        seen.push((
+            v["generation"].as_u64().unwrap(),
+            r["content"].as_str().unwrap_or("").to_string(),
+            r["evidence"]["chunk_sha256"].as_str().unwrap().to_string(),
+        ));
+        let (code, v) = exchange(
+            addr,
+            "GET",
+            "/v1/passage?path=quokka.md&start_line=1&end_line=3",
+            None,
+        );
+        assert_eq!(code, 200, "{v}");
+        seen.push((
+            v["generation"].as_u64().unwrap(),
+            v["text"].as_str().unwrap().to_string(),
+            String::new(),
+        ));
+    }
+    seen
+}
+
+/// Issue 42: while the database publishes new text, a server's answers (search with
+/// content, passages) carry the generation whose text they give — also when another
+/// process of the host syncs the shared cache ahead of the server's own follower.
+#[test]
+fn answers_name_the_generation_whose_text_they_give_while_publishes_go_on() {
+    let Some((url, t, docs)) = fixture("gens") else {
+        return;
+    };
+    let page = |k: u64| format!("# Quokka\n\nThe quokka note says version {k}.\n");
+    std::fs::write(docs.join("quokka.md"), page(0)).unwrap();
+    let writer = t.path().join("writer");
+    let host = t.path().join("host");
+    let first = published_generation(&run(
+        t.path(),
+        &writer,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            &url,
+            docs.to_str().unwrap(),
+        ],
+    ));
+    let mut version_of = std::collections::HashMap::from([(first, 0u64)]);
+    // a slow follower: the host's cache moves ahead of it (a CLI search syncs it)
+    let server = Server::polling(&url, &host, 1500);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..3)
+        .map(|_| {
+            let (addr, stop) = (server.addr.clone(), stop.clone());
+            std::thread::spawn(move || quokka_answers(&addr, &stop))
+        })
+        .collect();
+    for k in 1..=5 {
+        std::fs::write(docs.join("quokka.md"), page(k)).unwrap();
+        let g = published_generation(&run(t.path(), &writer, &["refresh", "--index", &url]));
+        version_of.insert(g, k);
+        let o = lexical_search(t.path(), &host, &url, "quokka note");
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["generation"], g, "{v}");
+        assert!(
+            v["results"][0]["snippet"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("version {k}")),
+            "{v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(700));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1600));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let answers: Vec<_> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let mut hashes: std::collections::HashMap<u64, std::collections::HashSet<String>> =
+        Default::default();
+    for (g, text, sha) in &answers {
+        let k = version_of
+            .get(g)
+            .unwrap_or_else(|| panic!("generation {g} was never published: {version_of:?}"));
+        assert!(
+            text.contains(&format!("version {k}.")),
+            "generation {g} (version {k}) answered with {text:?}"
+        );
+        if !sha.is_empty() {
+            hashes.entry(*g).or_default().insert(sha.clone());
+        }
+    }
+    // one evidence hash per generation, and another for each version
+    assert!(hashes.values().all(|h| h.len() == 1), "{hashes:?}");
+    let distinct: std::collections::HashSet<_> = hashes.values().flatten().collect();
+    assert_eq!(distinct.len(), hashes.len(), "{hashes:?}");
+    assert!(
+        hashes.len() >= 4,
+        "the load saw {} generations",
+        hashes.len()
+    );
+    // `verify` names the database's generation, not the copy folder's own count
+    let last = version_of.keys().max().unwrap();
+    let o = run(t.path(), &host, &["verify", "--index", &url]);
+    ok(&o);
+    assert!(
+        stdout(&o).starts_with(&format!("ok: this host's copy of generation {last} (`")),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(t.path(), &host, &["verify", "--json", "--index", &url]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["generation"], *last, "{v}");
 }
 
 #[test]
@@ -690,19 +835,7 @@ fn epochs_pending_vectors_binary_bytes_and_a_writer_without_model() {
         ],
     ));
     assert_eq!(lexical(t.path(), &host, &url, "badgers")[0].0, "beta.md");
-    let o = run(
-        t.path(),
-        &host,
-        &[
-            "search",
-            "--index",
-            &url,
-            "--json",
-            "--mode",
-            "lexical",
-            "aardvarks",
-        ],
-    );
+    let o = lexical_search(t.path(), &host, &url, "aardvarks");
     assert_eq!(
         o.status.code(),
         Some(1),
