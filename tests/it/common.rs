@@ -452,3 +452,86 @@ pub fn database() -> Option<String> {
         }
     }
 }
+
+/// Asks `addr` for the quokka page by search (with content) and by passage until `stop`:
+/// (generation, text, chunk sha256) of every answer.
+pub fn quokka_answers(
+    addr: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Vec<(u64, String, String)> {
+    let mut seen = Vec::new();
+    let body =
+        r#"{"query": "quokka note", "limit": 1, "mode": "lexical", "include_content": true}"#;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let (code, v) = exchange(addr, "POST", "/v1/search", Some(body));
+        assert_eq!(code, 200, "{v}");
+        let r = &v["results"][0];
+        seen.push((
+            v["generation"].as_u64().unwrap(),
+            r["content"].as_str().unwrap_or("").to_string(),
+            r["evidence"]["chunk_sha256"].as_str().unwrap().to_string(),
+        ));
+        let (code, v) = exchange(
+            addr,
+            "GET",
+            "/v1/passage?path=quokka.md&start_line=1&end_line=3",
+            None,
+        );
+        assert_eq!(code, 200, "{v}");
+        seen.push((
+            v["generation"].as_u64().unwrap(),
+            v["text"].as_str().unwrap().to_string(),
+            String::new(),
+        ));
+    }
+    seen
+}
+
+/// Three clients of [`quokka_answers`] on `addr`, until `stop`.
+pub fn quokka_clients(
+    addr: &str,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Vec<(u64, String, String)>>> {
+    (0..3)
+        .map(|_| {
+            let (addr, stop) = (addr.to_string(), stop.clone());
+            std::thread::spawn(move || quokka_answers(&addr, &stop))
+        })
+        .collect()
+}
+
+/// Every answer of `clients` gives the text of the version its generation published
+/// (`version_of`: generation → version, the page saying `version K.`), with one evidence
+/// hash per generation and another per version; the load saw at least four generations.
+pub fn assert_answers_match_their_generation(
+    clients: Vec<std::thread::JoinHandle<Vec<(u64, String, String)>>>,
+    version_of: &std::collections::HashMap<u64, u64>,
+) {
+    let answers: Vec<_> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let mut hashes: std::collections::HashMap<u64, std::collections::HashSet<String>> =
+        Default::default();
+    for (g, text, sha) in &answers {
+        let k = version_of
+            .get(g)
+            .unwrap_or_else(|| panic!("generation {g} was never published: {version_of:?}"));
+        assert!(
+            text.contains(&format!("version {k}.")),
+            "generation {g} (version {k}) answered with {text:?}"
+        );
+        if !sha.is_empty() {
+            hashes.entry(*g).or_default().insert(sha.clone());
+        }
+    }
+    // one evidence hash per generation, and another for each version
+    assert!(hashes.values().all(|h| h.len() == 1), "{hashes:?}");
+    let distinct: std::collections::HashSet<_> = hashes.values().flatten().collect();
+    assert_eq!(distinct.len(), hashes.len(), "{hashes:?}");
+    assert!(
+        hashes.len() >= 4,
+        "the load saw {} generations",
+        hashes.len()
+    );
+}

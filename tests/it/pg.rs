@@ -461,37 +461,6 @@ fn published_generation(o: &std::process::Output) -> u64 {
         .expect(&err)
 }
 
-/// Asks `addr` for the quokka page by search (with content) and by passage until `stop`:
-/// (generation, text, chunk sha256) of every answer.
-fn quokka_answers(addr: &str, stop: &std::sync::atomic::AtomicBool) -> Vec<(u64, String, String)> {
-    let mut seen = Vec::new();
-    let body =
-        r#"{"query": "quokka note", "limit": 1, "mode": "lexical", "include_content": true}"#;
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        let (code, v) = exchange(addr, "POST", "/v1/search", Some(body));
-        assert_eq!(code, 200, "{v}");
-        let r = &v["results"][0];
-        seen.push((
-            v["generation"].as_u64().unwrap(),
-            r["content"].as_str().unwrap_or("").to_string(),
-            r["evidence"]["chunk_sha256"].as_str().unwrap().to_string(),
-        ));
-        let (code, v) = exchange(
-            addr,
-            "GET",
-            "/v1/passage?path=quokka.md&start_line=1&end_line=3",
-            None,
-        );
-        assert_eq!(code, 200, "{v}");
-        seen.push((
-            v["generation"].as_u64().unwrap(),
-            v["text"].as_str().unwrap().to_string(),
-            String::new(),
-        ));
-    }
-    seen
-}
-
 /// Issue 42: while the database publishes new text, a server's answers (search with
 /// content, passages) carry the generation whose text they give — also when another
 /// process of the host syncs the shared cache ahead of the server's own follower.
@@ -519,12 +488,7 @@ fn answers_name_the_generation_whose_text_they_give_while_publishes_go_on() {
     // a slow follower: the host's cache moves ahead of it (a CLI search syncs it)
     let server = Server::polling(&url, &host, 1500);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let clients: Vec<_> = (0..3)
-        .map(|_| {
-            let (addr, stop) = (server.addr.clone(), stop.clone());
-            std::thread::spawn(move || quokka_answers(&addr, &stop))
-        })
-        .collect();
+    let clients = quokka_clients(&server.addr, &stop);
     for k in 1..=5 {
         std::fs::write(docs.join("quokka.md"), page(k)).unwrap();
         let g = published_generation(&run(t.path(), &writer, &["refresh", "--index", &url]));
@@ -543,33 +507,7 @@ fn answers_name_the_generation_whose_text_they_give_while_publishes_go_on() {
     }
     std::thread::sleep(std::time::Duration::from_millis(1600));
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let answers: Vec<_> = clients
-        .into_iter()
-        .flat_map(|c| c.join().unwrap())
-        .collect();
-    let mut hashes: std::collections::HashMap<u64, std::collections::HashSet<String>> =
-        Default::default();
-    for (g, text, sha) in &answers {
-        let k = version_of
-            .get(g)
-            .unwrap_or_else(|| panic!("generation {g} was never published: {version_of:?}"));
-        assert!(
-            text.contains(&format!("version {k}.")),
-            "generation {g} (version {k}) answered with {text:?}"
-        );
-        if !sha.is_empty() {
-            hashes.entry(*g).or_default().insert(sha.clone());
-        }
-    }
-    // one evidence hash per generation, and another for each version
-    assert!(hashes.values().all(|h| h.len() == 1), "{hashes:?}");
-    let distinct: std::collections::HashSet<_> = hashes.values().flatten().collect();
-    assert_eq!(distinct.len(), hashes.len(), "{hashes:?}");
-    assert!(
-        hashes.len() >= 4,
-        "the load saw {} generations",
-        hashes.len()
-    );
+    assert_answers_match_their_generation(clients, &version_of);
     // `verify` names the database's generation, not the copy folder's own count
     let last = version_of.keys().max().unwrap();
     let o = run(t.path(), &host, &["verify", "--index", &url]);

@@ -1508,3 +1508,36 @@ fn a_one_off_search_after_a_refresh_answers_the_new_generation() {
     assert_eq!(v["generation"], 2, "{v}");
     assert_eq!(v["results"][0]["path"], "b.md", "{v}");
 }
+
+/// Issue 42, the folder store: while refreshes publish new text, a server's answers
+/// (search with content, passages) carry the generation whose text they give.
+#[test]
+fn answers_name_the_generation_whose_text_they_give_while_refreshes_go_on() {
+    let t = tempfile::tempdir().unwrap();
+    let (docs, dir) = (t.path().join("docs"), t.path().join("index"));
+    std::fs::create_dir_all(&docs).unwrap();
+    let page = |k: u64| format!("# Quokka\n\nThe quokka note says version {k}.\n");
+    let generation_of = |o: std::process::Output| -> u64 {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["generation"].as_u64().unwrap()
+    };
+    std::fs::write(docs.join("quokka.md"), page(0)).unwrap();
+    let (d, i) = (docs.to_str().unwrap(), dir.to_str().unwrap());
+    let first = generation_of(docfuse(
+        t.path(),
+        &["index", "--json", "--no-embeddings", "--index", i, d],
+    ));
+    let mut version_of = std::collections::HashMap::from([(first, 0u64)]);
+    let (addr, _served) = serve_with(&dir, &[]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients = quokka_clients(&addr, &stop);
+    for k in 1..=5 {
+        std::fs::write(docs.join("quokka.md"), page(k)).unwrap();
+        let g = generation_of(docfuse(t.path(), &["refresh", "--json", "--index", i]));
+        version_of.insert(g, k);
+        std::thread::sleep(std::time::Duration::from_millis(400));
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_answers_match_their_generation(clients, &version_of);
+}
