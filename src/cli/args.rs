@@ -76,7 +76,9 @@ pub struct IngestArgs {
     /// NATS server to subscribe to, e.g. `nats://127.0.0.1:4222`.
     #[arg(long, value_name = "URL")]
     pub nats: String,
-    /// Index folder (created by the first pack ingested when there is none).
+    /// Index folder (created by the first pack ingested when there is none), or a
+    /// PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME] (each event publishes
+    /// into it as this host's writer).
     #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
     /// Largest pack accepted, in bytes (compressed).
@@ -123,10 +125,10 @@ pub struct ServeArgs {
     /// Index folder, or a PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
     #[arg(long, default_value = crate::generation::DEFAULT_INDEX_DIR)]
     pub index: PathBuf,
-    /// Set when `index` is the local copy of a PostgreSQL index: no refresh jobs (the
-    /// writer publishes to the database; the server follows it).
+    /// The PostgreSQL index's URL when `index` is its local copy: refresh jobs write to
+    /// the database (this host as its writer), and the server follows its publishes.
     #[arg(skip)]
-    pub database: bool,
+    pub database: Option<PathBuf>,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:7700")]
     pub addr: std::net::SocketAddr,

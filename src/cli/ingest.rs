@@ -18,10 +18,21 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
-    let wanted = match Recorded::load(&a.index) {
-        Ok(rec) => rec.wanted && !a.no_embeddings,
-        Err(e) if is_no_index(&e) => !a.no_embeddings,
-        Err(e) => return Err(e),
+    let db = super::pg::is_db(&a.index);
+    let wanted = if db {
+        super::pg::wants_vectors(&a.index)?.unwrap_or(true) && !a.no_embeddings
+    } else {
+        match Recorded::load(&a.index) {
+            Ok(rec) => rec.wanted && !a.no_embeddings,
+            Err(e) if is_no_index(&e) => !a.no_embeddings,
+            Err(e) => return Err(e),
+        }
+    };
+    // where packs are unpacked and their sources recorded: the index folder, or for a
+    // database this host's writer folder of it
+    let folder = match db {
+        true => super::pg::writer_folder(&a.index)?,
+        false => a.index.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -42,12 +53,13 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     let vectors = Vectors::load(wanted);
     eprintln!(
         "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops after the event at hand",
-        a.index.display(),
+        super::pg::shown_index(&a.index).display(),
         crate::pack::redacted_servers(&a.nats),
         event::SUBJECTS.join(", ")
     );
     let ingest = Ingest {
         a: &a,
+        folder,
         vectors,
         stopped,
     };
@@ -111,6 +123,8 @@ async fn subscribe(
 
 struct Ingest<'a> {
     a: &'a IngestArgs,
+    /// The folder holding the unpacked packs (`a.index`, or a database's writer folder).
+    folder: PathBuf,
     vectors: Vectors,
     /// Set on Ctrl-C or SIGTERM: no further event or pack is started.
     stopped: std::sync::Arc<AtomicBool>,
@@ -224,13 +238,13 @@ impl Ingest<'_> {
 
     /// Whether the pack `code` is a root of the index (none: false).
     fn indexed(&self, code: &str) -> anyhow::Result<bool> {
-        let rec = match Recorded::load(&self.a.index) {
+        let rec = match Recorded::load(&self.folder) {
             Ok(rec) => rec,
             Err(e) if is_no_index(&e) => return Ok(false),
             Err(e) => return Err(e),
         };
-        let dir = std::fs::canonicalize(&self.a.index)
-            .unwrap_or_else(|_| self.a.index.clone())
+        let dir = std::fs::canonicalize(&self.folder)
+            .unwrap_or_else(|_| self.folder.clone())
             .join(crate::pack::PACKS_DIR)
             .join(code);
         Ok(match rec.spec {
@@ -248,9 +262,9 @@ impl Ingest<'_> {
             if !self.known()?.contains_key(&code) {
                 return Ok(false);
             }
-            let _lock = crate::generation::acquire_writer_lock(&self.a.index, true, &mut |_| {})?;
+            let _lock = crate::generation::acquire_writer_lock(&self.folder, true, &mut |_| {})?;
             let roots = [PathBuf::from(format!("pack:{code}"))];
-            super::pack::PackSteps::new(&self.a.index, None, &roots).after()?;
+            super::pack::PackSteps::new(&self.folder, None, &roots).after()?;
             Ok(true)
         };
         match run() {
@@ -281,8 +295,13 @@ impl Ingest<'_> {
 
     /// The packs of the index and where they came from.
     fn known(&self) -> anyhow::Result<crate::pack::Sources> {
-        let packs = self.a.index.join(crate::pack::PACKS_DIR);
+        let packs = self.folder.join(crate::pack::PACKS_DIR);
         Ok(crate::pack::sources(&packs)?)
+    }
+
+    /// The index as reports name it (a database URL without its password).
+    fn shown(&self) -> PathBuf {
+        super::pg::shown_index(&self.a.index)
     }
 
     fn say(&self, subject: &str, o: Outcome) {
@@ -291,7 +310,7 @@ impl Ingest<'_> {
             let mut v = json!({"subject": subject, "code": code, "ok": o.result.is_ok()});
             match &o.result {
                 Ok(Done::Built(r)) => {
-                    v["report"] = super::build_run::report_json(&self.a.index, r, &self.vectors)
+                    v["report"] = super::build_run::report_json(&self.shown(), r, &self.vectors)
                 }
                 Ok(Done::Nothing(why)) => v["note"] = json!(why),
                 Err(e) => v["error"] = json!(format!("{e:#}")),
@@ -299,7 +318,7 @@ impl Ingest<'_> {
             let _ = super::output::print_json_line(&v);
         } else if let Ok(d) = &o.result {
             let what = match d {
-                Done::Built(r) => report_line(&self.a.index, r, &self.vectors),
+                Done::Built(r) => report_line(&self.shown(), r, &self.vectors),
                 Done::Nothing(why) => why.to_string(),
             };
             let _ =

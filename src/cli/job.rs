@@ -4,8 +4,9 @@
 //! [`Recorded`], what an index records about itself, read by `refresh` too.
 
 use super::args::RunArgs;
-use super::build_run::{run_build, Vectors};
+use super::build_run::Vectors;
 use super::pack::PackSteps;
+use super::pg::DbWriter;
 use crate::generation::Source;
 use crate::pack::Pack;
 use crate::store::SourceSpec;
@@ -28,13 +29,33 @@ pub(super) struct Job<'a> {
 /// yet and a pack to ingest, builds a new one with docfuse's defaults (vectors when
 /// `vectors.wanted`). Settings changed by another writer while this job waited for the
 /// writer lock are read again (up to three times), never overwritten with older ones.
+/// For a database URL the job runs as a writer of the database (its writer lock held
+/// for the job, this host's writer folder brought to the published generation first,
+/// one publish; packs are unpacked in that folder), as `refresh --index URL` does.
 ///
 /// # Errors
 /// No index and nothing to build it from, a pack for an index of a JSONL corpus, a root
-/// that is not the index's to drop, and every error of the build.
+/// that is not the index's to drop, and every error of the build (for a database: the
+/// connection, the lock, the publish).
 pub(super) fn run_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<BuildReport> {
+    if !super::pg::is_db(index) {
+        return attempts(index, job, vectors, None);
+    }
+    super::pg::write_job(index, |w| {
+        w.check(vectors)?;
+        attempts(&w.dir, job, vectors, Some(w))
+    })
+}
+
+/// [`run_job`] on the folder `index` (a database's writer folder when `db` is given).
+fn attempts(
+    index: &Path,
+    job: &Job,
+    vectors: &Vectors,
+    db: Option<&DbWriter>,
+) -> anyhow::Result<BuildReport> {
     for _ in 0..3 {
-        if let Some(report) = try_job(index, job, vectors)? {
+        if let Some(report) = try_job(index, job, vectors, db)? {
             return Ok(report);
         }
     }
@@ -46,7 +67,12 @@ pub(super) fn run_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Res
 
 /// One attempt of [`run_job`]: `None` when the recorded settings changed before the
 /// lock was taken (nothing was written).
-fn try_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<Option<BuildReport>> {
+fn try_job(
+    index: &Path,
+    job: &Job,
+    vectors: &Vectors,
+    db: Option<&DbWriter>,
+) -> anyhow::Result<Option<BuildReport>> {
     let rec = match Recorded::load_or_wait(index, true) {
         Ok(rec) => Some(rec),
         Err(e) if job.pack.is_some() && is_no_index(&e) => None,
@@ -77,7 +103,7 @@ fn try_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<Option<
         overrides.clone().unwrap_or_else(|| serde_json::json!({})),
         vectors,
     );
-    opts.drop_roots = super::pack::drop_roots(index, &job.drop_roots);
+    opts.drop_roots = super::pg::still_to_drop(db, super::pack::drop_roots(index, &job.drop_roots));
     // under the lock, before anything is written: the settings read above still hold
     let changed = std::sync::atomic::AtomicBool::new(false);
     let check = || {
@@ -89,7 +115,7 @@ fn try_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Result<Option<
         Ok(())
     };
     let steps = PackSteps::new(index, job.pack, &job.drop_roots).with_check(&check);
-    match super::pack::build_with(&steps, opts, |o| run_build(index, &source, o)) {
+    match super::pack::build_with(&steps, opts, |o| super::pg::build(db, index, &source, o)) {
         Err(_) if changed.load(std::sync::atomic::Ordering::Relaxed) => Ok(None),
         other => other.map(Some),
     }

@@ -86,7 +86,7 @@ pub fn run() -> i32 {
         Command::Chunks(a) => read(a, |a| &mut a.index, chunks::run),
         Command::Verify(a) => verify::run(a),
         Command::Serve(mut a) => pg::server_dir(&a.index, a.watch.watch).and_then(|d| {
-            a.database = d != a.index;
+            a.database = (d != a.index).then(|| a.index.clone());
             a.index = d;
             serve::run(a)
         }),

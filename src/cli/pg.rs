@@ -144,6 +144,15 @@ impl DbWriter {
     /// # Errors
     /// As said.
     pub fn checked(&self, vectors: Vectors) -> anyhow::Result<Vectors> {
+        self.check(&vectors)?;
+        Ok(vectors)
+    }
+
+    /// [`DbWriter::checked`] without taking `vectors`.
+    ///
+    /// # Errors
+    /// As said there.
+    pub fn check(&self, vectors: &Vectors) -> anyhow::Result<()> {
         let store = self.store.borrow();
         let held = store.published_row().is_some_and(|p| p.identity.is_some());
         anyhow::ensure!(
@@ -152,7 +161,7 @@ impl DbWriter {
             store.location().shown,
             vectors.unavailable.as_deref().unwrap_or("--no-embeddings was given")
         );
-        Ok(vectors)
+        Ok(())
     }
 
     /// Fails, naming the database, when it holds no index yet (nothing to refresh).
@@ -230,6 +239,57 @@ pub fn write_command<A>(
         *index(&mut a) = w.dir.clone();
         run(a, Some(w))
     })
+}
+
+/// Runs one job of a long-running writer (`ingest`, `serve`'s refresh jobs) on the
+/// database index `index`: [`write`] waiting for the writer lock, dropping no root
+/// beyond the job's own, and returns the report of the job's build.
+///
+/// # Errors
+/// Every error of [`write`] and of `job`.
+pub fn write_job(
+    index: &Path,
+    job: impl FnOnce(&DbWriter) -> anyhow::Result<BuildReport>,
+) -> anyhow::Result<BuildReport> {
+    let mut report = None;
+    write(index, true.into(), &DropRoots::default(), |w| {
+        report = Some(job(w)?);
+        Ok(super::EXIT_OK)
+    })?;
+    report.ok_or_else(|| anyhow::anyhow!("the job on `{}` built nothing", index.display()))
+}
+
+/// Whether the database index `index` wants vectors (built with them, or holding some);
+/// `None` when it holds no index yet.
+///
+/// # Errors
+/// The URL does not parse; the database cannot be reached or read.
+pub fn wants_vectors(index: &Path) -> anyhow::Result<Option<bool>> {
+    let loc = location(index)?;
+    let p = pgstore::block_on(async {
+        let client = pgstore::connect(&loc).await?;
+        pgstore::published(&client, &loc).await
+    })?;
+    Ok(p.map(|p| {
+        p.identity.is_some() || p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true)
+    }))
+}
+
+/// This host's writer folder of the database index `index` (where a writer stages its
+/// generations and `ingest` unpacks its packs).
+///
+/// # Errors
+/// The URL does not parse; the cache folder cannot be made.
+pub fn writer_folder(index: &Path) -> anyhow::Result<PathBuf> {
+    Ok(pgstore::writer_base(&location(index)?)?.join("index"))
+}
+
+/// What to show for `--index`: a database URL with its password redacted, else the folder.
+pub fn shown_index(index: &Path) -> PathBuf {
+    match index.to_str().filter(|u| pgstore::is_database_url(u)) {
+        Some(url) => PathBuf::from(pgstore::redacted(url)),
+        None => index.to_path_buf(),
+    }
 }
 
 /// Runs a write command on a database index: open the store (lock, migrate), bring the

@@ -31,8 +31,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     let retriever = DocfuseRetriever::open(&a.index)?.with_max_queued(a.max_queued);
     // one-off searches of this index folder are answered here (`super::daemon`)
     let _socket = match a.database {
-        false => super::daemon::listen(&a.index, retriever.clone()),
-        true => None,
+        None => super::daemon::listen(&a.index, retriever.clone()),
+        Some(_) => None,
     };
     if a.watch.watch {
         super::refresh::watch_in_background(&a.index, a.watch.debounce_ms)?;
@@ -41,11 +41,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     if !a.addr.ip().is_unspecified() {
         hosts.push(a.addr.ip().to_string());
     }
-    let jobs = if a.database {
-        None
-    } else {
-        Some(refresh_jobs(&a.index)?)
-    };
+    // a database's jobs write to it, from this host's writer folder
+    let jobs = Some(refresh_jobs(a.database.as_ref().unwrap_or(&a.index))?);
     let config = HttpConfig {
         request_timeout: Duration::from_millis(a.timeout_ms),
         max_body_bytes: a.max_body_bytes,
@@ -92,23 +89,28 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// The jobs of `POST /v1/refresh`: a refresh of every root of `index` with its recorded
-/// settings (the model loaded by the first job that needs it, then kept).
+/// The jobs of `POST /v1/refresh`: a refresh of every root of `index` (a folder, or a
+/// database URL) with its recorded settings (the model loaded by the first job that
+/// needs it, then kept).
 fn refresh_jobs(index: &std::path::Path) -> anyhow::Result<RefreshJobs> {
     let index = index.to_path_buf();
+    let shown = super::pg::shown_index(&index);
     let vectors = std::sync::OnceLock::new();
     let run = move || -> Result<serde_json::Value, String> {
-        let wanted = super::job::Recorded::load(&index)
-            .map(|r| r.wanted)
-            .map_err(|e| super::output::error_text(&e))?;
+        let error = |e: anyhow::Error| super::output::error_text(&e);
+        let wanted = match super::pg::is_db(&index) {
+            true => super::pg::wants_vectors(&index)
+                .map_err(error)?
+                .unwrap_or(true),
+            false => super::job::Recorded::load(&index).map_err(error)?.wanted,
+        };
         let vectors = vectors.get_or_init(|| super::build_run::Vectors::load(wanted));
         let job = super::job::Job::default();
-        let report = super::job::run_job(&index, &job, vectors)
-            .map_err(|e| super::output::error_text(&e))?;
-        let v = super::build_run::report_json(&index, &report, vectors);
+        let report = super::job::run_job(&index, &job, vectors).map_err(error)?;
+        let v = super::build_run::report_json(&shown, &report, vectors);
         eprintln!(
             "docfuse: refresh job: {}",
-            super::build_run::report_line(&index, &report, vectors)
+            super::build_run::report_line(&shown, &report, vectors)
         );
         Ok(v)
     };

@@ -535,3 +535,13 @@ pub fn assert_answers_match_their_generation(
         hashes.len()
     );
 }
+
+/// The test database URL with a schema of its own.
+pub fn with_schema(url: &str, name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}schema={name}_{}_{nanos}", std::process::id())
+}

@@ -115,9 +115,15 @@ struct Ingest {
 
 impl Ingest {
     fn start(dir: &Path, nats: &Nats, index: &str) -> Ingest {
+        Ingest::start_with(dir, nats, index, &[])
+    }
+
+    /// [`Ingest::start`] with `env` set.
+    fn start_with(dir: &Path, nats: &Nats, index: &str, env: &[(&str, &Path)]) -> Ingest {
         let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
             .args(["ingest", "--index", index, "--json", "--nats", &nats.url()])
             .args(["--allow-pack-host", "127.0.0.1"])
+            .envs(env.iter().copied())
             .current_dir(dir)
             .env_remove("DOCFUSE_LOG")
             .env_remove("DOCFUSE_MODEL_CACHE")
@@ -503,4 +509,92 @@ fn a_pack_that_cannot_be_indexed_is_neither_unpacked_nor_recorded() {
             "{e:#}"
         );
     }
+}
+
+/// Issue 42 item 1: `ingest --index postgres://…` — a registered pack is published into
+/// the database (with vectors) and every reader finds it; the same pack again publishes
+/// nothing and embeds nothing; unregistering drops that repository's documents only.
+#[test]
+fn ingest_publishes_packs_into_a_postgresql_index() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let Some(db) = database() else {
+        return;
+    };
+    let url = with_schema(&db, "ingest");
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (writer, ingester, reader) = (p.join("writer"), p.join("ingester"), p.join("reader"));
+    // another repository, indexed from a folder by another writer
+    std::fs::create_dir_all(p.join("own")).unwrap();
+    std::fs::write(
+        p.join("own/deploy.md"),
+        "# Deployments\n\nRoll out a release with blue-green deployments.\n",
+    )
+    .unwrap();
+    let cache = |c: &Path| [("DOCFUSE_PG_CACHE", c.to_str().unwrap().to_string())];
+    let with = |c: &Path, args: &[&str]| {
+        let env = cache(c);
+        docfuse_env(p, args, &[(env[0].0, env[0].1.as_str())])
+    };
+    let o = with(&writer, &["index", "--index", &url, "own"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    service_docs(&p.join("svc"));
+    let served = Arc::new(Mutex::new(pack_bytes(p, "1")));
+    let pack_url = format!("{}/api/v1/system/docs/pack", serve_bytes(served.clone()));
+    let register = format!(
+        r#"{{"code": "scheduler", "capabilities": ["http", "docs_pack"], "docs_pack_url": "{pack_url}"}}"#
+    );
+    let nats = Nats::start(&bin);
+    let ingest = Ingest::start_with(p, &nats, &url, &[("DOCFUSE_PG_CACHE", &ingester)]);
+    ingest.wait_log("ingesting into `postgres://", 1);
+    let top = |q: &str| -> Vec<String> {
+        let o = with(
+            &reader,
+            &["search", "--index", &url, "--json", "-n", "5", q],
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        v["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+
+    nats.publish("service.register", &register);
+    let first = ok_report(&ingest.next(), "service.register");
+    assert!(first["embedded"].as_u64().unwrap() >= 5, "{first:#}");
+    assert!(
+        first["index"].as_str().unwrap().starts_with("postgres://"),
+        "{first:#}"
+    );
+    ingest.wait_log("published generation 2", 1);
+    assert!(top("list scheduled tasks")[0].ends_with("openapi.json"));
+    assert!(top("blue-green deployments")[0].ends_with("deploy.md"));
+
+    // the same pack again: nothing embedded, nothing published
+    nats.publish("service.register", &register);
+    let again = ok_report(&ingest.next(), "service.register");
+    assert_eq!(again["embedded"], 0, "{again:#}");
+    assert_eq!(again["skipped"], true, "{again:#}");
+
+    // unregistered: its documents are gone from the database, the other root stays
+    nats.publish("service.unregister", r#"{"code": "scheduler"}"#);
+    let gone = ok_report(&ingest.next(), "service.unregister");
+    assert_eq!(gone["files"]["removed"], 3, "{gone:#}");
+    for q in ["list scheduled tasks", "retried"] {
+        let paths = top(q);
+        assert!(
+            paths.iter().all(|h| h.ends_with("deploy.md")),
+            "{q}: {paths:?}"
+        );
+    }
+    assert!(top("blue-green deployments")[0].ends_with("deploy.md"));
+    let v: Value =
+        serde_json::from_slice(&with(&reader, &["status", "--index", &url, "--json"]).stdout)
+            .unwrap();
+    assert_eq!(v["documents"], 1, "{v:#}");
 }

@@ -11,16 +11,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// The test database URL with a schema of its own.
-fn with_schema(url: &str, name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}schema={name}_{}_{nanos}", std::process::id())
-}
-
 /// The test database with a schema of its own (`name_…`), a temporary folder and a copy
 /// of the sample docs in it (`docs/`); `None` without a test database.
 fn fixture(name: &str) -> Option<(String, tempfile::TempDir, std::path::PathBuf)> {
@@ -55,6 +45,21 @@ fn results(o: &std::process::Output) -> Vec<(String, u64, String)> {
             )
         })
         .collect()
+}
+
+/// `index --no-embeddings` of `docs` into `url` from `cwd` with the cache `cache`.
+fn index_lexically(cwd: &Path, cache: &Path, url: &str, docs: &Path) -> std::process::Output {
+    run(
+        cwd,
+        cache,
+        &[
+            "index",
+            "--no-embeddings",
+            "--index",
+            url,
+            docs.to_str().unwrap(),
+        ],
+    )
 }
 
 /// A lexical search through `--index url` with the cache `cache` (JSON output).
@@ -473,17 +478,7 @@ fn answers_name_the_generation_whose_text_they_give_while_publishes_go_on() {
     std::fs::write(docs.join("quokka.md"), page(0)).unwrap();
     let writer = t.path().join("writer");
     let host = t.path().join("host");
-    let first = published_generation(&run(
-        t.path(),
-        &writer,
-        &[
-            "index",
-            "--no-embeddings",
-            "--index",
-            &url,
-            docs.to_str().unwrap(),
-        ],
-    ));
+    let first = published_generation(&index_lexically(t.path(), &writer, &url, &docs));
     let mut version_of = std::collections::HashMap::from([(first, 0u64)]);
     // a slow follower: the host's cache moves ahead of it (a CLI search syncs it)
     let server = Server::polling(&url, &host, 1500);
@@ -535,17 +530,7 @@ fn a_writer_whose_connection_drops_mid_publish_publishes_nothing() {
             &[&[("DOCFUSE_PG_CACHE", writer.to_str().unwrap())], extra].concat(),
         )
     };
-    ok(&run(
-        t.path(),
-        &writer,
-        &[
-            "index",
-            "--no-embeddings",
-            "--index",
-            &url,
-            docs.to_str().unwrap(),
-        ],
-    ));
+    ok(&index_lexically(t.path(), &writer, &url, &docs));
     // the writer pauses with its publish written, not committed; its connection (which
     // holds the writer lock and the transaction) is terminated by the server meanwhile
     let failed_refresh = || {
@@ -634,17 +619,7 @@ fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
         return;
     };
     let writer = t.path().join("writer");
-    ok(&run(
-        t.path(),
-        &writer,
-        &[
-            "index",
-            "--no-embeddings",
-            "--index",
-            &url,
-            docs.to_str().unwrap(),
-        ],
-    ));
+    ok(&index_lexically(t.path(), &writer, &url, &docs));
     let a = Server::start(&url, &t.path().join("host-a"));
     let b = Server::start(&url, &t.path().join("host-b"));
     assert_eq!(a.top("quokka"), "");
@@ -1409,4 +1384,49 @@ fn a_reader_copy_an_older_docfuse_wrote_is_rebuilt() {
     );
     let v: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
     assert_eq!(v["schema_version"], docfuse::store::SCHEMA_VERSION, "{v}");
+}
+
+/// Issue 42 item 1: `POST /v1/refresh` of a server on a database index writes to the
+/// database (this host as its writer): the job publishes the edit, and the server (and
+/// every other reader) follows it.
+#[test]
+fn a_database_servers_refresh_job_publishes_into_the_database() {
+    let Some((url, t, docs)) = fixture("jobs") else {
+        return;
+    };
+    let writer = t.path().join("writer");
+    ok(&index_lexically(t.path(), &writer, &url, &docs));
+    let server = Server::start(&url, &t.path().join("host"));
+    assert_eq!(server.top("quokka"), "");
+    std::fs::write(
+        docs.join("quokka.md"),
+        "# Quokka care\n\nQuokkas need shade.\n",
+    )
+    .unwrap();
+    let (code, v) = exchange(&server.addr, "POST", "/v1/refresh", Some(""));
+    assert_eq!(code, 202, "{v}");
+    let job = v["job"].as_u64().unwrap();
+    let mut done = Value::Null;
+    eventually("the refresh job ends", || {
+        done = exchange(&server.addr, "GET", &format!("/v1/refresh/{job}"), None).1;
+        done["status"] == "done" || done["status"] == "failed"
+    });
+    assert_eq!(done["status"], "done", "{done}");
+    assert_eq!(done["report"]["generation"], 2, "{done}");
+    assert!(
+        done["report"]["index"]
+            .as_str()
+            .unwrap()
+            .starts_with("postgres://"),
+        "{done}"
+    );
+    eventually("the server follows its own job's publish", || {
+        server.top("quokka") == "quokka.md"
+    });
+    assert_eq!(server.status()["generation"], 2);
+    // another host's reader sees it: it is in the database, not only in this host's folder
+    assert_eq!(
+        lexical(t.path(), &t.path().join("other"), &url, "quokka")[0].0,
+        "quokka.md"
+    );
 }
