@@ -12,10 +12,9 @@ use super::job::{is_no_index, run_job, Job, Recorded};
 use crate::pack::event::{self, Event};
 use crate::write::BuildReport;
 use anyhow::Context;
-use futures::StreamExt;
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     let db = super::pg::is_db(&a.index);
@@ -39,7 +38,9 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let mut messages = rt.block_on(subscribe(&a.nats))?;
+    let lost = std::sync::Arc::new(AtomicU64::new(0));
+    let durable = super::feed::durable_name(&a.index);
+    let mut feed = rt.block_on(super::feed::subscribe(&a.nats, &durable, lost.clone()))?;
     // Ctrl-C or SIGTERM is caught on the runtime's thread, said at once ("stopping"), and
     // stops the loop once the event at hand is done
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
@@ -52,73 +53,28 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     });
     let vectors = Vectors::load(wanted);
     eprintln!(
-        "docfuse: ingesting into `{}` from {} ({}); Ctrl-C stops after the event at hand",
+        "docfuse: ingesting into `{}` from {} ({}; {}); Ctrl-C stops after the event at hand",
         super::pg::shown_index(&a.index).display(),
         crate::pack::redacted_servers(&a.nats),
-        event::SUBJECTS.join(", ")
+        event::SUBJECTS.join(", "),
+        feed.describe()
     );
     let ingest = Ingest {
         a: &a,
         folder,
         vectors,
         stopped,
+        lost,
+        said_lost: AtomicU64::new(0),
     };
     ingest.guarded(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
-    let ended = ingest.listen(&rt, &mut messages, &stop);
+    let ended = ingest.listen(&rt, &mut feed, &stop);
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     anyhow::ensure!(
         !ended,
         "the NATS subscriptions ended (the connection was closed)"
     );
     Ok(super::EXIT_OK)
-}
-
-/// Messages held per subject while an event is handled.
-const SUBSCRIPTION_CAPACITY: usize = 1024;
-
-/// Connects to `url` and subscribes to `service.*` and `gateway.online`, as one stream.
-async fn subscribe(
-    url: &str,
-) -> anyhow::Result<futures::stream::SelectAll<async_nats::Subscriber>> {
-    let client = async_nats::ConnectOptions::new()
-        .name("docfuse-ingest")
-        .event_callback(|e| async move {
-            match e {
-                async_nats::Event::Connected => eprintln!("docfuse: connected to NATS"),
-                async_nats::Event::Disconnected => {
-                    eprintln!("docfuse: disconnected from NATS; reconnecting…")
-                }
-                other => eprintln!("docfuse: NATS: {other}"),
-            }
-        })
-        // a registry message is a few hundred bytes: a flood while a build runs is held
-        // up to this many messages per subject, not the default 65,536
-        .subscription_capacity(SUBSCRIPTION_CAPACITY)
-        .connect(url)
-        .await
-        .with_context(|| {
-            format!(
-                "cannot connect to the NATS server at `{}`\nhint: is nats-server running there? (`nats-server -a 127.0.0.1 -p 4222`)",
-                crate::pack::redacted_servers(url)
-            )
-        })?;
-    // one subscription for a service's register and unregister, so they are handled in
-    // the order they were published (two subscriptions would be merged in turns)
-    let mut subs = Vec::new();
-    for subject in [event::SERVICE_SUBJECTS, event::GATEWAY_ONLINE] {
-        subs.push(
-            client
-                .subscribe(subject)
-                .await
-                .with_context(|| format!("cannot subscribe to `{subject}`"))?,
-        );
-    }
-    // the subscriptions are on the server before the first message is awaited
-    client
-        .flush()
-        .await
-        .context("cannot reach the NATS server")?;
-    Ok(futures::stream::select_all(subs))
 }
 
 struct Ingest<'a> {
@@ -128,6 +84,10 @@ struct Ingest<'a> {
     vectors: Vectors,
     /// Set on Ctrl-C or SIGTERM: no further event or pack is started.
     stopped: std::sync::Arc<AtomicBool>,
+    /// Messages the NATS client reported dropping (plain subscriptions), and how many of
+    /// them were said.
+    lost: std::sync::Arc<AtomicU64>,
+    said_lost: AtomicU64,
 }
 
 impl Ingest<'_> {
@@ -135,7 +95,7 @@ impl Ingest<'_> {
     fn listen(
         &self,
         rt: &tokio::runtime::Runtime,
-        messages: &mut futures::stream::SelectAll<async_nats::Subscriber>,
+        feed: &mut super::feed::Feed,
         stop: &tokio::sync::Notify,
     ) -> bool {
         loop {
@@ -143,7 +103,7 @@ impl Ingest<'_> {
                 tokio::select! {
                     biased;
                     () = stop.notified() => None,
-                    m = messages.next() => Some(m),
+                    m = feed.next() => Some(m),
                 }
             });
             if self.stopped.load(Ordering::SeqCst) {
@@ -157,11 +117,40 @@ impl Ingest<'_> {
             if !event::SUBJECTS.contains(&m.subject.as_str()) {
                 // another `service.*` subject (heartbeats…): not ours
                 tracing::debug!("ignored a message on `{}`", m.subject);
+                rt.block_on(m.ack());
                 continue;
             }
             let parsed = event::parse(m.subject.as_str(), &m.payload);
             self.guarded(m.subject.as_str(), "", parsed);
+            // handled (or reported and skipped): not delivered again
+            rt.block_on(m.ack());
+            self.say_lost();
         }
+    }
+
+    /// Says how many events the NATS client dropped since the last time, and pulls every
+    /// known pack again (a dropped register of a known pack is caught up; one of a new
+    /// pack is not: it comes with the service's next register or `gateway.online`).
+    fn say_lost(&self) {
+        let lost = self.lost.load(Ordering::SeqCst);
+        let before = self.said_lost.swap(lost, Ordering::SeqCst);
+        if lost == before {
+            return;
+        }
+        eprintln!(
+            "warning: the NATS client dropped {} event(s) while one was handled ({lost} in all): its buffer of {} per subject was full\nhint: give nats-server JetStream (`-js`) and no event is lost; pulling every known pack again",
+            lost - before,
+            super::feed::SUBSCRIPTION_CAPACITY
+        );
+        if self.a.json {
+            let _ =
+                super::output::print_json_line(&json!({"lost": lost - before, "lost_total": lost}));
+        }
+        self.guarded(
+            event::GATEWAY_ONLINE,
+            "events lost",
+            Ok(Event::GatewayOnline),
+        );
     }
 
     /// [`Ingest::handle`]; a panic while handling one event is reported and the service

@@ -27,6 +27,7 @@ mod chunks;
 mod daemon;
 mod dashes;
 mod eval;
+mod feed;
 mod graph;
 mod handoff;
 mod index;

@@ -35,26 +35,40 @@ struct Nats {
     bin: PathBuf,
     port: u16,
     child: Child,
+    /// Extra arguments (JetStream and its store folder).
+    extra: Vec<String>,
 }
 
 impl Nats {
     fn start(bin: &Path) -> Nats {
+        Nats::start_with(bin, Vec::new())
+    }
+
+    /// A nats-server with JetStream, storing in `store` (kept across restarts).
+    fn start_jetstream(bin: &Path, store: &Path) -> Nats {
+        let store = store.to_str().unwrap().to_string();
+        Nats::start_with(bin, vec!["-js".into(), "-sd".into(), store])
+    }
+
+    fn start_with(bin: &Path, extra: Vec<String>) -> Nats {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = Self::spawn(bin, port);
+        let child = Self::spawn(bin, port, &extra);
         Nats {
             bin: bin.to_path_buf(),
             port,
             child,
+            extra,
         }
     }
 
-    fn spawn(bin: &Path, port: u16) -> Child {
+    fn spawn(bin: &Path, port: u16, extra: &[String]) -> Child {
         let child = Command::new(bin)
             .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -71,7 +85,7 @@ impl Nats {
         let _ = self.child.kill();
         let _ = self.child.wait();
         std::thread::sleep(Duration::from_millis(300));
-        self.child = Self::spawn(&self.bin, self.port);
+        self.child = Self::spawn(&self.bin, self.port, &self.extra);
     }
 
     fn url(&self) -> String {
@@ -597,4 +611,58 @@ fn ingest_publishes_packs_into_a_postgresql_index() {
         serde_json::from_slice(&with(&reader, &["status", "--index", &url, "--json"]).stdout)
             .unwrap();
     assert_eq!(v["documents"], 1, "{v:#}");
+}
+
+/// Issue 42 item 4: with JetStream on the server, an event published while the ingester
+/// is stopped is handled when it starts again (a durable consumer, acknowledged events),
+/// and ingestion goes on across a NATS restart.
+#[test]
+fn with_jetstream_no_event_is_lost_while_the_ingester_is_down() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    service_docs(&p.join("svc"));
+    let served = Arc::new(Mutex::new(pack_bytes(p, "1")));
+    let url = format!("{}/api/v1/system/docs/pack", serve_bytes(served.clone()));
+    let register = format!(
+        r#"{{"code": "scheduler", "capabilities": ["docs_pack"], "docs_pack_url": "{url}"}}"#
+    );
+    let mut nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let ingest = Ingest::start(p, &nats, "idx");
+    ingest.wait_log("JetStream durable consumer", 1);
+    // the start's pull (nothing known yet) reports nothing; the register is handled
+    nats.publish("service.register", &register);
+    let first = ok_report(&ingest.next(), "service.register");
+    assert!(first["files"]["added"].as_u64().unwrap() >= 3, "{first:#}");
+    drop(ingest);
+
+    // published while no ingester runs: kept in the stream
+    nats.publish("service.unregister", r#"{"code": "scheduler"}"#);
+    let ingest = Ingest::start(p, &nats, "idx");
+    // the start pulls the known pack (unchanged), then the waiting unregister is handled
+    let pulled = ok_report(&ingest.next(), "gateway.online (start)");
+    assert_eq!(pulled["skipped"], true, "{pulled:#}");
+    let gone = ok_report(&ingest.next(), "service.unregister");
+    assert_eq!(gone["files"]["removed"], 3, "{gone:#}");
+    assert!(search(p, "list scheduled tasks").is_empty());
+
+    // the NATS server restarts (its store kept): the consumer resumes
+    nats.restart();
+    ingest.wait_log("connected to NATS", 2);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let back = loop {
+        nats.publish("service.register", &register);
+        if let Ok(e) = ingest.events.recv_timeout(Duration::from_secs(3)) {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "no event after the restart");
+    };
+    let again = ok_report(&back, "service.register");
+    assert!(again["files"]["added"].as_u64().unwrap() >= 3, "{again:#}");
+    assert!(search(p, "list scheduled tasks")[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("openapi.json"));
 }
