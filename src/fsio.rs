@@ -129,3 +129,14 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
         })?;
     Some(base.join("docfuse"))
 }
+
+/// This host's name: `HOSTNAME`, else the kernel's (`/proc/sys/kernel/hostname`), else
+/// "an unnamed host".
+pub fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "an unnamed host".into())
+}

@@ -1,8 +1,9 @@
 //! Where `ingest`'s registry events come from: a durable JetStream consumer when the NATS
 //! server has JetStream (events published while docfuse is down, busy or reconnecting wait
-//! in the stream and are acknowledged one by one once handled; one not acknowledged is
-//! delivered again), else plain subscriptions, whose messages the client drops when its
-//! buffer is full — each drop the client reports is counted and said.
+//! in the stream; one at a time is in hand, kept alive by progress acks while it is
+//! handled, acknowledged once handled, handed back on a stop, delivered again a minute
+//! after a crash — before any later event), else plain subscriptions, whose messages the
+//! client drops when its buffer is full — each drop the client reports is counted and said.
 
 use crate::pack::event;
 use anyhow::Context;
@@ -18,10 +19,12 @@ pub const STREAM: &str = "DOCFUSE_REGISTRY";
 /// How long the stream keeps an event (7 days).
 const KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// How long an event may be in hand before the server delivers it again: longer than a
-/// build of a large pack (a redelivery of an event still being handled is only wasted
-/// work: handling is idempotent by content hash).
-const ACK_WAIT: Duration = Duration::from_secs(30 * 60);
+/// How long an event may be in hand without a word before the server delivers it again
+/// (a crashed ingester's event comes back after this).
+const ACK_WAIT: Duration = Duration::from_secs(60);
+
+/// How often an event in hand is said to be in progress (well within [`ACK_WAIT`]).
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 /// Messages held per subject while an event is handled (plain subscriptions).
 pub const SUBSCRIPTION_CAPACITY: usize = 1024;
@@ -38,14 +41,45 @@ impl Incoming {
     /// Acknowledges a JetStream event (handled: never delivered again). Plain messages
     /// need none.
     pub async fn ack(&self) {
+        self.reply(jetstream::AckKind::Ack).await
+    }
+
+    /// Hands a JetStream event back unhandled (a stop): delivered again at once, to the
+    /// next ingester of this index.
+    pub async fn nak(&self) {
+        self.reply(jetstream::AckKind::Nak(None)).await
+    }
+
+    async fn reply(&self, kind: jetstream::AckKind) {
         if let Some(m) = &self.ack {
-            if let Err(e) = m.ack().await {
+            if let Err(e) = m.ack_with(kind).await {
                 eprintln!(
-                    "warning: cannot acknowledge a `{}` event ({e}); it will be delivered again",
+                    "warning: cannot answer the NATS server for a `{}` event ({e}); it will be delivered again",
                     self.subject
                 );
             }
         }
+    }
+
+    /// While the returned guard lives, says every [`PROGRESS_EVERY`] that the event is
+    /// still being handled (a long build), so the server does not deliver it again.
+    pub fn keep_alive(&self, rt: &tokio::runtime::Runtime) -> Option<KeepAlive> {
+        let m = self.ack.clone()?;
+        Some(KeepAlive(rt.spawn(async move {
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                let _ = m.ack_with(jetstream::AckKind::Progress).await;
+            }
+        })))
+    }
+}
+
+/// Progress acks of an event in hand; stopped when dropped.
+pub struct KeepAlive(tokio::task::JoinHandle<()>);
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -81,32 +115,38 @@ impl Feed {
             },
         }
     }
+}
 
-    /// What the banner says about delivery.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            Feed::Durable(_) => "JetStream durable consumer: no event is lost",
-            Feed::Plain(_) => {
-                "plain subscriptions (no JetStream on the server: start it with `-js` so no event is lost; drops are counted)"
-            }
-        }
-    }
+/// The events and what the banner says about their delivery.
+pub struct Subscribed {
+    pub feed: Feed,
+    pub delivery: String,
 }
 
 /// Connects to `url` and returns the events: from a durable consumer named `durable` when
-/// the server has JetStream (on the stream that holds `service.register`, else a stream
-/// [`STREAM`] made for the registry subjects), else from plain subscriptions. `lost`
-/// counts the messages the client reports dropped (plain subscriptions).
+/// the server has JetStream (on the stream that holds `service.register` when it holds
+/// every registry subject and is not a work queue, else a stream [`STREAM`] made for
+/// them), else from plain subscriptions. `lost` counts the messages the client reports
+/// dropped (plain subscriptions).
 ///
 /// # Errors
 /// The server cannot be reached, or a subscription or consumer cannot be made.
-pub async fn subscribe(url: &str, durable: &str, lost: Arc<AtomicU64>) -> anyhow::Result<Feed> {
+pub async fn subscribe(
+    url: &str,
+    durable: &str,
+    lost: Arc<AtomicU64>,
+) -> anyhow::Result<Subscribed> {
     let client = connect(url, lost).await?;
     let js = jetstream::new(client.clone());
-    match durable_consumer(&js, durable).await {
-        Ok(stream) => return Ok(Feed::Durable(Box::new(stream))),
-        Err(e) => tracing::info!("no JetStream consumer ({e:#}): plain subscriptions"),
-    }
+    let why = match durable_consumer(&js, durable).await {
+        Ok(stream) => {
+            return Ok(Subscribed {
+                feed: Feed::Durable(Box::new(stream)),
+                delivery: format!("JetStream durable consumer `{durable}`: no event is lost"),
+            })
+        }
+        Err(e) => format!("{e:#}"),
+    };
     // one subscription for a service's register and unregister, so they are handled in
     // the order they were published (two subscriptions would be merged in turns)
     let mut subs = Vec::new();
@@ -123,7 +163,12 @@ pub async fn subscribe(url: &str, durable: &str, lost: Arc<AtomicU64>) -> anyhow
         .flush()
         .await
         .context("cannot reach the NATS server")?;
-    Ok(Feed::Plain(futures::stream::select_all(subs)))
+    Ok(Subscribed {
+        feed: Feed::Plain(futures::stream::select_all(subs)),
+        delivery: format!(
+            "plain subscriptions, events dropped while busy are counted; no JetStream consumer ({why}): a server with JetStream (`nats-server -js`) loses none"
+        ),
+    })
 }
 
 async fn connect(url: &str, lost: Arc<AtomicU64>) -> anyhow::Result<async_nats::Client> {
@@ -164,13 +209,20 @@ async fn durable_consumer(
     name: &str,
 ) -> anyhow::Result<jetstream::consumer::pull::Stream> {
     let stream = match js.stream_by_subject(event::REGISTER).await {
-        Ok(found) => js.get_stream(found).await?,
+        Ok(found) => {
+            let stream = js.get_stream(&found).await?;
+            usable(stream.cached_info(), &found)?;
+            stream
+        }
         Err(_) => {
             js.get_or_create_stream(jetstream::stream::Config {
                 name: STREAM.into(),
                 subjects: event::SUBJECTS.iter().map(|s| s.to_string()).collect(),
                 max_age: KEEP,
                 storage: jetstream::stream::StorageType::File,
+                // a service that publishes its register as a request gets no reply
+                // from the stream in the registry's place
+                no_ack: true,
                 ..Default::default()
             })
             .await?
@@ -183,6 +235,9 @@ async fn durable_consumer(
                 durable_name: Some(name.into()),
                 ack_policy: jetstream::consumer::AckPolicy::Explicit,
                 ack_wait: ACK_WAIT,
+                // one event in hand: a later one never overtakes it, also when it is
+                // delivered again
+                max_ack_pending: 1,
                 deliver_policy: jetstream::consumer::DeliverPolicy::New,
                 ..Default::default()
             },
@@ -191,14 +246,73 @@ async fn durable_consumer(
     Ok(consumer.messages().await?)
 }
 
+/// Why the stream `name` that holds `service.register` cannot be ingested from: it lacks
+/// another registry subject, or it is a work queue (acknowledging would take the events
+/// from their other readers).
+fn usable(info: &jetstream::stream::Info, name: &str) -> anyhow::Result<()> {
+    let c = &info.config;
+    anyhow::ensure!(
+        c.retention != jetstream::stream::RetentionPolicy::WorkQueue,
+        "the stream `{name}` holding `{}` is a work queue",
+        event::REGISTER
+    );
+    for subject in event::SUBJECTS {
+        anyhow::ensure!(
+            c.subjects
+                .iter()
+                .any(|pattern| subject_matches(pattern, subject)),
+            "the stream `{name}` holds `{}` but not `{subject}`",
+            event::REGISTER
+        );
+    }
+    Ok(())
+}
+
+/// NATS subject matching: `*` stands for one token, a final `>` for one or more.
+fn subject_matches(pattern: &str, subject: &str) -> bool {
+    let mut tokens = subject.split('.');
+    for p in pattern.split('.') {
+        match (p, tokens.next()) {
+            (">", Some(_)) => return true,
+            ("*", Some(_)) => {}
+            (p, Some(t)) if p == t => {}
+            _ => return false,
+        }
+    }
+    tokens.next().is_none()
+}
+
 /// The durable consumer's name for an index: `docfuse-ingest-` and the first 12 hex
-/// digits of the sha256 of its folder (absolute) or URL (password redacted), so each
-/// index ingests every event once.
+/// digits of the sha256 of its URL (password redacted), or of this host's name and the
+/// folder's absolute path, so each index ingests every event once.
 pub fn durable_name(index: &std::path::Path) -> String {
     let key = match super::pg::is_db(index) {
-        true => super::pg::shown_index(index),
-        false => std::path::absolute(index).unwrap_or_else(|_| index.to_path_buf()),
+        true => super::pg::shown_index(index).to_string_lossy().into_owned(),
+        false => format!(
+            "{}:{}",
+            crate::fsio::host_name(),
+            std::path::absolute(index)
+                .unwrap_or_else(|_| index.to_path_buf())
+                .display()
+        ),
     };
-    let sha = crate::hashing::sha256_hex(key.to_string_lossy().as_bytes());
+    let sha = crate::hashing::sha256_hex(key.as_bytes());
     format!("docfuse-ingest-{}", &sha[..12])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subject_matches;
+
+    #[test]
+    fn subjects_match_as_nats_matches_them() {
+        assert!(subject_matches("service.*", "service.register"));
+        assert!(subject_matches("service.>", "service.register"));
+        assert!(subject_matches(">", "gateway.online"));
+        assert!(subject_matches("gateway.online", "gateway.online"));
+        assert!(!subject_matches("service.*", "gateway.online"));
+        assert!(!subject_matches("service", "service.register"));
+        assert!(!subject_matches("service.*.x", "service.register"));
+        assert!(!subject_matches("*", "service.register"));
+    }
 }

@@ -40,7 +40,8 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         .context("cannot start the async runtime")?;
     let lost = std::sync::Arc::new(AtomicU64::new(0));
     let durable = super::feed::durable_name(&a.index);
-    let mut feed = rt.block_on(super::feed::subscribe(&a.nats, &durable, lost.clone()))?;
+    let subscribed = rt.block_on(super::feed::subscribe(&a.nats, &durable, lost.clone()))?;
+    let mut feed = subscribed.feed;
     // Ctrl-C or SIGTERM is caught on the runtime's thread, said at once ("stopping"), and
     // stops the loop once the event at hand is done
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
@@ -57,7 +58,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         super::pg::shown_index(&a.index).display(),
         crate::pack::redacted_servers(&a.nats),
         event::SUBJECTS.join(", "),
-        feed.describe()
+        subscribed.delivery
     );
     let ingest = Ingest {
         a: &a,
@@ -72,7 +73,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     anyhow::ensure!(
         !ended,
-        "the NATS subscriptions ended (the connection was closed)"
+        "the NATS events ended (the connection was closed, or the JetStream consumer was deleted)\nhint: start `docfuse ingest` again (a supervisor restarting it on failure keeps ingestion going)"
     );
     Ok(super::EXIT_OK)
 }
@@ -106,14 +107,16 @@ impl Ingest<'_> {
                     m = feed.next() => Some(m),
                 }
             });
-            if self.stopped.load(Ordering::SeqCst) {
-                return false;
-            }
             let m = match next {
                 None => return false,
                 Some(None) => return true,
                 Some(Some(m)) => m,
             };
+            if self.stopped.load(Ordering::SeqCst) {
+                // not handled: handed back, for the next start
+                rt.block_on(m.nak());
+                return false;
+            }
             if !event::SUBJECTS.contains(&m.subject.as_str()) {
                 // another `service.*` subject (heartbeats…): not ours
                 tracing::debug!("ignored a message on `{}`", m.subject);
@@ -121,7 +124,9 @@ impl Ingest<'_> {
                 continue;
             }
             let parsed = event::parse(m.subject.as_str(), &m.payload);
+            let alive = m.keep_alive(rt);
             self.guarded(m.subject.as_str(), "", parsed);
+            drop(alive);
             // handled (or reported and skipped): not delivered again
             rt.block_on(m.ack());
             self.say_lost();
@@ -225,23 +230,26 @@ impl Ingest<'_> {
         Outcome::of(code, run_job(&self.a.index, &job, &self.vectors))
     }
 
-    /// Whether the pack `code` is a root of the index (none: false).
+    /// Whether the pack `code` is a root of the index (none: false): of the database's
+    /// published roots for a database (this host's writer folder may be behind it).
     fn indexed(&self, code: &str) -> anyhow::Result<bool> {
-        let rec = match Recorded::load(&self.folder) {
-            Ok(rec) => rec,
-            Err(e) if is_no_index(&e) => return Ok(false),
-            Err(e) => return Err(e),
+        let roots = if super::pg::is_db(&self.a.index) {
+            super::pg::database_roots(&self.a.index)?
+        } else {
+            match Recorded::load(&self.folder) {
+                Ok(rec) => match rec.spec {
+                    crate::store::SourceSpec::Roots { roots } => roots,
+                    crate::store::SourceSpec::Jsonl { .. } => Vec::new(),
+                },
+                Err(e) if is_no_index(&e) => return Ok(false),
+                Err(e) => return Err(e),
+            }
         };
         let dir = std::fs::canonicalize(&self.folder)
             .unwrap_or_else(|_| self.folder.clone())
             .join(crate::pack::PACKS_DIR)
             .join(code);
-        Ok(match rec.spec {
-            crate::store::SourceSpec::Roots { roots } => {
-                roots.iter().any(|r| std::path::Path::new(r) == dir)
-            }
-            crate::store::SourceSpec::Jsonl { .. } => false,
-        })
+        Ok(roots.iter().any(|r| std::path::Path::new(r) == dir))
     }
 
     /// A pack that is not in the index (its first build failed): its unpacked files and

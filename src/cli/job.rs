@@ -42,6 +42,10 @@ pub(super) fn run_job(index: &Path, job: &Job, vectors: &Vectors) -> anyhow::Res
         return attempts(index, job, vectors, None);
     }
     super::pg::write_job(index, |w| {
+        if job.pack.is_none() {
+            // a refresh or a drop: there must be an index to work on
+            w.ensure_index()?;
+        }
         w.check(vectors)?;
         attempts(&w.dir, job, vectors, Some(w))
     })

@@ -256,7 +256,28 @@ pub fn write_job(
         report = Some(job(w)?);
         Ok(super::EXIT_OK)
     })?;
-    report.ok_or_else(|| anyhow::anyhow!("the job on `{}` built nothing", index.display()))
+    report.ok_or_else(|| {
+        anyhow::anyhow!(
+            "the job on `{}` built nothing",
+            shown_index(index).display()
+        )
+    })
+}
+
+/// The roots the database index `index` publishes (absolute paths on their writers'
+/// hosts); none when it holds no index.
+///
+/// # Errors
+/// The URL does not parse; the database cannot be reached or read.
+pub fn database_roots(index: &Path) -> anyhow::Result<Vec<String>> {
+    let loc = location(index)?;
+    Ok(pgstore::block_on(async {
+        let client = pgstore::connect(&loc).await?;
+        match pgstore::published(&client, &loc).await? {
+            Some(_) => pgstore::root_paths(&client, &loc).await,
+            None => Ok(Vec::new()),
+        }
+    })?)
 }
 
 /// Whether the database index `index` wants vectors (built with them, or holding some);
@@ -373,7 +394,7 @@ fn seed(w: &DbWriter, drop: &DropRoots) -> anyhow::Result<()> {
         if !r.exists() {
             anyhow::ensure!(
                 drop.missing,
-                "root `{}` of `{shown}` does not exist on this host, so this host cannot write the index\nhint: run the writer where the roots are, or pass `--drop-root {}` (or `--drop-missing-roots`) to drop it from the index",
+                "root `{}` of `{shown}` does not exist on this host, so this host cannot write the index\nhint: run the writer (and `ingest`) where the roots are, or drop it from the index: `docfuse refresh --index {shown} --drop-root {}` (or `--drop-missing-roots`)",
                 r.display(),
                 r.display()
             );

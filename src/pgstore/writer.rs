@@ -227,7 +227,11 @@ impl IndexStore for PgStore {
         self.folder.publish(staged)?;
         let folder = manifest_sha256(self.folder.dir()).unwrap_or_default();
         let ex = crate::generation::export(self.folder.dir())?;
-        let writer = format!("docfuse {} on {}", env!("CARGO_PKG_VERSION"), host_name());
+        let writer = format!(
+            "docfuse {} on {}",
+            env!("CARGO_PKG_VERSION"),
+            crate::fsio::host_name()
+        );
         let r = self
             .rt
             .block_on(super::publish(&mut self.client, &self.loc, &ex, &writer))?;
@@ -288,16 +292,6 @@ impl IndexStore for Seeding<'_> {
 fn manifest_sha256(dir: &Path) -> Option<String> {
     let bytes = crate::fsio::read_regular(dir.join(crate::store::MANIFEST_FILE)).ok()?;
     Some(crate::hashing::sha256_hex(&bytes))
-}
-
-/// This host's name for the `published.writer` column: `HOSTNAME`, else the kernel's.
-fn host_name() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "an unnamed host".into())
 }
 
 /// Removes the folder index at `dir` but its `packs/` and the resumable embedding cache.
