@@ -50,9 +50,18 @@ impl Incoming {
         self.reply(jetstream::AckKind::Nak(None)).await
     }
 
+    /// Hands a JetStream event back to be delivered again after `delay` (the database
+    /// could not be reached); false for a plain message (it cannot be retried).
+    pub async fn retry_after(&self, delay: Duration) -> bool {
+        self.reply(jetstream::AckKind::Nak(Some(delay))).await;
+        self.ack.is_some()
+    }
+
+    /// Answers the server and waits for its confirmation (a process that exits right
+    /// after still has its answer on the server).
     async fn reply(&self, kind: jetstream::AckKind) {
         if let Some(m) = &self.ack {
-            if let Err(e) = m.ack_with(kind).await {
+            if let Err(e) = m.double_ack_with(kind).await {
                 eprintln!(
                     "warning: cannot answer the NATS server for a `{}` event ({e}); it will be delivered again",
                     self.subject
@@ -291,18 +300,47 @@ pub fn durable_name(index: &std::path::Path) -> String {
         false => format!(
             "{}:{}",
             crate::fsio::host_name(),
-            std::path::absolute(index)
-                .unwrap_or_else(|_| index.to_path_buf())
-                .display()
+            folder_key(index).display()
         ),
     };
     let sha = crate::hashing::sha256_hex(key.as_bytes());
     format!("docfuse-ingest-{}", &sha[..12])
 }
 
+/// `index` as one spelling: its canonical path when it exists, else its absolute path
+/// with `.`, `..` and a trailing `/` resolved by name (`./idx/` and `/here/idx` agree).
+fn folder_key(index: &std::path::Path) -> std::path::PathBuf {
+    if let Ok(p) = std::fs::canonicalize(index) {
+        return p;
+    }
+    let abs = std::path::absolute(index).unwrap_or_else(|_| index.to_path_buf());
+    let mut out = std::path::PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::subject_matches;
+    use super::{durable_name, subject_matches};
+
+    #[test]
+    fn one_index_has_one_consumer_name_however_it_is_spelled() {
+        let d = tempfile::tempdir().unwrap();
+        let here = d.path().join("idx");
+        let spelled = d.path().join("x/../idx/./");
+        assert_eq!(durable_name(&here), durable_name(&spelled));
+        std::fs::create_dir(&here).unwrap();
+        assert_eq!(durable_name(&here), durable_name(&spelled));
+        assert_ne!(durable_name(&here), durable_name(&d.path().join("other")));
+    }
 
     #[test]
     fn subjects_match_as_nats_matches_them() {

@@ -108,13 +108,17 @@ impl Ingest<'_> {
                 }
             });
             let m = match next {
-                None => return false,
+                None => {
+                    self.hand_back(rt, feed);
+                    return false;
+                }
                 Some(None) => return true,
                 Some(Some(m)) => m,
             };
             if self.stopped.load(Ordering::SeqCst) {
                 // not handled: handed back, for the next start
                 rt.block_on(m.nak());
+                self.hand_back(rt, feed);
                 return false;
             }
             if !event::SUBJECTS.contains(&m.subject.as_str()) {
@@ -125,11 +129,30 @@ impl Ingest<'_> {
             }
             let parsed = event::parse(m.subject.as_str(), &m.payload);
             let alive = m.keep_alive(rt);
-            self.guarded(m.subject.as_str(), "", parsed);
+            let handled = self.guarded(m.subject.as_str(), "", parsed);
             drop(alive);
+            if handled == Handled::DatabaseAway && rt.block_on(m.retry_after(RETRY_AFTER)) {
+                // the event waits in the stream (later ones behind it, in order)
+                eprintln!(
+                    "docfuse: `{}` is tried again in {} s, once the database answers",
+                    m.subject,
+                    RETRY_AFTER.as_secs()
+                );
+                continue;
+            }
             // handled (or reported and skipped): not delivered again
             rt.block_on(m.ack());
             self.say_lost();
+        }
+    }
+
+    /// Hands back the events already delivered to this process but not handled (a stop),
+    /// so the next start gets them at once rather than after the server's ack wait.
+    fn hand_back(&self, rt: &tokio::runtime::Runtime, feed: &mut super::feed::Feed) {
+        let wait = std::time::Duration::from_millis(300);
+        while let Ok(Some(m)) = rt.block_on(async { tokio::time::timeout(wait, feed.next()).await })
+        {
+            rt.block_on(m.nak());
         }
     }
 
@@ -160,16 +183,20 @@ impl Ingest<'_> {
 
     /// [`Ingest::handle`]; a panic while handling one event is reported and the service
     /// goes on with the next.
-    fn guarded(&self, subject: &str, why: &str, parsed: Result<Event, String>) {
+    fn guarded(&self, subject: &str, why: &str, parsed: Result<Event, String>) -> Handled {
         let run = std::panic::AssertUnwindSafe(|| self.handle(subject, why, parsed));
-        if std::panic::catch_unwind(run).is_err() {
-            eprintln!("error: {subject}: docfuse failed while handling it (a bug: please report it); skipped");
+        match std::panic::catch_unwind(run) {
+            Ok(h) => h,
+            Err(_) => {
+                eprintln!("error: {subject}: docfuse failed while handling it (a bug: please report it); skipped");
+                Handled::Done
+            }
         }
     }
 
     /// Handles one message (`why` says what a pull is for when no message came); says
     /// what happened, never fails.
-    fn handle(&self, subject: &str, why: &str, parsed: Result<Event, String>) {
+    fn handle(&self, subject: &str, why: &str, parsed: Result<Event, String>) -> Handled {
         let outcomes = match parsed {
             Err(e) => vec![Outcome::failed(None, anyhow::anyhow!(e))],
             Ok(Event::Register { code, pack_url }) => vec![self.register(code, pack_url)],
@@ -181,8 +208,18 @@ impl Ingest<'_> {
         } else {
             format!("{subject} ({why})")
         };
+        let unreachable = outcomes.iter().any(|o| {
+            o.result.as_ref().err().is_some_and(|e| {
+                e.downcast_ref::<crate::Error>()
+                    .is_some_and(crate::pgstore::is_unreachable)
+            })
+        });
         for o in outcomes {
             self.say(&subject, o);
+        }
+        match unreachable {
+            true => Handled::DatabaseAway,
+            false => Handled::Done,
         }
     }
 
@@ -329,6 +366,19 @@ impl Ingest<'_> {
             );
         }
     }
+}
+
+/// How long an event that failed because the database could not be reached waits in the
+/// stream before it is tried again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What handling one event came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handled {
+    /// Done, or reported and skipped: not tried again.
+    Done,
+    /// The database could not be reached: worth trying again.
+    DatabaseAway,
 }
 
 /// What handling one event for one repository did.

@@ -273,7 +273,7 @@ pub fn database_roots(index: &Path) -> anyhow::Result<Vec<String>> {
     let loc = location(index)?;
     Ok(pgstore::block_on(async {
         let client = pgstore::connect(&loc).await?;
-        match pgstore::published(&client, &loc).await? {
+        match pgstore::published_if_made(&client, &loc).await? {
             Some(_) => pgstore::root_paths(&client, &loc).await,
             None => Ok(Vec::new()),
         }
@@ -289,7 +289,7 @@ pub fn wants_vectors(index: &Path) -> anyhow::Result<Option<bool>> {
     let loc = location(index)?;
     let p = pgstore::block_on(async {
         let client = pgstore::connect(&loc).await?;
-        pgstore::published(&client, &loc).await
+        pgstore::published_if_made(&client, &loc).await
     })?;
     Ok(p.map(|p| {
         p.identity.is_some() || p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true)

@@ -73,13 +73,22 @@ pub use cache::{
 pub use dense::{PgVectors, POOL_SIZE};
 pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
 pub use publish::{publish, PublishReport};
-pub use read::{published, roots as root_paths, vectors_of, Published};
+pub use read::{published, published_if_made, roots as root_paths, vectors_of, Published};
 pub use reader::{follow, open_reader, poll_interval, Followed, OpenedReader, POLL_MS};
 pub use schema::{check, migrate, HNSW_EF_CONSTRUCTION, HNSW_M, SCHEMA_VERSION};
 pub use writer::PgStore;
 
 use crate::error::{Error, Result};
 use tokio_postgres::Client;
+
+/// How every error that means "the database cannot be reached now" begins (a
+/// connection refused, timed out or dropped; never a refusal by the database itself).
+pub const UNREACHABLE: &str = "cannot connect";
+
+/// True when `e` says the database cannot be reached now (worth trying again later).
+pub fn is_unreachable(e: &Error) -> bool {
+    matches!(e, Error::Database(why) if why.starts_with(UNREACHABLE))
+}
 
 /// Runs `f` to completion on a current-thread runtime of its own (the CLI is
 /// synchronous; servers call this before their runtime starts).

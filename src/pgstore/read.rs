@@ -41,6 +41,29 @@ pub(super) async fn snapshot<'a>(
         .map_err(|e| db_err(loc, "cannot start a read", e))
 }
 
+/// [`published`], or `None` when the schema or its tables are not made yet (a writer's
+/// first run makes them).
+///
+/// # Errors
+/// [`crate::Error::Database`] on a failed query.
+pub async fn published_if_made(
+    client: &impl GenericClient,
+    loc: &PgLocation,
+) -> Result<Option<Published>> {
+    let made: bool = client
+        .query_one(
+            "SELECT to_regclass($1) IS NOT NULL",
+            &[&loc.table("published")],
+        )
+        .await
+        .map(|r| r.get(0))
+        .map_err(|e| db_err(loc, "cannot look for the index's tables", e))?;
+    match made {
+        true => published(client, loc).await,
+        false => Ok(None),
+    }
+}
+
 /// The published row, or `None` before the first publish.
 ///
 /// # Errors

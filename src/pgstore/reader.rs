@@ -36,7 +36,7 @@ pub struct OpenedReader {
 pub fn open_reader(loc: &PgLocation) -> Result<OpenedReader> {
     let (cache, copy) = match sync_reader(loc) {
         Ok(c) => (c, None),
-        Err(Error::Database(why)) if why.starts_with("cannot connect") => {
+        Err(Error::Database(why)) if why.starts_with(super::UNREACHABLE) => {
             let Some(c) = cached_reader(loc) else {
                 return Err(Error::Database(why));
             };
