@@ -300,31 +300,11 @@ pub fn durable_name(index: &std::path::Path) -> String {
         false => format!(
             "{}:{}",
             crate::fsio::host_name(),
-            folder_key(index).display()
+            crate::write::root_key(index).display()
         ),
     };
     let sha = crate::hashing::sha256_hex(key.as_bytes());
     format!("docfuse-ingest-{}", &sha[..12])
-}
-
-/// `index` as one spelling: its canonical path when it exists, else its absolute path
-/// with `.`, `..` and a trailing `/` resolved by name (`./idx/` and `/here/idx` agree).
-fn folder_key(index: &std::path::Path) -> std::path::PathBuf {
-    if let Ok(p) = std::fs::canonicalize(index) {
-        return p;
-    }
-    let abs = std::path::absolute(index).unwrap_or_else(|_| index.to_path_buf());
-    let mut out = std::path::PathBuf::new();
-    for c in abs.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -33,4 +33,5 @@ pub use layout::BUCKET_CHUNKS;
 pub use options::{
     BuildHooks, BuildOptions, BuildReport, ChunkDiff, FileDiff, LockedStep, Phase, Progress,
 };
+pub use plan::root_key;
 pub use stage::Staged;

@@ -169,7 +169,7 @@ fn nests(inner: &str, outer: &str, walk: crate::discover::WalkOptions, packs: &P
 
 /// The absolute form of `path` as the index records roots: canonical while it exists,
 /// else joined to the working directory with `.` and `..` resolved lexically.
-fn root_key(path: &Path) -> PathBuf {
+pub fn root_key(path: &Path) -> PathBuf {
     if let Ok(p) = std::fs::canonicalize(path) {
         return p;
     }
