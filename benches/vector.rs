@@ -42,6 +42,8 @@ fn vectors(n: usize, rng: &mut Rng) -> VectorSet {
             identity_key: "synthetic".into(),
             dim: DIM,
             hashes: (0..n).map(|i| i.to_string()).collect(),
+            tails: Vec::new(),
+            window_rule: docfuse::vector::WINDOW_RULE,
             matrix_sha256: String::new(),
             hnsw_sha256: None,
         },

@@ -6,6 +6,7 @@
 use super::folded::{self, Folded, Folder, GRAPH, PROBE, WEIGHTS};
 use super::identity::{EmbedderIdentity, INPUT_TEMPLATE_VERSION};
 use super::locate::ModelPaths;
+use super::windows::{self, Piece};
 use super::Embedder;
 use crate::error::{Error, Result};
 use fastembed::{
@@ -42,6 +43,8 @@ pub struct MiniLm {
     workers: Vec<Session>,
     /// The tokenizer files.
     tokenizer: TokenizerFiles,
+    /// The tokenizer without truncation, for tail windows; made on first use.
+    splitter: OnceLock<std::result::Result<tokenizers::Tokenizer, String>>,
     /// The original model's bytes, read on first need (a session from the folded model
     /// never needs them) and checked against `identity`.
     onnx: OnceLock<Vec<u8>>,
@@ -183,6 +186,7 @@ impl MiniLm {
             model: OnceLock::new(),
             workers: (0..cores).map(|_| OnceLock::new()).collect(),
             tokenizer: files,
+            splitter: OnceLock::new(),
             onnx: OnceLock::new(),
             model_path: dir.join("model.onnx"),
             identity,
@@ -488,6 +492,37 @@ pub(crate) fn label_and_dim(dir: &Path, config: &[u8]) -> Result<(String, usize)
     Ok((label, dim))
 }
 
+impl MiniLm {
+    /// The word pieces of `input` (no special tokens, no truncation).
+    fn pieces(&self, input: &str) -> Result<Vec<Piece>> {
+        let splitter = self
+            .splitter
+            .get_or_init(|| {
+                let mut t = tokenizers::Tokenizer::from_bytes(&self.tokenizer.tokenizer_file)
+                    .map_err(|e| e.to_string())?;
+                t.with_truncation(None).map_err(|e| e.to_string())?;
+                t.with_padding(None);
+                Ok(t)
+            })
+            .as_ref()
+            .map_err(|e| Error::Embedder(format!("cannot load the tokenizer: {e}")))?;
+        let enc = splitter
+            .encode(input, false)
+            .map_err(|e| Error::Embedder(format!("cannot tokenise an input: {e}")))?;
+        let words = enc.get_word_ids();
+        Ok(enc
+            .get_offsets()
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, end))| Piece {
+                start,
+                end,
+                continues: i > 0 && words[i].is_some() && words[i] == words[i - 1],
+            })
+            .collect())
+    }
+}
+
 impl Embedder for MiniLm {
     fn identity(&self) -> &EmbedderIdentity {
         &self.identity
@@ -524,6 +559,16 @@ impl Embedder for MiniLm {
     fn used_cache(&self) -> bool {
         let from_cache = self.from_cache.load(Ordering::Relaxed);
         from_cache > 0 && from_cache == self.made.load(Ordering::Relaxed)
+    }
+
+    fn tails(&self, input: &str) -> Result<Vec<String>> {
+        // every piece covers a byte at least: an input of fewer bytes fits; 2 places go
+        // to the special tokens ([CLS], [SEP])
+        let limit = MAX_LENGTH - 2;
+        if input.len() <= limit {
+            return Ok(Vec::new());
+        }
+        Ok(windows::tails(input, &self.pieces(input)?, limit))
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>> {

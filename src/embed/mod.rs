@@ -10,6 +10,7 @@ mod identity;
 mod locate;
 #[cfg(feature = "embeddings")]
 mod minilm;
+pub mod windows;
 
 pub use identity::{embedding_hash, embedding_input, EmbedderIdentity, INPUT_TEMPLATE_VERSION};
 pub use locate::{locate_models, user_models_dir, ModelPaths, ENV_MODEL_DIR, ENV_ORT_DYLIB};
@@ -37,6 +38,17 @@ pub trait Embedder: Send + Sync {
     /// # Errors
     /// [`crate::Error::Embedder`] when tokenisation or inference fails.
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>>;
+
+    /// The texts of the windows of `input` that [`Embedder::embed`] does not see: empty
+    /// when the input fits the model's input length, else one text per window of the
+    /// remaining word pieces (see [`windows`]), each within that length. Depends on
+    /// `input` only. Default: none (an embedder that sees every input whole).
+    ///
+    /// # Errors
+    /// [`crate::Error::Embedder`] when tokenisation fails.
+    fn tails(&self, _input: &str) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 
     /// Lets the embedder keep files derived from its model in `dir`, next to an index
     /// (the [`folded`] model cache): sessions created after this call (sessions are made

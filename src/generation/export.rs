@@ -20,6 +20,8 @@ pub struct ExportedChunk {
     pub content_hash: String,
     /// sha256(embedder identity key, embedding input); `None` while pending.
     pub embed_hash: Option<String>,
+    /// The embedding hashes of its tail windows ([`crate::vector::VectorSet`]), in order.
+    pub tail_hashes: Vec<String>,
 }
 
 /// One indexed document.
@@ -51,16 +53,28 @@ pub struct Exported {
 }
 
 impl Exported {
-    /// The vector of the chunk whose embedding hash is `hash`, with its ordinal's row.
+    /// Every vector (chunks' and tail windows') with its embedding hash.
     pub fn vectors_by_hash(&self) -> Vec<(&str, &[f32])> {
         let Some(v) = &self.vectors else {
             return Vec::new();
         };
-        (0..v.len())
-            .filter(|&i| v.has_vector(i))
+        (0..v.rows())
+            .filter(|&i| !v.meta.hashes[i].is_empty())
             .map(|i| (v.meta.hashes[i].as_str(), v.row(i)))
             .collect()
     }
+}
+
+/// The tail-row hashes of each chunk, `[chunks]`.
+fn tails_of(v: &VectorSet) -> Vec<Vec<String>> {
+    let n = v.len();
+    let mut out = vec![Vec::new(); n];
+    for (j, &o) in v.meta.tails.iter().enumerate() {
+        if let Some(t) = out.get_mut(o as usize) {
+            t.push(v.meta.hashes[n + j].clone());
+        }
+    }
+    out
 }
 
 /// Reads the published generation of the folder index at `index_dir`.
@@ -80,6 +94,7 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
     let ids = previous_chunks(&prev.gen_dir)
         .ok_or_else(|| Error::corrupt(index_dir, "cannot read chunks.json"))?;
     let vectors = vectors_in(&prev.gen_dir).map(|(v, _)| v);
+    let tails = vectors.as_ref().map(tails_of).unwrap_or_default();
     let roots = root_names(&prev.manifest.source);
     let total: usize = prev.snapshot.files.iter().map(|f| f.chunks as usize).sum();
     if total != ids.len() {
@@ -105,6 +120,7 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
                     .as_ref()
                     .filter(|v| v.has_vector(o))
                     .map(|v| v.meta.hashes[o].clone()),
+                tail_hashes: tails.get(o).cloned().unwrap_or_default(),
             })
             .collect();
         ord += f.chunks as usize;

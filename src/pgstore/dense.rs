@@ -46,6 +46,8 @@ struct Layout {
     ords: HashMap<String, Vec<u64>>,
     /// Each ordinal's embedding hash (`None`: no vector in the database).
     hashes: Vec<Option<String>>,
+    /// The tail-window hashes of the ordinals that have some (also in `ords`).
+    tails: HashMap<u64, Vec<String>>,
     moments: Moments,
 }
 
@@ -266,12 +268,18 @@ impl PgVectors {
             let wanted: Vec<String> = also
                 .iter()
                 .filter_map(|&o| layout.hashes.get(o as usize).cloned().flatten())
+                .chain(also.iter().flat_map(|o| layout.tails.get(o).into_iter().flatten().cloned()))
                 .collect();
             let q = pgvector::Vector::from(query.to_vec());
             let limit = query_timeout();
             // as the folder store: exact below the HNSW threshold, the graph above it
             let exact = layout.moments.n < index.manifest().config.hnsw_min_vectors as u64;
-            let how = (k, ef_search, exact);
+            // a chunk's tail windows can take several of the nearest rows
+            let rows = match layout.tails.is_empty() {
+                true => k,
+                false => k.saturating_mul(2),
+            };
+            let how = (rows, ef_search, exact);
             let (top, known) = rt.block_on(async {
                 tokio::time::timeout(limit, nearest(conn, &self.loc, &q, how, &wanted))
                     .await
@@ -496,11 +504,13 @@ fn query_timeout() -> Duration {
 }
 
 /// What the database says of the published generation's chunks: roots in order,
-/// (root, path, seq) → (content hash, embedding hash), the vectors' identity key and
-/// moments.
+/// (root, path, seq) → (content hash, embedding hash, tail-window hashes), the vectors'
+/// identity key and moments.
+type ChunkRow = (String, Option<String>, Option<Vec<String>>);
+
 struct Rows {
     roots: Vec<String>,
-    chunks: HashMap<(String, String, i32), (String, Option<String>)>,
+    chunks: HashMap<(String, String, i32), ChunkRow>,
     identity_key: Option<String>,
     moments: Option<Vec<u8>>,
 }
@@ -512,7 +522,7 @@ async fn read_layout(client: &mut Client, loc: &PgLocation) -> Result<Rows> {
     let chunks = tx
         .query(
             &format!(
-                "SELECT root, path, seq, content_hash, embed_hash FROM {}",
+                "SELECT root, path, seq, content_hash, embed_hash, tail_hashes FROM {}",
                 loc.table("chunks")
             ),
             &[],
@@ -544,7 +554,12 @@ async fn read_layout(client: &mut Client, loc: &PgLocation) -> Result<Rows> {
         roots,
         chunks: chunks
             .iter()
-            .map(|r| ((r.get(0), r.get(1), r.get(2)), (r.get(3), r.get(4))))
+            .map(|r| {
+                (
+                    (r.get(0), r.get(1), r.get(2)),
+                    (r.get(3), r.get(4), r.get(5)),
+                )
+            })
             .collect(),
         identity_key,
         moments,
@@ -561,15 +576,20 @@ fn match_layout(index: &OpenGeneration, rows: Rows, key: (String, String, i64)) 
     let keys = chunk_keys(index.dir(), &index.generation_dir(), index.snapshot_ref()?)?;
     let mut ords: HashMap<String, Vec<u64>> = HashMap::new();
     let mut hashes = Vec::with_capacity(keys.len());
+    let mut tails = HashMap::new();
     for (ord, k) in keys.iter().enumerate() {
         let root = rows.roots.get(k.root).cloned().unwrap_or_default();
-        let hash = rows
+        let row = rows
             .chunks
             .get(&(root, k.rel_path.clone(), k.seq as i32))
-            .filter(|(content, _)| *content == k.content_hash)
-            .and_then(|(_, e)| e.clone());
-        if let Some(h) = &hash {
+            .filter(|(content, e, _)| *content == k.content_hash && e.is_some());
+        let hash = row.and_then(|(_, e, _)| e.clone());
+        let windows = row.and_then(|(_, _, t)| t.clone()).unwrap_or_default();
+        for h in hash.iter().chain(&windows) {
             ords.entry(h.clone()).or_default().push(ord as u64);
+        }
+        if !windows.is_empty() {
+            tails.insert(ord as u64, windows);
         }
         hashes.push(hash);
     }
@@ -578,6 +598,7 @@ fn match_layout(index: &OpenGeneration, rows: Rows, key: (String, String, i64)) 
         identity_key: rows.identity_key,
         ords,
         hashes,
+        tails,
         moments,
     })
 }
@@ -632,7 +653,8 @@ async fn nearest(
 }
 
 /// The database's answer in chunk ordinals: each hash's chunks (a text indexed twice
-/// holds one vector), best first with ties by ordinal, cut at `k`; cosine = 1 − distance.
+/// holds one vector; a tail window's hash names its chunk), best first with ties by
+/// ordinal, cut at `k`; a chunk's cosine (1 − distance) is its best row's.
 fn to_answer(
     layout: &Layout,
     query: &[f32],
@@ -641,21 +663,23 @@ fn to_answer(
     k: usize,
 ) -> RemoteAnswer {
     let mut cosines = HashMap::new();
-    let mut ranked = Vec::new();
-    for (hash, distance) in top {
-        for &ord in layout.ords.get(&hash).into_iter().flatten() {
+    let best = |cosines: &mut HashMap<u64, f32>, hash: &str, distance: f64| {
+        for &ord in layout.ords.get(hash).into_iter().flatten() {
             let c = (1.0 - distance) as f32;
-            ranked.push((ord, c));
-            cosines.insert(ord, c);
+            let at = cosines.entry(ord).or_insert(c);
+            *at = at.max(c);
         }
+    };
+    for (hash, distance) in top {
+        best(&mut cosines, &hash, distance);
     }
+    let nearest: Vec<u64> = cosines.keys().copied().collect();
+    for (hash, distance) in known {
+        best(&mut cosines, &hash, distance);
+    }
+    let mut ranked: Vec<(u64, f32)> = nearest.iter().map(|o| (*o, cosines[o])).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(k);
-    for (hash, distance) in known {
-        for &ord in layout.ords.get(&hash).into_iter().flatten() {
-            cosines.insert(ord, (1.0 - distance) as f32);
-        }
-    }
     RemoteAnswer {
         top: ranked,
         stats: layout.moments.stats(query),

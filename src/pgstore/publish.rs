@@ -113,6 +113,10 @@ fn chunks_digest(d: &ExportedDoc) -> String {
         s.push_str(&c.content_hash);
         s.push('\t');
         s.push_str(c.embed_hash.as_deref().unwrap_or(""));
+        for t in &c.tail_hashes {
+            s.push(' ');
+            s.push_str(t);
+        }
         s.push('\n');
     }
     crate::hashing::sha256_hex(s.as_bytes())
@@ -214,16 +218,19 @@ async fn insert_documents(
                 c.ids.push(&ch.id);
                 c.hashes.push(&ch.content_hash);
                 c.embeds.push(ch.embed_hash.as_deref());
+                c.tails.push(ch.tail_hashes.join(","));
             }
         }
         chunks += tx
             .execute(
                 &format!(
-                    "INSERT INTO {} (root, path, seq, id, content_hash, embed_hash)
-                     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])",
+                    "INSERT INTO {} (root, path, seq, id, content_hash, embed_hash, tail_hashes)
+                     SELECT r, p, q, i, h, e, NULLIF(string_to_array(t, ','), '{{}}')
+                     FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+                       AS u(r, p, q, i, h, e, t)",
                     loc.table("chunks")
                 ),
-                &[&c.roots, &c.paths, &c.seqs, &c.ids, &c.hashes, &c.embeds],
+                &[&c.roots, &c.paths, &c.seqs, &c.ids, &c.hashes, &c.embeds, &c.tails],
             )
             .await
             .map_err(|e| db_err(loc, "cannot write chunks", e))?;
@@ -257,6 +264,8 @@ struct ChunkRows<'a> {
     ids: Vec<&'a str>,
     hashes: Vec<&'a str>,
     embeds: Vec<Option<&'a str>>,
+    /// Tail-window hashes, comma-separated (hex: no comma inside one).
+    tails: Vec<String>,
 }
 
 /// Adds the vectors of `docs`' chunks that the database does not hold; returns how many.
@@ -271,7 +280,14 @@ async fn insert_vectors(
     };
     let wanted: HashSet<&str> = docs
         .iter()
-        .flat_map(|d| d.chunks.iter().filter_map(|c| c.embed_hash.as_deref()))
+        .flat_map(|d| d.chunks.iter())
+        .filter(|c| c.embed_hash.is_some())
+        .flat_map(|c| {
+            c.embed_hash
+                .iter()
+                .chain(&c.tail_hashes)
+                .map(String::as_str)
+        })
         .collect();
     if wanted.is_empty() {
         return Ok(0);
@@ -320,9 +336,10 @@ fn vector_text(v: &[f32]) -> String {
 async fn delete_unused_vectors(tx: &Transaction<'_>, loc: &PgLocation) -> Result<u64> {
     tx.execute(
         &format!(
-            "DELETE FROM {} v WHERE NOT EXISTS (SELECT 1 FROM {} c WHERE c.embed_hash = v.embed_hash)",
-            loc.table("vectors"),
-            loc.table("chunks")
+            "DELETE FROM {v} v WHERE NOT EXISTS (SELECT 1 FROM {c} c WHERE c.embed_hash = v.embed_hash)
+               AND NOT EXISTS (SELECT 1 FROM {c} c WHERE c.tail_hashes @> ARRAY[v.embed_hash])",
+            v = loc.table("vectors"),
+            c = loc.table("chunks")
         ),
         &[],
     )
@@ -376,8 +393,9 @@ async fn publish_row(
     Ok((generation, epoch, false))
 }
 
-/// The moments of the generation's vectors, one term per chunk with a vector (as the
-/// folder store's exact statistics count them), as stored bytes; `None` without vectors.
+/// The moments of the generation's vectors, one term per chunk with a vector (its first
+/// row, as the folder store's statistics count them), as stored bytes; `None` without
+/// vectors.
 fn moments_of(ex: &Exported) -> Option<Vec<u8>> {
     let v = ex.vectors.as_ref()?;
     let rows = (0..v.len()).filter(|&i| v.has_vector(i)).map(|i| v.row(i));

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use tokio_postgres::Client;
 
 /// The schema version this docfuse writes and reads.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// HNSW graph parameters of `vectors.embedding` (pgvector's defaults, recorded here and
 /// in the migration): `m`, `ef_construction`.
@@ -41,6 +41,12 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         2,
         "the first two moments of the published vectors (a query's cosine mean and sd)",
         "ALTER TABLE {s}.published ADD COLUMN moments bytea;",
+    ),
+    (
+        3,
+        "the tail windows of long chunks: their embedding hashes, in order (vectors by hash)",
+        "ALTER TABLE {s}.chunks ADD COLUMN tail_hashes text[];
+         CREATE INDEX chunks_tail_hashes ON {s}.chunks USING gin (tail_hashes);",
     ),
 ];
 

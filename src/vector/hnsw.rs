@@ -50,9 +50,9 @@ pub fn hnsw_files(dir: &Path) -> [std::path::PathBuf; 2] {
 }
 
 impl HnswIndex {
-    /// Builds a graph over every row that has a vector.
+    /// Builds a graph over every row that has a vector (tail rows included).
     pub fn build(set: &VectorSet) -> HnswIndex {
-        let n = set.len().max(1);
+        let n = set.rows().max(1);
         let hnsw = Hnsw::new(
             MAX_NB_CONNECTION,
             n,
@@ -60,7 +60,7 @@ impl HnswIndex {
             EF_CONSTRUCTION,
             CosineDistance,
         );
-        let rows: Vec<(&[f32], usize)> = (0..set.len())
+        let rows: Vec<(&[f32], usize)> = (0..set.rows())
             .filter(|&i| !set.meta.hashes[i].is_empty())
             .map(|i| (set.row(i), i))
             .collect();
@@ -153,6 +153,8 @@ mod tests {
                 identity_key: "k".into(),
                 dim,
                 hashes: (0..n).map(|i| format!("h{i}")).collect(),
+                tails: Vec::new(),
+                window_rule: crate::vector::WINDOW_RULE,
                 matrix_sha256: String::new(),
                 hnsw_sha256: None,
             },
@@ -184,5 +186,37 @@ mod tests {
             std::fs::write(f, b"garbage").unwrap();
         }
         assert!(HnswIndex::load(d.path()).is_err());
+    }
+
+    #[test]
+    fn a_chunks_tail_rows_answer_for_it_once_exact_or_through_the_graph() {
+        let dim = 16;
+        let mut s = set(300, dim);
+        for j in 0..3u64 {
+            s.meta.hashes.push(format!("t{j}"));
+            s.meta.tails.push(5);
+            s.data.extend(unit(9001 + j, dim));
+        }
+        let q = unit(9002, dim);
+        let exact = tempfile::tempdir().unwrap();
+        s.clone().write(exact.path()).unwrap();
+        let graph = tempfile::tempdir().unwrap();
+        HnswIndex::build(&s).dump(graph.path()).unwrap();
+        let shas = hnsw_files(graph.path())
+            .iter()
+            .map(|f| crate::hashing::sha256_hex(&std::fs::read(f).unwrap()))
+            .collect();
+        s.meta.hnsw_sha256 = Some(shas);
+        s.write(graph.path()).unwrap();
+        for dir in [exact.path(), graph.path()] {
+            let v = crate::vector::VectorSearch::open(dir).unwrap();
+            let top = v.top(&q, 10, 64);
+            assert_eq!(top[0].0, 5, "{top:?}");
+            assert!(top[0].1 > 0.999 && (v.cosine(5, &q) - top[0].1).abs() < 1e-6);
+            let mut ords: Vec<u32> = top.iter().map(|t| t.0).collect();
+            ords.sort_unstable();
+            ords.dedup();
+            assert_eq!(ords.len(), 10, "one place per chunk: {top:?}");
+        }
     }
 }

@@ -26,4 +26,4 @@ pub use exact::{dot, top_k};
 pub use hnsw::{hnsw_files, CosineDistance, HnswIndex, EF_SEARCH, HNSW_BASENAME, HNSW_MIN_VECTORS};
 pub use moments::Moments;
 pub use search::{CosineStats, VectorSearch, STATS_SAMPLE};
-pub use store::{VectorMeta, VectorSet, VECTORS_BIN, VECTORS_META};
+pub use store::{VectorMeta, VectorSet, VECTORS_BIN, VECTORS_META, WINDOW_RULE};

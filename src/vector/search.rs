@@ -40,11 +40,26 @@ impl CosineStats {
     }
 }
 
-/// The vectors of a generation, ready to search.
+/// The vectors of a generation, ready to search. Rows are chunks' first rows and tail
+/// rows ([`VectorSet`]); results are chunks, each at the cosine of its nearest row.
 pub struct VectorSearch {
     pub set: VectorSet,
+    /// [`VectorSet::tail_starts`].
+    tail_starts: Vec<u32>,
     #[cfg(feature = "embeddings")]
     ann: Option<super::hnsw::HnswIndex>,
+}
+
+/// Rows `(row, cosine)` best first → chunks `(ordinal, cosine)` best first, each chunk at
+/// its best row, at most `k`.
+#[cfg(feature = "embeddings")]
+fn chunks_of_rows(set: &VectorSet, rows: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
+    let mut seen = std::collections::HashSet::new();
+    rows.into_iter()
+        .map(|(r, c)| (set.owner(r as usize) as u32, c))
+        .filter(|(o, _)| seen.insert(*o))
+        .take(k)
+        .collect()
 }
 
 impl VectorSearch {
@@ -74,31 +89,38 @@ impl VectorSearch {
                 }
                 None => None,
             };
-            Ok(VectorSearch { set, ann })
+            let tail_starts = set.tail_starts();
+            Ok(VectorSearch {
+                set,
+                tail_starts,
+                ann,
+            })
         }
         #[cfg(not(feature = "embeddings"))]
         {
             if set.meta.hnsw_sha256.is_some() {
                 return Err(Error::corrupt(dir, "the index has an HNSW graph and this docfuse was built without the `embeddings` feature"));
             }
-            Ok(VectorSearch { set })
+            let tail_starts = set.tail_starts();
+            Ok(VectorSearch { set, tail_starts })
         }
     }
 
-    /// The `k` rows nearest to `query` as `(row, cosine)`, best first: exact by default,
-    /// HNSW (`ef_search` candidates) when the generation has a graph.
+    /// The `k` chunks nearest to `query` as `(ordinal, cosine)`, best first: exact by
+    /// default, HNSW (`ef_search` candidates) when the generation has a graph.
     pub fn top(&self, query: &[f32], k: usize, ef_search: usize) -> Vec<(u32, f32)> {
         #[cfg(feature = "embeddings")]
         if let Some(ann) = &self.ann {
-            return ann.search(query, k, ef_search);
+            return self.ann_top(ann, query, k, ef_search);
         }
         let _ = ef_search;
         top_k(&self.set.cosines(query), k)
     }
 
     /// [`VectorSearch::top`] and the statistics of the query's cosines over the
-    /// collection (every vector when searching exactly; an even sample of at most
-    /// [`STATS_SAMPLE`] vectors under HNSW).
+    /// collection's chunks, each by its first row (the moments a database store keeps
+    /// count the same rows): every chunk when searching exactly, an even sample of at
+    /// most [`STATS_SAMPLE`] under HNSW.
     pub fn top_with_stats(
         &self,
         query: &[f32],
@@ -111,27 +133,61 @@ impl VectorSearch {
             let stride = n.div_ceil(STATS_SAMPLE).max(1);
             let sample = (0..n).step_by(stride).filter(|&i| self.set.has_vector(i));
             let stats = CosineStats::of(sample.map(|i| dot(self.set.row(i), query)));
-            return (ann.search(query, k, ef_search), stats);
+            return (self.ann_top(ann, query, k, ef_search), stats);
         }
         let _ = ef_search;
-        let cosines = self.set.cosines(query);
-        let stats = CosineStats::of(
-            cosines
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| self.set.has_vector(*i))
-                .map(|(_, c)| *c),
-        );
+        let mut cosines = self.set.first_row_cosines(query);
+        let held = cosines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.set.has_vector(*i));
+        let stats = CosineStats::of(held.map(|(_, c)| *c));
+        self.set.raise_by_tails(&mut cosines, query);
         (top_k(&cosines, k), stats)
     }
 
-    /// Cosine of `query` with row `row` (0 for a row without a vector or out of range).
-    pub fn cosine(&self, row: usize, query: &[f32]) -> f32 {
-        let r = self.set.row(row);
-        if r.is_empty() {
+    /// The `k` chunks nearest to `query` through the HNSW graph over rows: a chunk's
+    /// tail rows can fill several of the graph's places, so it is asked for as many
+    /// more rows as the set has tail rows per chunk at most (bounded by `ef_search`).
+    #[cfg(feature = "embeddings")]
+    fn ann_top(
+        &self,
+        ann: &super::hnsw::HnswIndex,
+        query: &[f32],
+        k: usize,
+        ef_search: usize,
+    ) -> Vec<(u32, f32)> {
+        if self.set.meta.tails.is_empty() {
+            return ann.search(query, k, ef_search);
+        }
+        let widest = self
+            .tail_starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0);
+        let want = k
+            .saturating_mul(2)
+            .max(k + widest)
+            .min(ef_search.max(k) * 2);
+        chunks_of_rows(&self.set, ann.search(query, want, ef_search.max(want)), k)
+    }
+
+    /// Cosine of `query` with chunk `ord`: the largest over its first row and its tail
+    /// rows (0 for a chunk without a vector or out of range).
+    pub fn cosine(&self, ord: usize, query: &[f32]) -> f32 {
+        let r = self.set.row(ord);
+        if r.is_empty() || ord >= self.set.len() {
             return 0.0;
         }
-        dot(r, query)
+        let n = self.set.len();
+        let (a, b) = match (self.tail_starts.get(ord), self.tail_starts.get(ord + 1)) {
+            (Some(&a), Some(&b)) => (a as usize, b as usize),
+            _ => (0, 0),
+        };
+        (a..b).fold(dot(r, query), |best, j| {
+            best.max(dot(self.set.row(n + j), query))
+        })
     }
 
     /// True when searches go through an HNSW graph.

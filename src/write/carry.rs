@@ -113,7 +113,7 @@ impl<'a> Carry<'a> {
     }
 
     /// True when every chunk of bucket `b` (first ordinal `first`) can be carried: with
-    /// vectors wanted, each has one.
+    /// vectors wanted, each has one, with its tail windows cut by today's rule.
     fn keepable(&self, b: &Bucket, first: u64) -> bool {
         if !self.wants_vectors {
             return true;
@@ -121,7 +121,8 @@ impl<'a> Carry<'a> {
         let Some(v) = self.vectors else {
             return false;
         };
-        (first..first + b.chunks).all(|o| v.has_vector(o as usize))
+        v.meta.window_rule == crate::vector::WINDOW_RULE
+            && (first..first + b.chunks).all(|o| v.has_vector(o as usize))
     }
 
     /// The embedding hash of the previous chunk with ordinal `ord` ("" when unknown).

@@ -37,7 +37,8 @@ pub(super) struct Embedded {
     pub embedded: u64,
     /// Chunks whose vector was found by hash (previous generation or cache).
     pub reused: u64,
-    /// Chunks left without a vector by the limits (lexical only until a later refresh).
+    /// Chunks left without a vector, or without all their tail windows, by the limits
+    /// (lexical only, or seen by their first window only, until a later refresh).
     pub pending: u64,
 }
 
@@ -181,11 +182,113 @@ impl EmbedInput {
 pub(super) type VectorLookup<'a> =
     dyn FnMut(&str, &[&str]) -> Result<HashMap<String, Vec<f32>>> + 'a;
 
-/// Gives every input a vector: the previous generation's, the cache's or the store's
-/// (`lookup`, asked once for the hashes the first two lack) when its embedding hash is
-/// known, else a fresh one, until a limit stops the run (or at once when there is no
-/// embedder). Inputs are embedded longest first (each vector depends on its own text
-/// only).
+/// One chunk's embedding work: its own input and its tail windows, each with its
+/// embedding hash.
+struct Work<'a> {
+    head: (Option<&'a str>, String),
+    tails: Vec<(Option<String>, String)>,
+}
+
+/// The tail windows of every input, by embedding hash: the previous generation's when
+/// the input's own hash is known there under the same window rule, else the embedder's
+/// (none without one: such a chunk waits for its tails as for a vector).
+fn windows_of<'a>(
+    inputs: &'a [EmbedInput],
+    hashes: Vec<String>,
+    previous: Option<&VectorSet>,
+    embedder: Option<&dyn Embedder>,
+    key: &str,
+) -> Result<Vec<Work<'a>>> {
+    let same_rule = previous.filter(|p| p.meta.window_rule == crate::vector::WINDOW_RULE);
+    let heads: std::collections::HashSet<&str> = same_rule
+        .map(|p| {
+            p.meta.hashes[..p.len()]
+                .iter()
+                .map(String::as_str)
+                .collect()
+        })
+        .unwrap_or_default();
+    let known_tails = same_rule.map(VectorSet::tails_by_head).unwrap_or_default();
+    let mut out = Vec::with_capacity(inputs.len());
+    for (input, hash) in inputs.iter().zip(hashes) {
+        let tails = match (known_tails.get(hash.as_str()), input.text(), embedder) {
+            (Some(t), _, _) => t.iter().map(|h| (None, h.to_string())).collect(),
+            _ if heads.contains(hash.as_str()) => Vec::new(),
+            (None, Some(text), Some(e)) => e
+                .tails(text)?
+                .into_iter()
+                .map(|t| {
+                    let h = embedding_hash(key, &t);
+                    (Some(t), h)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.push(Work {
+            head: (input.text(), hash),
+            tails,
+        });
+    }
+    Ok(out)
+}
+
+/// The rows of a build's vector set.
+struct Rows {
+    /// Chunks' hashes (empty: no vector), then the tail rows'.
+    hashes: Vec<String>,
+    tails: Vec<u32>,
+    data: Vec<f32>,
+    /// Every chunk with a vector has all its tail windows.
+    complete: bool,
+}
+
+/// Lays out the vectors `known` by hash: each chunk's own row (kept when known, even if
+/// its windows are `unfinished`), then the tail rows of the chunks that have a vector.
+fn assemble(
+    work: &[Work<'_>],
+    known: &HashMap<&str, &[f32]>,
+    unfinished: &[bool],
+    dim: usize,
+) -> Rows {
+    let n = work.len();
+    let mut hashes: Vec<String> = Vec::with_capacity(n);
+    let mut data = vec![0.0f32; n * dim];
+    let (mut tails, mut tail_hashes, mut tail_data) = (Vec::new(), Vec::new(), Vec::new());
+    let mut complete = true;
+    for (i, w) in work.iter().enumerate() {
+        let Some(v) = known.get(w.head.1.as_str()).filter(|v| v.len() == dim) else {
+            hashes.push(String::new());
+            continue;
+        };
+        data[i * dim..(i + 1) * dim].copy_from_slice(v);
+        hashes.push(w.head.1.clone());
+        complete &= !unfinished[i];
+        for (_, h) in &w.tails {
+            match known.get(h.as_str()).filter(|t| t.len() == dim) {
+                Some(t) => {
+                    tails.push(i as u32);
+                    tail_hashes.push(h.clone());
+                    tail_data.extend_from_slice(t);
+                }
+                None => complete = false,
+            }
+        }
+    }
+    hashes.extend(tail_hashes);
+    data.extend(tail_data);
+    Rows {
+        hashes,
+        tails,
+        data,
+        complete,
+    }
+}
+
+/// Gives every input a vector, and every long input's tail windows theirs: the previous
+/// generation's, the cache's or the store's (`lookup`, asked once for the hashes the
+/// first two lack) when the embedding hash is known, else a fresh one, until a limit
+/// stops the run (or at once when there is no embedder). Inputs are embedded longest
+/// first (each vector depends on its own text only); a chunk's windows go with it.
 ///
 /// # Errors
 /// The lookup's error; the embedder's; [`Error::Io`] on the resumable cache.
@@ -218,16 +321,19 @@ pub(super) fn embed_all(
             EmbedInput::Hash(h) => h.clone(),
         })
         .collect();
-    let mut known: HashMap<&str, &[f32]> = previous
-        .filter(|p| p.meta.identity_key == key && p.meta.dim == dim)
-        .map(|p| p.by_hash())
-        .unwrap_or_default();
+    let previous = previous.filter(|p| p.meta.identity_key == key && p.meta.dim == dim);
+    let work = windows_of(inputs, hashes, previous, embedder, &key)?;
+    let mut known: HashMap<&str, &[f32]> = previous.map(|p| p.by_hash()).unwrap_or_default();
     let cached = read_cache(index_dir, dim);
+    let mut fresh: HashMap<String, Vec<f32>> = HashMap::new();
     for (h, v) in &cached {
         known.entry(h.as_str()).or_insert(v.as_slice());
     }
-    let unknown: Vec<&str> = hashes
-        .iter()
+    let all = || {
+        work.iter()
+            .flat_map(|w| std::iter::once(&w.head.1).chain(w.tails.iter().map(|t| &t.1)))
+    };
+    let unknown: Vec<&str> = all()
         .filter(|h| known.get(h.as_str()).is_none_or(|v| v.len() != dim))
         .map(String::as_str)
         .collect();
@@ -238,20 +344,25 @@ pub(super) fn embed_all(
     for (h, v) in &stored {
         known.entry(h.as_str()).or_insert(v.as_slice());
     }
-    let mut data = vec![0.0f32; inputs.len() * dim];
-    let mut todo = Vec::new();
-    for (i, h) in hashes.iter().enumerate() {
-        match known.get(h.as_str()) {
-            Some(v) if v.len() == dim => data[i * dim..(i + 1) * dim].copy_from_slice(v),
-            _ => todo.push(i),
-        }
-    }
+    let lacks =
+        |h: &str, known: &HashMap<&str, &[f32]>| known.get(h).is_none_or(|v| v.len() != dim);
+    let todo: Vec<usize> = (0..work.len())
+        .filter(|&i| {
+            lacks(&work[i].head.1, &known) || work[i].tails.iter().any(|t| lacks(&t.1, &known))
+        })
+        .collect();
     let reused = (inputs.len() - todo.len()) as u64;
     // A carried-over chunk whose vector is gone cannot be embedded here (no text): it
-    // waits as pending, and its bucket is chunked again by the next refresh.
-    let (mut todo, orphans): (Vec<usize>, Vec<usize>) =
-        todo.into_iter().partition(|&i| inputs[i].text().is_some());
-    todo.sort_by_key(|&i| std::cmp::Reverse(inputs[i].text().map_or(0, str::len)));
+    // waits as pending, and its bucket is chunked again by the next refresh. So does one
+    // whose tail windows are not known without an embedder to cut them.
+    let (mut todo, orphans): (Vec<usize>, Vec<usize>) = todo.into_iter().partition(|&i| {
+        work[i].head.0.is_some()
+            && work[i]
+                .tails
+                .iter()
+                .all(|t| t.0.is_some() || !lacks(&t.1, &known))
+    });
+    todo.sort_by_key(|&i| std::cmp::Reverse(work[i].head.0.map_or(0, str::len)));
     let budget = match embedder {
         None => 0,
         Some(_) => limits
@@ -275,10 +386,22 @@ pub(super) fn embed_all(
         {
             break;
         }
-        let texts: Vec<&str> = group
-            .iter()
-            .map(|&i| inputs[i].text().unwrap_or_default())
-            .collect();
+        // every text of the group's chunks that has no vector: heads and tail windows
+        let mut texts: Vec<&str> = Vec::new();
+        let mut group_hashes: Vec<&str> = Vec::new();
+        for &i in group {
+            let w = &work[i];
+            let head = (w.head.0, &w.head.1);
+            for (text, hash) in
+                std::iter::once(head).chain(w.tails.iter().map(|t| (t.0.as_deref(), &t.1)))
+            {
+                if let (Some(text), true) = (text, lacks(hash, &known) && !fresh.contains_key(hash))
+                {
+                    texts.push(text);
+                    group_hashes.push(hash);
+                }
+            }
+        }
         let vecs = embedder.embed(&texts)?;
         if vecs.len() != texts.len() * dim {
             return Err(crate::Error::Embedder(format!(
@@ -287,11 +410,10 @@ pub(super) fn embed_all(
                 texts.len()
             )));
         }
-        for (row, &i) in group.iter().enumerate() {
-            data[i * dim..(i + 1) * dim].copy_from_slice(&vecs[row * dim..(row + 1) * dim]);
-        }
-        let group_hashes: Vec<&str> = group.iter().map(|&i| hashes[i].as_str()).collect();
         append_cache(cache, &path, &group_hashes, &vecs, dim)?;
+        for (row, h) in group_hashes.iter().enumerate() {
+            fresh.insert(h.to_string(), vecs[row * dim..(row + 1) * dim].to_vec());
+        }
         done += group.len();
         progress(Progress {
             phase: Phase::Embedding,
@@ -300,19 +422,32 @@ pub(super) fn embed_all(
         });
         super::hooks::pause_point("embed-group");
     }
-    // Chunks the limits left out have no vector yet: an empty hash marks the row pending.
-    let mut row_hashes = hashes;
-    for &i in todo[done..].iter().chain(&orphans) {
-        row_hashes[i].clear();
+    for (h, v) in &fresh {
+        known.entry(h.as_str()).or_insert(v.as_slice());
     }
+    // Chunks the limits left out have no vector yet: an empty hash marks the row pending.
+    let mut unfinished = vec![false; work.len()];
+    for &i in todo[done..].iter().chain(&orphans) {
+        unfinished[i] = true;
+    }
+    let rows = assemble(&work, &known, &unfinished, dim);
     let meta = VectorMeta {
         identity,
         identity_key: key,
         dim,
-        hashes: row_hashes,
+        hashes: rows.hashes,
+        tails: rows.tails,
+        // a generation some of whose chunks lack tail windows says it was not made by
+        // the rule: the next build cuts its chunks again (their vectors found by hash)
+        window_rule: match (embedder, rows.complete) {
+            (Some(_), true) => crate::vector::WINDOW_RULE,
+            (Some(_), false) => 0,
+            (None, _) => previous.map_or(0, |p| p.meta.window_rule),
+        },
         matrix_sha256: String::new(),
         hnsw_sha256: None,
     };
+    let data = rows.data;
     Ok(Embedded {
         set: VectorSet { meta, data },
         embedded: done as u64,

@@ -820,7 +820,9 @@ fn write_vectors(
         identity_key: out.set.meta.identity_key.clone(),
         model,
         dim: out.set.meta.dim,
-        embedded: out.set.len() as u64 - out.pending,
+        embedded: (0..out.set.len())
+            .filter(|&i| out.set.has_vector(i))
+            .count() as u64,
         pending: out.pending,
     };
     Ok(Vectors {
@@ -847,7 +849,7 @@ fn embedder_change(before: &str, now: &str) -> String {
 #[cfg(feature = "embeddings")]
 fn write_ann(set: &mut VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
     use crate::vector::{hnsw_files, HnswIndex};
-    if set.len() < min {
+    if set.rows() < min {
         return Ok(());
     }
     HnswIndex::build(set).dump(gen_dir)?;

@@ -545,3 +545,27 @@ pub fn with_schema(url: &str, name: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}schema={name}_{}_{nanos}", std::process::id())
 }
+
+/// A page whose one chunk is a list of 30 settings (lists are cut only past four times
+/// the chunk budget), longer than MiniLM's 256 word pieces: its last item, the only one
+/// about food, is a paraphrase of "where is the pet food stored".
+pub fn long_settings_list() -> String {
+    let mut list = String::from("# Settings\n\nEvery setting the server reads:\n\n");
+    let dull = [
+        "network timeout in seconds before a request is abandoned",
+        "number of worker threads serving requests",
+        "port the listener binds to on start",
+        "size of the response cache in megabytes",
+        "log level of the request logger",
+    ];
+    for i in 0..29 {
+        list.push_str(&format!(
+            "- `SERVER_OPT_{i}`: the {}.\n",
+            dull[i % dull.len()]
+        ));
+    }
+    list.push_str(
+        "- `PANTRY_DIR`: the cupboard where the cat's kibble and dog biscuits are kept.\n",
+    );
+    list
+}

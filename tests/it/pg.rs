@@ -1237,14 +1237,16 @@ fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh(
         &url,
         &format!(
             "ALTER TABLE \"{schema}\".published DROP COLUMN moments;
-             DELETE FROM \"{schema}\".schema_migrations WHERE version = 2;"
+             DROP INDEX \"{schema}\".chunks_tail_hashes;
+             ALTER TABLE \"{schema}\".chunks DROP COLUMN tail_hashes;
+             DELETE FROM \"{schema}\".schema_migrations WHERE version >= 2;"
         ),
     );
     let fresh_host = t.path().join("fresh-host");
     let o = run(t.path(), &fresh_host, &["search", "--index", &url, "task"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("version 1, older than this docfuse's 2"),
+        stderr(&o).contains("version 1, older than this docfuse's 3"),
         "{}",
         stderr(&o)
     );
@@ -1429,4 +1431,59 @@ fn a_database_servers_refresh_job_publishes_into_the_database() {
         lexical(t.path(), &t.path().join("other"), &url, "quokka")[0].0,
         "quokka.md"
     );
+}
+
+/// Issue 40, kind 3, on the database store: a long chunk's tail windows are published
+/// with it (their hashes on its row, their vectors by hash) and searched there, with the
+/// same answers as the folder store.
+#[test]
+fn a_long_chunks_tail_windows_are_searched_in_the_database_as_in_a_folder() {
+    let Some((url, t, docs)) = fixture("tails") else {
+        return;
+    };
+    std::fs::write(docs.join("settings.md"), long_settings_list()).unwrap();
+    let host = t.path().join("host");
+    let folder = t.path().join("folder");
+    for index in [url.as_str(), folder.to_str().unwrap()] {
+        ok(&run(
+            t.path(),
+            &host,
+            &["index", "--index", index, docs.to_str().unwrap()],
+        ));
+    }
+    for mode in ["vector", "hybrid"] {
+        for q in ["where is the pet food stored", "define a task"] {
+            let search = |index: &str| {
+                results(&run(
+                    t.path(),
+                    &host,
+                    &["search", "--index", index, "--json", "--mode", mode, q],
+                ))
+            };
+            let db = search(&url);
+            assert_eq!(db, search(folder.to_str().unwrap()), "{mode} {q}");
+            if q.contains("pet") {
+                assert_eq!(db[0].0, "settings.md", "{mode} {q}: {db:?}");
+            }
+        }
+    }
+    let schema = url.rsplit("schema=").next().unwrap().to_string();
+    let loc = docfuse::pgstore::PgLocation::parse(&url).unwrap();
+    let (rows, windows): (i64, i64) = docfuse::pgstore::block_on(async {
+        let c = docfuse::pgstore::connect(&loc).await?;
+        let r = c
+            .query_one(
+                &format!(
+                    "SELECT count(*), coalesce(sum(cardinality(tail_hashes)), 0)::bigint
+                     FROM \"{schema}\".chunks WHERE tail_hashes IS NOT NULL"
+                ),
+                &[],
+            )
+            .await
+            .map_err(|e| docfuse::Error::Database(e.to_string()))?;
+        Ok::<_, docfuse::Error>((r.get(0), r.get(1)))
+    })
+    .unwrap();
+    assert_eq!(rows, 1, "one chunk is long");
+    assert!(windows >= 2, "{windows} tail windows");
 }

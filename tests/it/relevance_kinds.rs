@@ -572,3 +572,49 @@ fn a_qualified_method_name_finds_the_section_that_defines_it() {
         }
     }
 }
+
+/// Issue 40, kind 3: the vector of a long chunk saw only its first 256 word pieces. A
+/// list of 30 settings is one chunk (lists are cut only past four times the budget);
+/// the answer is its last item, a paraphrase no word of which is in the question.
+#[test]
+fn the_end_of_a_long_chunk_is_seen_by_the_vector_side() {
+    let list = long_settings_list();
+    assert!(list.len() > 1500 && list.len() < 4000, "{}", list.len());
+    let t = indexed(
+        &[
+            ("settings.md", &list),
+            (
+                "garden.md",
+                "# Garden\n\nWater the tomatoes every morning in summer.\n",
+            ),
+            (
+                "bread.md",
+                "# Bread\n\nKnead the dough for ten minutes, then let it rise.\n",
+            ),
+        ],
+        &[],
+    );
+    let (code, v) = search(
+        t.path(),
+        &["--mode", "vector", "where is the pet food stored"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        paths(&v).first().map(String::as_str),
+        Some("settings.md"),
+        "{v}"
+    );
+    // the whole list is one chunk, and its vector rows are more than one
+    let idx = t.path().join("idx");
+    let manifest: Value =
+        serde_json::from_slice(&fs::read(idx.join("manifest.json")).unwrap()).unwrap();
+    let gen = idx.join(manifest["generation_dir"].as_str().unwrap());
+    let meta: Value = serde_json::from_slice(&fs::read(gen.join("vectors.json")).unwrap()).unwrap();
+    let tails = meta["tails"].as_array().cloned().unwrap_or_default();
+    assert!(tails.len() >= 2, "{meta}");
+    assert!(
+        tails.iter().all(|o| o == &tails[0]),
+        "one chunk's windows: {meta}"
+    );
+    assert_eq!(meta["window_rule"], 1);
+}
