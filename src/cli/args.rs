@@ -55,6 +55,10 @@ pub enum Command {
     /// `docs_pack` capability) fetches and indexes the service's pack, `service.unregister`
     /// removes it, `gateway.online` (and the start) pulls every known pack again.
     Ingest(IngestArgs),
+    /// Embed the inputs a PostgreSQL index's writer queued (`--max-chunks` left them), on
+    /// any number of hosts: each batch is claimed with `FOR UPDATE SKIP LOCKED`, embedded
+    /// and written by embedding hash; the writer's next refresh publishes the vectors.
+    EmbedWorker(EmbedWorkerArgs),
     /// Keep an index folder and its embedding model loaded, answering one-off searches of
     /// that index (a hybrid `search` starts one by itself; see `DOCFUSE_DAEMON_IDLE`).
     Daemon(DaemonArgs),
@@ -96,7 +100,35 @@ pub struct IngestArgs {
     /// new index, always).
     #[arg(long)]
     pub no_embeddings: bool,
+    /// Embed at most this many chunks per event (the rest wait for a later event). With
+    /// a PostgreSQL index, what is left is queued for `docfuse embed-worker`s, and their
+    /// vectors are published as they arrive (checked every 10 s); `--max-chunks 0` leaves
+    /// all embedding to them.
+    #[arg(long, value_name = "N")]
+    pub max_chunks: Option<u64>,
     /// Print one JSON line per event handled on stdout (default: a line of text).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EmbedWorkerArgs {
+    /// The PostgreSQL index: postgres://USER@HOST:PORT/DB[?schema=NAME].
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Inputs claimed, embedded and written per transaction.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub batch: u64,
+    /// Threads that embed (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
+    /// Exit when nothing is waiting (default: wait for more, checking every `--poll`).
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds between checks of an empty queue.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub poll: f64,
+    /// Print one JSON line per batch and a summary on stdout (default: text on stderr).
     #[arg(long)]
     pub json: bool,
 }
@@ -323,6 +355,7 @@ impl RunArgs {
             embedder_unavailable: vectors.unavailable.as_deref(),
             max_chunks: self.max_chunks,
             max_seconds: self.max_seconds,
+            queue_pending: false,
             force: self.force,
             no_wait: self.no_wait,
             wait_timeout: self.wait_timeout,
@@ -436,6 +469,9 @@ pub struct StatusArgs {
     /// without it, status exits 0 whether fresh or stale (2 on errors).
     #[arg(long)]
     pub exit_code: bool,
+    /// The database URL when `index` was one (set by the dispatcher).
+    #[arg(skip)]
+    pub database: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -67,6 +67,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         stopped,
         lost,
         said_lost: AtomicU64::new(0),
+        vectors_published: std::cell::Cell::new(None),
     };
     ingest.guarded(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
     let ended = ingest.listen(&rt, &mut feed, &stop);
@@ -89,6 +90,8 @@ struct Ingest<'a> {
     /// them were said.
     lost: std::sync::Arc<AtomicU64>,
     said_lost: AtomicU64,
+    /// When workers' vectors were last published (or tried).
+    vectors_published: std::cell::Cell<Option<std::time::Instant>>,
 }
 
 impl Ingest<'_> {
@@ -99,12 +102,17 @@ impl Ingest<'_> {
         feed: &mut super::feed::Feed,
         stop: &tokio::sync::Notify,
     ) -> bool {
+        // with embedding left to workers, their vectors are published as they arrive
+        let checks = super::pg::is_db(&self.a.index) && self.a.max_chunks.is_some();
+        let mut due = tokio::time::Instant::now() + VECTOR_CHECK;
         loop {
+            let check = checks.then_some(due);
             let next = rt.block_on(async {
                 tokio::select! {
                     biased;
                     () = stop.notified() => None,
-                    m = feed.next() => Some(m),
+                    m = feed.next() => Some(m.map(Next::Message).unwrap_or(Next::Ended)),
+                    () = tick(check) => Some(Next::Tick),
                 }
             });
             let m = match next {
@@ -112,8 +120,13 @@ impl Ingest<'_> {
                     self.hand_back(rt, feed);
                     return false;
                 }
-                Some(None) => return true,
-                Some(Some(m)) => m,
+                Some(Next::Ended) => return true,
+                Some(Next::Tick) => {
+                    self.publish_vectors();
+                    due = tokio::time::Instant::now() + VECTOR_CHECK;
+                    continue;
+                }
+                Some(Next::Message(m)) => m,
             };
             if self.stopped.load(Ordering::SeqCst) {
                 // not handled: handed back, for the next start
@@ -144,6 +157,42 @@ impl Ingest<'_> {
             rt.block_on(m.ack());
             self.say_lost();
         }
+    }
+
+    /// Publishes the vectors embedding workers made since the last publish: a refresh
+    /// job of every root, which finds them by hash and embeds nothing itself. At once
+    /// when the queue has nothing else waiting, else at most every [`VECTOR_BATCHING`]
+    /// (a publish makes every server sync; a failed one is not tried again sooner).
+    fn publish_vectors(&self) {
+        let key = self.vectors.embedder.as_ref().map(|e| e.identity().key());
+        let counts = match super::pg::queue_counts(&self.a.index, key.as_deref().unwrap_or("")) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!("the embedding queue cannot be read: {e}");
+                return;
+            }
+        };
+        let recent = self
+            .vectors_published
+            .get()
+            .is_some_and(|t| t.elapsed() < VECTOR_BATCHING);
+        if counts.embedded == 0 || (counts.waiting > 0 && recent) {
+            return;
+        }
+        self.vectors_published.set(Some(std::time::Instant::now()));
+        let job = Job {
+            max_chunks: self.a.max_chunks,
+            ..Job::default()
+        };
+        let result = run_job(&self.a.index, &job, &self.vectors);
+        // said as the pseudo-subject `vectors` (no service)
+        self.say(
+            "vectors",
+            Outcome {
+                code: None,
+                result: result.map(|r| Done::Built(Box::new(r))),
+            },
+        );
     }
 
     /// Hands back the events already delivered to this process but not handled (a stop),
@@ -246,6 +295,7 @@ impl Ingest<'_> {
             );
             let job = Job {
                 pack: Some((&pack, url)),
+                max_chunks: self.a.max_chunks,
                 ..Job::default()
             };
             run_job(&self.a.index, &job, &self.vectors)
@@ -262,6 +312,7 @@ impl Ingest<'_> {
         }
         let job = Job {
             drop_roots: vec![PathBuf::from(format!("pack:{code}"))],
+            max_chunks: self.a.max_chunks,
             ..Job::default()
         };
         Outcome::of(code, run_job(&self.a.index, &job, &self.vectors))
@@ -371,6 +422,28 @@ impl Ingest<'_> {
 /// How long an event that failed because the database could not be reached waits in the
 /// stream before it is tried again.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How often an ingester that leaves embedding to workers looks for their vectors.
+const VECTOR_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+/// While workers are still embedding, their vectors are published at most this often.
+const VECTOR_BATCHING: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What the event loop woke up for.
+enum Next<M> {
+    Message(M),
+    /// The events ended.
+    Ended,
+    /// Time to look for vectors from embedding workers.
+    Tick,
+}
+
+/// Resolves at `due`, never without it (events in between do not put it off).
+async fn tick(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
 
 /// What handling one event came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,9 @@ pub(super) struct Job<'a> {
     pub drop_roots: Vec<PathBuf>,
     /// A verified pack to unpack (and index as its root), with where it came from.
     pub pack: Option<(&'a Pack, &'a str)>,
+    /// Embed at most this many chunks (the rest wait; a database queues them for
+    /// embedding workers).
+    pub max_chunks: Option<u64>,
 }
 
 /// Runs `job` on the index at `index` with its recorded settings; with no index there
@@ -108,6 +111,7 @@ fn try_job(
         vectors,
     );
     opts.drop_roots = super::pg::still_to_drop(db, super::pack::drop_roots(index, &job.drop_roots));
+    opts.max_chunks = job.max_chunks;
     // under the lock, before anything is written: the settings read above still hold
     let changed = std::sync::atomic::AtomicBool::new(false);
     let check = || {

@@ -44,6 +44,7 @@ mod search;
 mod serve;
 mod status;
 mod verify;
+mod worker;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -77,6 +78,7 @@ pub fn run() -> i32 {
             }
         },
         Command::Status(mut a) => pg::status_dir(&a.index).and_then(|d| {
+            a.database = (d != a.index).then(|| a.index.clone());
             a.index = d;
             status::run(a)
         }),
@@ -98,6 +100,7 @@ pub fn run() -> i32 {
         }),
         Command::Pack(a) => pack::run(a),
         Command::Ingest(a) => ingest::run(a),
+        Command::EmbedWorker(a) => worker::run(a),
         Command::Daemon(a) => resident::run(a),
     };
     match outcome {

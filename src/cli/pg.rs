@@ -184,7 +184,12 @@ impl DbWriter {
     /// Builds `source` into the database (staged in [`DbWriter::dir`], published in one
     /// transaction; vectors the database holds are taken from it by embedding hash).
     fn build(&self, source: &Source, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
-        let r = run_build_in(&mut *self.store.borrow_mut(), source, opts)?;
+        // what the run leaves unembedded is queued in the database for embedding workers
+        let opts = BuildOptions {
+            queue_pending: true,
+            ..opts.clone()
+        };
+        let r = run_build_in(&mut *self.store.borrow_mut(), source, &opts)?;
         self.embedded.set(self.embedded.get() + r.embedded);
         Ok(r)
     }
@@ -294,6 +299,18 @@ pub fn wants_vectors(index: &Path) -> anyhow::Result<Option<bool>> {
     Ok(p.map(|p| {
         p.identity.is_some() || p.manifest["embeddings"]["wanted"].as_bool().unwrap_or(true)
     }))
+}
+
+/// The embedding queue of the database index `index` for the embedder `identity_key`.
+///
+/// # Errors
+/// The URL does not parse, the database cannot be reached or read.
+pub fn queue_counts(index: &Path, identity_key: &str) -> anyhow::Result<pgstore::QueueCounts> {
+    let loc = location(index)?;
+    Ok(pgstore::block_on(async {
+        let client = pgstore::connect(&loc).await?;
+        pgstore::queue_counts(&client, &loc, identity_key).await
+    })?)
 }
 
 /// This host's writer folder of the database index `index` (where a writer stages its

@@ -25,9 +25,18 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
     if unavailable.is_some() {
         s.vectors_usable = false;
     }
+    // a database's embedding queue: inputs waiting for workers, vectors waiting for the
+    // writer's next publish
+    let queue = a.database.as_ref().and_then(|url| {
+        let key = s.embedder.as_ref().map_or("", |e| e.identity_key.as_str());
+        super::pg::queue_counts(url, key).ok()
+    });
     if a.json {
         let mut v = serde_json::to_value(&s)?;
         v["vector_search_unavailable"] = serde_json::json!(unavailable);
+        if let Some(q) = &queue {
+            v["embedding_queue"] = serde_json::to_value(q)?;
+        }
         print_json(&v)?;
         return Ok(exit(&a, s.fresh));
     }
@@ -75,6 +84,17 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
         "vector search: {}",
         vector_line(&index, &s, usable.as_ref().err())
     ))?;
+    if let Some(q) = queue.filter(|q| q.waiting + q.embedded + q.other_embedder > 0) {
+        print_line(&format!(
+            "embedding queue: {} input(s) waiting for `docfuse embed-worker`, {} embedded and waiting for the writer's next refresh{}",
+            q.waiting,
+            q.embedded,
+            match q.other_embedder {
+                0 => String::new(),
+                n => format!(", {n} for another embedder"),
+            }
+        ))?;
+    }
     if s.model_unavailable.is_some() && !s.fresh {
         print_line("hint: install the model (see above), then run `docfuse refresh`")?;
     } else if s.model_unavailable.is_some() {

@@ -493,6 +493,13 @@ pub(crate) fn label_and_dim(dir: &Path, config: &[u8]) -> Result<(String, usize)
 }
 
 impl MiniLm {
+    /// Embeds lists of texts on `threads` single-threaded sessions (default: one per
+    /// core), e.g. one for an embedding worker that leaves the other cores to others.
+    pub fn with_threads(mut self, threads: usize) -> MiniLm {
+        self.workers = (0..threads.max(1)).map(|_| OnceLock::new()).collect();
+        self
+    }
+
     /// The word pieces of `input` (no special tokens, no truncation).
     fn pieces(&self, input: &str) -> Result<Vec<Piece>> {
         let splitter = self

@@ -82,8 +82,22 @@ pub trait Embedder: Send + Sync {
 /// feature, model files or the ONNX Runtime library missing, library failed to load).
 #[cfg(feature = "embeddings")]
 pub fn load_default_embedder() -> Result<Box<dyn Embedder>> {
+    load_embedder(None)
+}
+
+/// [`load_default_embedder`] embedding lists of texts on `threads` threads (default: one
+/// per core); a single text (a query) still uses every core.
+///
+/// # Errors
+/// As [`load_default_embedder`].
+#[cfg(feature = "embeddings")]
+pub fn load_embedder(threads: Option<usize>) -> Result<Box<dyn Embedder>> {
     let paths = locate_models()?;
-    Ok(Box::new(minilm::MiniLm::load(&paths)?))
+    let model = minilm::MiniLm::load(&paths)?;
+    Ok(Box::new(match threads {
+        Some(n) => model.with_threads(n),
+        None => model,
+    }))
 }
 
 /// The identity of the default embedder as installed now (the located model files),
@@ -113,6 +127,15 @@ pub fn installed_identity() -> Result<EmbedderIdentity> {
 /// Always [`crate::Error::VectorsUnavailable`].
 #[cfg(not(feature = "embeddings"))]
 pub fn load_default_embedder() -> Result<Box<dyn Embedder>> {
+    load_embedder(None)
+}
+
+/// Without the `embeddings` feature there is no embedder: this always fails, loudly.
+///
+/// # Errors
+/// Always [`crate::Error::VectorsUnavailable`].
+#[cfg(not(feature = "embeddings"))]
+pub fn load_embedder(_threads: Option<usize>) -> Result<Box<dyn Embedder>> {
     Err(crate::Error::VectorsUnavailable(
         "this docfuse was built without the `embeddings` feature".into(),
     ))

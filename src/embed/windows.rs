@@ -6,11 +6,14 @@
 //! the chunk's own vector. Each tail window repeats the prefix (so a window of a long
 //! list still says which section it is from), then takes the next `limit − prefix`
 //! pieces of the body, overlapping the window before it by an eighth of that, so a
-//! sentence cut at a window's end is seen whole by the next. A window starts and, unless
-//! one word is longer than a window, ends at a word boundary: the window's text, embedded
-//! on its own, gives the same word pieces as inside the whole input (BERT's
-//! pre-tokeniser splits at whitespace and punctuation only). When the prefix takes more
-//! than half the limit, windows go without it.
+//! sentence cut at a window's end is seen whole by the next. A window starts and ends at
+//! a word boundary when one lies within the overlap of the cut: the window's text,
+//! embedded on its own, then gives the same word pieces as inside the whole input (BERT's
+//! pre-tokeniser splits at whitespace and punctuation only). A longer word (a hash, a
+//! long identifier) is cut inside, and its first piece may then split differently, so
+//! such a window can take a few pieces more than counted (the model drops its last
+//! ones; the next window holds them). When the prefix takes more than half the limit,
+//! windows go without it.
 
 /// One word piece of an input: its byte range, and whether it continues the word of the
 /// piece before it (`##ing`).

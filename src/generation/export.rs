@@ -50,6 +50,8 @@ pub struct Exported {
     pub documents: Vec<ExportedDoc>,
     /// The generation's vectors (`[chunks, dim]` f32, L2-normalised), when it has any.
     pub vectors: Option<VectorSet>,
+    /// The inputs still waiting for a vector ([`super::QUEUE_FILE`] of the folder).
+    pub queue: Vec<super::Queued>,
 }
 
 impl Exported {
@@ -133,11 +135,17 @@ pub fn export(index_dir: &Path) -> Result<Exported> {
             chunks,
         });
     }
+    // the queue's hashes are of the vectors' embedder: without vectors, nothing waits
+    let queue = match &vectors {
+        Some(_) => super::read_queue(index_dir),
+        None => Vec::new(),
+    };
     Ok(Exported {
         manifest: prev.manifest,
         roots,
         documents,
         vectors,
+        queue,
     })
 }
 

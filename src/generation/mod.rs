@@ -5,7 +5,7 @@
 //! generation in use from being deleted.
 //!
 //! Each file imports only files after it in this order (a test checks it): `export`,
-//! `relations`, `previous`, `source`, `jsonl`, `docread`, `lock`, `readers`.
+//! `relations`, `previous`, `source`, `jsonl`, `docread`, `lock`, `readers`, `queue`.
 //!
 //! Must not import: `write`, `read`, `views`, `retriever`, `cli`, `server`, `pgstore`.
 //! Imports ingest (`discover`, `chunk`), storage (`store`) and indexes (`lexical`,
@@ -16,6 +16,7 @@ mod export;
 mod jsonl;
 mod lock;
 mod previous;
+mod queue;
 mod readers;
 mod relations;
 mod source;
@@ -30,6 +31,7 @@ pub use previous::{
     generation_dirs, previous_chunks, read_snapshot, root_names, vectors_in, Previous, CHUNKS_FILE,
     FILES_FILE,
 };
+pub use queue::{read_queue, write_queue, Queued, QUEUE_FILE};
 pub use readers::{in_use as reader_in_use, register as register_reader, ReaderMark, READERS_DIR};
 pub use relations::{
     chunk_counts, chunk_priors, graph_unchanged, link_graph, load_graph, previous_links,

@@ -274,24 +274,34 @@ impl PgVectors {
             let limit = query_timeout();
             // as the folder store: exact below the HNSW threshold, the graph above it
             let exact = layout.moments.n < index.manifest().config.hnsw_min_vectors as u64;
-            // a chunk's tail windows can take several of the nearest rows
-            let rows = match layout.tails.is_empty() {
+            // a chunk's tail windows can take several of the nearest rows: rows are asked
+            // for until `k` distinct chunks are found (doubling, at most 4 rounds)
+            let mut rows = match layout.tails.is_empty() {
                 true => k,
                 false => k.saturating_mul(2),
             };
-            let how = (rows, ef_search, exact);
-            let (top, known) = rt.block_on(async {
-                tokio::time::timeout(limit, nearest(conn, &self.loc, &q, how, &wanted))
-                    .await
-                    .map_err(|_| {
-                        Error::Database(format!(
-                            "no answer from `{}` to a vector query within {} ms (DOCFUSE_PG_VECTOR_TIMEOUT_MS)",
-                            self.loc.shown,
-                            limit.as_millis()
-                        ))
-                    })?
-            })?;
-            Ok(Some(to_answer(&layout, query, top, known, k)))
+            let mut rounds = 0;
+            loop {
+                let how = (rows, ef_search, exact);
+                let (top, known) = rt.block_on(async {
+                    tokio::time::timeout(limit, nearest(conn, &self.loc, &q, how, &wanted))
+                        .await
+                        .map_err(|_| {
+                            Error::Database(format!(
+                                "no answer from `{}` to a vector query within {} ms (DOCFUSE_PG_VECTOR_TIMEOUT_MS)",
+                                self.loc.shown,
+                                limit.as_millis()
+                            ))
+                        })?
+                })?;
+                let full = top.len() >= rows;
+                let answer = to_answer(&layout, query, top, known, k);
+                rounds += 1;
+                if answer.top.len() >= k || !full || rounds == 4 {
+                    return Ok(Some(answer));
+                }
+                rows = rows.saturating_mul(2);
+            }
         });
         match (out, other) {
             (Ok(Some(a)), _) => Ok(a),

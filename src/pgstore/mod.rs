@@ -60,6 +60,7 @@ mod cache;
 mod dense;
 mod location;
 mod publish;
+mod queue;
 mod read;
 mod reader;
 mod schema;
@@ -73,6 +74,9 @@ pub use cache::{
 pub use dense::{PgVectors, POOL_SIZE};
 pub use location::{is_database_url, redacted, PgLocation, DEFAULT_SCHEMA};
 pub use publish::{publish, PublishReport};
+pub use queue::{
+    embed_batch, is_transient, prepare_worker, queue_counts, QueueCounts, CLAIM_IDLE_LIMIT_S,
+};
 pub use read::{published, published_if_made, roots as root_paths, vectors_of, Published};
 pub use reader::{follow, open_reader, poll_interval, Followed, OpenedReader, POLL_MS};
 pub use schema::{check, migrate, HNSW_EF_CONSTRUCTION, HNSW_M, SCHEMA_VERSION};

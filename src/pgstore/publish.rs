@@ -34,6 +34,9 @@ pub struct PublishReport {
     pub vectors_written: u64,
     /// Vectors no chunk refers to any more, deleted.
     pub vectors_deleted: u64,
+    /// Inputs in the embedding queue after the publish (waiting for a worker, or
+    /// embedded by one and waiting for the writer's next publish).
+    pub queued: u64,
 }
 
 /// Publishes `ex` (the writer's folder index) as the database's next generation;
@@ -85,6 +88,9 @@ pub async fn publish(
     report.documents_deleted = gone.len() as u64;
     report.documents_written = changed.len() as u64;
     report.chunks_written = insert_documents(&tx, loc, &changed).await?;
+    // the queue first: its rows a worker holds are left for the next publish (never
+    // waited for), and a vector a worker wrote meanwhile is not written twice
+    report.queued = replace_queue(&tx, loc, ex).await?;
     report.vectors_written = insert_vectors(&tx, loc, ex, &changed).await?;
     if !gone.is_empty() || !replaced.is_empty() {
         report.vectors_deleted = delete_unused_vectors(&tx, loc).await?;
@@ -316,7 +322,8 @@ async fn insert_vectors(
         tx.execute(
             &format!(
                 "INSERT INTO {table} (embed_hash, identity_key, embedding)
-                 SELECT h, k, e::vector FROM unnest($1::text[], $2::text[], $3::text[]) AS t(h, k, e)"
+                 SELECT h, k, e::vector FROM unnest($1::text[], $2::text[], $3::text[]) AS t(h, k, e)
+                 ON CONFLICT (embed_hash) DO NOTHING"
             ),
             &[&hashes, &keys, &texts],
         )
@@ -326,9 +333,66 @@ async fn insert_vectors(
     Ok(new.len() as u64)
 }
 
+/// Makes the database's embedding queue the generation's ([`Exported::queue`]): inputs
+/// no longer waiting leave it (their vector is published, or their chunk is gone) unless
+/// a worker holds them now (they leave with a later publish: a publish never waits for a
+/// worker), new ones join it at the end, the others keep their place (their text is not
+/// sent again). Returns how many inputs the generation queues.
+async fn replace_queue(tx: &Transaction<'_>, loc: &PgLocation, ex: &Exported) -> Result<u64> {
+    let table = loc.table("embed_queue");
+    let key = ex
+        .vectors
+        .as_ref()
+        .map_or("", |v| v.meta.identity_key.as_str());
+    let hashes: Vec<&str> = ex.queue.iter().map(|q| q.hash.as_str()).collect();
+    let failed = |e| db_err(loc, "cannot update the embedding queue", e);
+    tx.execute(
+        &format!(
+            "DELETE FROM {table} WHERE embed_hash IN (
+               SELECT embed_hash FROM {table}
+               WHERE identity_key <> $1 OR NOT (embed_hash = ANY($2))
+               FOR UPDATE SKIP LOCKED)"
+        ),
+        &[&key, &hashes],
+    )
+    .await
+    .map_err(failed)?;
+    let held: HashSet<String> = tx
+        .query(
+            &format!("SELECT embed_hash FROM {table} WHERE embed_hash = ANY($1)"),
+            &[&hashes],
+        )
+        .await
+        .map_err(failed)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let new: Vec<&crate::generation::Queued> = ex
+        .queue
+        .iter()
+        .filter(|q| !held.contains(&q.hash))
+        .collect();
+    for batch in new.chunks(BATCH) {
+        let hashes: Vec<&str> = batch.iter().map(|q| q.hash.as_str()).collect();
+        // bytes: an input may hold NUL, which a text column refuses
+        let inputs: Vec<&[u8]> = batch.iter().map(|q| q.input.as_bytes()).collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO {table} (embed_hash, identity_key, input)
+                 SELECT h, $1, i FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS t(h, i, n)
+                 ORDER BY n ON CONFLICT (embed_hash) DO NOTHING"
+            ),
+            &[&key, &hashes, &inputs],
+        )
+        .await
+        .map_err(failed)?;
+    }
+    Ok(ex.queue.len() as u64)
+}
+
 /// pgvector's text form; Rust prints each f32 as the shortest decimal that reads back
 /// to the same f32, so the stored vector is bit-identical.
-fn vector_text(v: &[f32]) -> String {
+pub(super) fn vector_text(v: &[f32]) -> String {
     let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
     format!("[{}]", parts.join(","))
 }
@@ -337,9 +401,11 @@ async fn delete_unused_vectors(tx: &Transaction<'_>, loc: &PgLocation) -> Result
     tx.execute(
         &format!(
             "DELETE FROM {v} v WHERE NOT EXISTS (SELECT 1 FROM {c} c WHERE c.embed_hash = v.embed_hash)
-               AND NOT EXISTS (SELECT 1 FROM {c} c WHERE c.tail_hashes @> ARRAY[v.embed_hash])",
+               AND NOT EXISTS (SELECT 1 FROM {c} c WHERE c.tail_hashes @> ARRAY[v.embed_hash])
+               AND NOT EXISTS (SELECT 1 FROM {q} q WHERE q.embed_hash = v.embed_hash)",
             v = loc.table("vectors"),
-            c = loc.table("chunks")
+            c = loc.table("chunks"),
+            q = loc.table("embed_queue")
         ),
         &[],
     )

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use tokio_postgres::Client;
 
 /// The schema version this docfuse writes and reads.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// HNSW graph parameters of `vectors.embedding` (pgvector's defaults, recorded here and
 /// in the migration): `m`, `ef_construction`.
@@ -47,6 +47,14 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "the tail windows of long chunks: their embedding hashes, in order (vectors by hash)",
         "ALTER TABLE {s}.chunks ADD COLUMN tail_hashes text[];
          CREATE INDEX chunks_tail_hashes ON {s}.chunks USING gin (tail_hashes);",
+    ),
+    (
+        4,
+        "the embedding queue: inputs of the published generation without a vector, for embedding workers",
+        "CREATE TABLE {s}.embed_queue (
+           embed_hash text PRIMARY KEY, identity_key text NOT NULL, input bytea NOT NULL,
+           queued_at timestamptz NOT NULL DEFAULT clock_timestamp());
+         CREATE INDEX embed_queue_order ON {s}.embed_queue (identity_key, queued_at);",
     ),
 ];
 

@@ -147,8 +147,8 @@ impl VectorSearch {
     }
 
     /// The `k` chunks nearest to `query` through the HNSW graph over rows: a chunk's
-    /// tail rows can fill several of the graph's places, so it is asked for as many
-    /// more rows as the set has tail rows per chunk at most (bounded by `ef_search`).
+    /// tail rows can fill several of the nearest places, so rows are asked for until `k`
+    /// distinct chunks are found (doubling, at most every row).
     #[cfg(feature = "embeddings")]
     fn ann_top(
         &self,
@@ -160,17 +160,17 @@ impl VectorSearch {
         if self.set.meta.tails.is_empty() {
             return ann.search(query, k, ef_search);
         }
-        let widest = self
-            .tail_starts
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as usize)
-            .max()
-            .unwrap_or(0);
-        let want = k
-            .saturating_mul(2)
-            .max(k + widest)
-            .min(ef_search.max(k) * 2);
-        chunks_of_rows(&self.set, ann.search(query, want, ef_search.max(want)), k)
+        let rows = self.set.rows();
+        let mut want = k.saturating_mul(2);
+        loop {
+            let found = ann.search(query, want, ef_search.max(want));
+            let full = found.len() >= want;
+            let top = chunks_of_rows(&self.set, found, k);
+            if top.len() >= k || !full || want >= rows {
+                return top;
+            }
+            want = want.saturating_mul(2).min(rows);
+        }
     }
 
     /// Cosine of `query` with chunk `ord`: the largest over its first row and its tail

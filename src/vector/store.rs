@@ -154,17 +154,20 @@ impl VectorSet {
     }
 
     /// The tail-row hashes of every chunk with a vector and tail rows, by the chunk's
-    /// embedding hash (equal hash, equal input: equal tails under the same rule).
+    /// embedding hash (equal hash, equal input: equal tails under the same rule; of two
+    /// chunks with one hash, the first's).
     pub fn tails_by_head(&self) -> HashMap<&str, Vec<&str>> {
         let n = self.len();
+        let mut owner: HashMap<&str, u32> = HashMap::new();
         let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
         for (j, &o) in self.meta.tails.iter().enumerate() {
             let head = self.meta.hashes.get(o as usize).map_or("", String::as_str);
-            if !head.is_empty() && (o as usize) < n {
-                out.entry(head)
-                    .or_default()
-                    .push(self.meta.hashes[n + j].as_str());
+            if head.is_empty() || o as usize >= n || *owner.entry(head).or_insert(o) != o {
+                continue;
             }
+            out.entry(head)
+                .or_default()
+                .push(self.meta.hashes[n + j].as_str());
         }
         out
     }
@@ -256,6 +259,14 @@ mod tests {
         assert!(!r.has_vector(3));
         assert_eq!(r.by_hash().len(), 3);
         assert_eq!(r.tails_by_head()["a"], ["t"]);
+        // two chunks of one text: one chunk's tails, not both
+        let mut twice = set();
+        twice.meta.hashes = ["a", "", "a", "t1", "t2", "t1", "t2"]
+            .map(String::from)
+            .to_vec();
+        twice.meta.tails = vec![0, 0, 2, 2];
+        twice.data = vec![0.0; 14];
+        assert_eq!(twice.tails_by_head()["a"], ["t1", "t2"]);
     }
 
     #[test]

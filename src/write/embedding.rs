@@ -16,7 +16,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Texts sent to the embedder per call (progress and cache-flush granularity).
+/// Chunks whose texts (each one's input and tail windows) are sent to the embedder per
+/// call (progress, limit and cache-flush granularity).
 const GROUP: usize = 16;
 /// File name of the resumable cache in the index folder.
 pub const CACHE_FILE: &str = "embed-cache.bin";
@@ -40,6 +41,9 @@ pub(super) struct Embedded {
     /// Chunks left without a vector, or without all their tail windows, by the limits
     /// (lexical only, or seen by their first window only, until a later refresh).
     pub pending: u64,
+    /// The inputs of those chunks that have no vector and whose text is known, for
+    /// embedding workers.
+    pub queue: Vec<crate::generation::Queued>,
 }
 
 fn cache_path(index_dir: &Path) -> PathBuf {
@@ -66,7 +70,7 @@ pub fn keep_vectors(index_dir: &Path) -> Result<u64> {
         return Ok(0);
     };
     let dim = set.meta.dim;
-    let rows: Vec<usize> = (0..set.len())
+    let rows: Vec<usize> = (0..set.rows())
         .filter(|&i| !set.meta.hashes[i].is_empty())
         .collect();
     if rows.is_empty() {
@@ -187,6 +191,9 @@ pub(super) type VectorLookup<'a> =
 struct Work<'a> {
     head: (Option<&'a str>, String),
     tails: Vec<(Option<String>, String)>,
+    /// False when the tail windows could not be known (no embedder to cut them, and no
+    /// previous generation under the same rule that holds them).
+    tails_known: bool,
 }
 
 /// The tail windows of every input, by embedding hash: the previous generation's when
@@ -211,22 +218,22 @@ fn windows_of<'a>(
     let known_tails = same_rule.map(VectorSet::tails_by_head).unwrap_or_default();
     let mut out = Vec::with_capacity(inputs.len());
     for (input, hash) in inputs.iter().zip(hashes) {
-        let tails = match (known_tails.get(hash.as_str()), input.text(), embedder) {
-            (Some(t), _, _) => t.iter().map(|h| (None, h.to_string())).collect(),
-            _ if heads.contains(hash.as_str()) => Vec::new(),
-            (None, Some(text), Some(e)) => e
-                .tails(text)?
-                .into_iter()
-                .map(|t| {
+        let (tails, tails_known) = match (known_tails.get(hash.as_str()), input.text(), embedder) {
+            (Some(t), _, _) => (t.iter().map(|h| (None, h.to_string())).collect(), true),
+            _ if heads.contains(hash.as_str()) => (Vec::new(), true),
+            (None, Some(text), Some(e)) => {
+                let cut = e.tails(text)?.into_iter().map(|t| {
                     let h = embedding_hash(key, &t);
                     (Some(t), h)
-                })
-                .collect(),
-            _ => Vec::new(),
+                });
+                (cut.collect(), true)
+            }
+            _ => (Vec::new(), false),
         };
         out.push(Work {
             head: (input.text(), hash),
             tails,
+            tails_known,
         });
     }
     Ok(out)
@@ -238,7 +245,7 @@ struct Rows {
     hashes: Vec<String>,
     tails: Vec<u32>,
     data: Vec<f32>,
-    /// Every chunk with a vector has all its tail windows.
+    /// Every chunk with a vector has all its tail windows, and they are known.
     complete: bool,
 }
 
@@ -262,7 +269,7 @@ fn assemble(
         };
         data[i * dim..(i + 1) * dim].copy_from_slice(v);
         hashes.push(w.head.1.clone());
-        complete &= !unfinished[i];
+        complete &= !unfinished[i] && w.tails_known;
         for (_, h) in &w.tails {
             match known.get(h.as_str()).filter(|t| t.len() == dim) {
                 Some(t) => {
@@ -282,6 +289,32 @@ fn assemble(
         data,
         complete,
     }
+}
+
+/// The inputs of the `unfinished` chunks that lack a vector and have a text, each once.
+fn queue_of(
+    work: &[Work<'_>],
+    known: &HashMap<&str, &[f32]>,
+    unfinished: &[bool],
+    dim: usize,
+) -> Vec<crate::generation::Queued> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (w, _) in work.iter().zip(unfinished).filter(|(_, u)| **u) {
+        let head = (w.head.0, &w.head.1);
+        for (text, hash) in
+            std::iter::once(head).chain(w.tails.iter().map(|t| (t.0.as_deref(), &t.1)))
+        {
+            let lacks = known.get(hash.as_str()).is_none_or(|v| v.len() != dim);
+            if let (Some(text), true) = (text, lacks && seen.insert(hash.as_str())) {
+                out.push(crate::generation::Queued {
+                    hash: hash.clone(),
+                    input: text.to_string(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Gives every input a vector, and every long input's tail windows theirs: the previous
@@ -431,18 +464,19 @@ pub(super) fn embed_all(
         unfinished[i] = true;
     }
     let rows = assemble(&work, &known, &unfinished, dim);
+    let queue = queue_of(&work, &known, &unfinished, dim);
     let meta = VectorMeta {
         identity,
         identity_key: key,
         dim,
         hashes: rows.hashes,
         tails: rows.tails,
-        // a generation some of whose chunks lack tail windows says it was not made by
-        // the rule: the next build cuts its chunks again (their vectors found by hash)
-        window_rule: match (embedder, rows.complete) {
-            (Some(_), true) => crate::vector::WINDOW_RULE,
-            (Some(_), false) => 0,
-            (None, _) => previous.map_or(0, |p| p.meta.window_rule),
+        // a generation some of whose chunks lack tail windows (the limits stopped the
+        // run, or there was no model to cut them) says it was not made by the rule: the
+        // next build cuts its chunks again (their vectors found by hash)
+        window_rule: match rows.complete {
+            true => crate::vector::WINDOW_RULE,
+            false => 0,
         },
         matrix_sha256: String::new(),
         hnsw_sha256: None,
@@ -453,5 +487,6 @@ pub(super) fn embed_all(
         embedded: done as u64,
         reused,
         pending: (todo.len() - done + orphans.len()) as u64,
+        queue,
     })
 }

@@ -4,7 +4,8 @@
 /// on stderr and sleeps for `DOCFUSE_TEST_PAUSE_MS` (default 60000) ms, so a crash test
 /// can kill the process there. Steps: `bucket` (a lexical bucket committed), `lexical`,
 /// `embed-group`, `vectors`, `before-publish`, `published`; `db-before-commit` (a
-/// PostgreSQL publish written, not committed).
+/// PostgreSQL publish written, not committed), `worker-embedded` (an embedding worker's
+/// batch embedded, its vectors not written).
 pub(crate) fn pause_point(step: &str) {
     if std::env::var("DOCFUSE_TEST_PAUSE_AFTER").as_deref() == Ok(step) {
         eprintln!("docfuse: paused after `{step}`");

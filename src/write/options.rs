@@ -55,6 +55,9 @@ pub struct BuildOptions<'a> {
     pub max_chunks: Option<u64>,
     /// Stop embedding after this many seconds (the rest stays pending).
     pub max_seconds: Option<f64>,
+    /// Write the inputs left without a vector to the index folder's embedding queue
+    /// ([`crate::generation::QUEUE_FILE`]) for embedding workers (a database writer).
+    pub queue_pending: bool,
     /// Write a new generation even when nothing changed; overwrite an index written by a
     /// newer docfuse.
     pub force: bool,

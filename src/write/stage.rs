@@ -788,6 +788,10 @@ fn write_vectors(
         unavailable,
         embedder_changed: None,
     };
+    if opts.queue_pending {
+        // an earlier build's queue is never published with this one
+        crate::generation::write_queue(index_dir, &[])?;
+    }
     if !opts.wants_vectors() {
         return Ok(none(None));
     }
@@ -813,6 +817,9 @@ fn write_vectors(
     };
     let old_set = old.as_ref().map(|(s, _)| s);
     let mut out = embed_all(source, inputs, old_set, lookup, index_dir, limits, progress)?;
+    if opts.queue_pending {
+        crate::generation::write_queue(index_dir, &out.queue)?;
+    }
     pause_point("vectors");
     write_ann(&mut out.set, gen_dir, opts.config.hnsw_min_vectors)?;
     out.set.write(gen_dir)?;
@@ -849,7 +856,8 @@ fn embedder_change(before: &str, now: &str) -> String {
 #[cfg(feature = "embeddings")]
 fn write_ann(set: &mut VectorSet, gen_dir: &Path, min: usize) -> Result<()> {
     use crate::vector::{hnsw_files, HnswIndex};
-    if set.rows() < min {
+    // counted in chunks, as a database store decides (its moments count chunks)
+    if set.len() < min {
         return Ok(());
     }
     HnswIndex::build(set).dump(gen_dir)?;

@@ -112,6 +112,7 @@ const ORDERED: &[(&str, &[&str])] = &[
             "docread",
             "lock",
             "readers",
+            "queue",
         ],
     ),
 ];

@@ -569,3 +569,21 @@ pub fn long_settings_list() -> String {
     );
     list
 }
+
+/// Reads `child`'s stderr (piped) until it says it paused after `step`
+/// (`DOCFUSE_TEST_PAUSE_AFTER`); returns the reader of the rest (keep it while the child
+/// runs on: a closed pipe fails its next write).
+pub fn wait_paused(
+    child: &mut std::process::Child,
+    step: &str,
+) -> std::io::BufReader<std::process::ChildStderr> {
+    let mut err = std::io::BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut line = String::new();
+    let want = format!("paused after `{step}`");
+    while !line.contains(&want) {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(n > 0, "no pause after `{step}`");
+    }
+    err
+}

@@ -10,7 +10,7 @@
 
 use crate::common;
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -134,9 +134,20 @@ impl Ingest {
 
     /// [`Ingest::start`] with `env` set.
     fn start_with(dir: &Path, nats: &Nats, index: &str, env: &[(&str, &Path)]) -> Ingest {
+        Ingest::start_args(dir, nats, index, env, &[])
+    }
+
+    fn start_args(
+        dir: &Path,
+        nats: &Nats,
+        index: &str,
+        env: &[(&str, &Path)],
+        args: &[&str],
+    ) -> Ingest {
         let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
             .args(["ingest", "--index", index, "--json", "--nats", &nats.url()])
             .args(["--allow-pack-host", "127.0.0.1"])
+            .args(args)
             .envs(env.iter().copied())
             .current_dir(dir)
             .env_remove("DOCFUSE_LOG")
@@ -554,12 +565,7 @@ fn ingest_publishes_packs_into_a_postgresql_index() {
     };
     let o = with(&writer, &["index", "--index", &url, "own"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    service_docs(&p.join("svc"));
-    let served = Arc::new(Mutex::new(pack_bytes(p, "1")));
-    let pack_url = format!("{}/api/v1/system/docs/pack", serve_bytes(served.clone()));
-    let register = format!(
-        r#"{{"code": "scheduler", "capabilities": ["http", "docs_pack"], "docs_pack_url": "{pack_url}"}}"#
-    );
+    let (_served, register) = scheduler_pack(p);
     let nats = Nats::start(&bin);
     let ingest = Ingest::start_with(p, &nats, &url, &[("DOCFUSE_PG_CACHE", &ingester)]);
     ingest.wait_log("ingesting into `postgres://", 1);
@@ -673,4 +679,106 @@ fn with_jetstream_no_event_is_lost_while_the_ingester_is_down() {
         .as_str()
         .unwrap()
         .ends_with("openapi.json"));
+}
+
+/// The scheduler service's docs pack (version 1) served over HTTP: the bytes served
+/// (swap them for another version) and its `service.register` message.
+fn scheduler_pack(p: &Path) -> (Arc<Mutex<Vec<u8>>>, String) {
+    service_docs(&p.join("svc"));
+    let served = Arc::new(Mutex::new(pack_bytes(p, "1")));
+    let pack_url = format!("{}/api/v1/system/docs/pack", serve_bytes(served.clone()));
+    let register = format!(
+        r#"{{"code": "scheduler", "capabilities": ["http", "docs_pack"], "docs_pack_url": "{pack_url}"}}"#
+    );
+    (served, register)
+}
+
+/// Issue 42, item 2, with ingestion: an ingester that leaves embedding to workers
+/// (`--max-chunks 0`) publishes a pack's lexical index at once, then — within its next
+/// check — the vectors an embedding worker made, embedding none itself.
+#[test]
+fn an_ingester_publishes_what_embedding_workers_make() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let Some(db) = database() else {
+        return;
+    };
+    let url = with_schema(&db, "ingestw");
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (ingester, reader, worker) = (p.join("ingester"), p.join("reader"), p.join("worker"));
+    let (_served, register) = scheduler_pack(p);
+    let nats = Nats::start(&bin);
+    let ingest = Ingest::start_args(
+        p,
+        &nats,
+        &url,
+        &[("DOCFUSE_PG_CACHE", &ingester)],
+        &["--max-chunks", "0"],
+    );
+    ingest.wait_log("ingesting into `postgres://", 1);
+    let top = |mode: &str| -> Vec<String> {
+        let o = docfuse_env(
+            p,
+            &[
+                "search",
+                "--index",
+                &url,
+                "--json",
+                "--mode",
+                mode,
+                "list scheduled tasks",
+            ],
+            &[("DOCFUSE_PG_CACHE", reader.to_str().unwrap())],
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        v["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    nats.publish("service.register", &register);
+    let first = ok_report(&ingest.next(), "service.register");
+    assert_eq!(first["embedded"], 0, "{first:#}");
+    assert!(first["pending"].as_u64().unwrap() >= 5, "{first:#}");
+    assert!(
+        top("lexical")[0].ends_with("openapi.json"),
+        "lexical at once"
+    );
+
+    let o = docfuse_env(
+        p,
+        &[
+            "embed-worker",
+            "--index",
+            &url,
+            "--once",
+            "--json",
+            "--batch",
+            "1024",
+        ],
+        &[("DOCFUSE_PG_CACHE", worker.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let done: Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    assert!(done["total"].as_u64().unwrap() >= 5, "{done}");
+    assert_eq!(done["waiting"], 0, "{done}");
+
+    let published = ingest.next();
+    assert_eq!(
+        (&published["ok"], &published["subject"]),
+        (&json!(true), &json!("vectors")),
+        "{published:#}"
+    );
+    assert_eq!(published["report"]["embedded"], 0, "{published:#}");
+    assert_eq!(published["report"]["pending"], 0, "{published:#}");
+    assert!(
+        top("vector")[0].ends_with("openapi.json"),
+        "{:?}",
+        top("vector")
+    );
 }

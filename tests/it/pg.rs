@@ -637,15 +637,7 @@ fn two_servers_follow_a_publish_and_a_killed_writer_publishes_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("paused after `db-before-commit`") {
-        line.clear();
-        assert!(
-            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
-            "no pause"
-        );
-    }
+    let _stderr = wait_paused(&mut child, "db-before-commit");
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(600));
@@ -1237,6 +1229,7 @@ fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh(
         &url,
         &format!(
             "ALTER TABLE \"{schema}\".published DROP COLUMN moments;
+             DROP TABLE \"{schema}\".embed_queue;
              DROP INDEX \"{schema}\".chunks_tail_hashes;
              ALTER TABLE \"{schema}\".chunks DROP COLUMN tail_hashes;
              DELETE FROM \"{schema}\".schema_migrations WHERE version >= 2;"
@@ -1246,7 +1239,7 @@ fn a_version_1_schema_is_migrated_and_its_moments_published_by_the_next_refresh(
     let o = run(t.path(), &fresh_host, &["search", "--index", &url, "task"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("version 1, older than this docfuse's 3"),
+        stderr(&o).contains("version 1, older than this docfuse's 4"),
         "{}",
         stderr(&o)
     );
@@ -1486,4 +1479,207 @@ fn a_long_chunks_tail_windows_are_searched_in_the_database_as_in_a_folder() {
     .unwrap();
     assert_eq!(rows, 1, "one chunk is long");
     assert!(windows >= 2, "{windows} tail windows");
+}
+
+/// One number from the test database.
+fn sql_count(url: &str, query: &str) -> i64 {
+    let loc = docfuse::pgstore::PgLocation::parse(url).unwrap();
+    docfuse::pgstore::block_on(async {
+        let c = docfuse::pgstore::connect(&loc).await?;
+        let r = c
+            .query_one(query, &[])
+            .await
+            .map_err(|e| docfuse::Error::Database(e.to_string()))?;
+        Ok::<_, docfuse::Error>(r.get::<_, i64>(0))
+    })
+    .unwrap()
+}
+
+/// A running `embed-worker` of `url`.
+fn worker(t: &Path, url: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_docfuse"));
+    c.args(["embed-worker", "--index", url])
+        .args(args)
+        .current_dir(t)
+        .env("DOCFUSE_PG_CACHE", t.join("worker-cache"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
+}
+
+/// Issue 42, item 2: a writer that embeds nothing (`--max-chunks 0`) publishes the
+/// lexical index at once and queues every input (tail windows too); a worker killed
+/// with a batch embedded but not written loses only that batch; two workers at once
+/// embed every input exactly once; the writer's next refresh publishes their vectors
+/// without embedding anything, and vector search answers as from a folder index.
+#[test]
+fn embedding_workers_fill_in_what_the_writer_queued() {
+    let Some((url, t, docs)) = fixture("workers") else {
+        return;
+    };
+    std::fs::write(docs.join("settings.md"), long_settings_list()).unwrap();
+    let schema = url.rsplit("schema=").next().unwrap().to_string();
+    let table = |name: &str| format!("\"{schema}\".{name}");
+    let host = t.path().join("host");
+    let d = docs.to_str().unwrap();
+    ok(&run(
+        t.path(),
+        &host,
+        &["index", "--index", &url, "--max-chunks", "0", d],
+    ));
+    let chunks = sql_count(&url, &format!("SELECT count(*) FROM {}", table("chunks")));
+    let queued = sql_count(
+        &url,
+        &format!("SELECT count(*) FROM {}", table("embed_queue")),
+    );
+    assert!(
+        queued >= chunks + 2,
+        "every input and the list's tail windows: {queued} of {chunks} chunks"
+    );
+    assert_eq!(
+        sql_count(&url, &format!("SELECT count(*) FROM {}", table("vectors"))),
+        0
+    );
+    let o = run(
+        t.path(),
+        &t.path().join("reader"),
+        &["status", "--index", &url, "--json"],
+    );
+    ok(&o);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["embedding_queue"]["waiting"], queued, "{v}");
+    let hits = results(&run(
+        t.path(),
+        &host,
+        &[
+            "search", "--index", &url, "--json", "--mode", "lexical", "task",
+        ],
+    ));
+    assert!(!hits.is_empty(), "the lexical index is published at once");
+
+    // killed after embedding its first batch, before writing it: nothing written
+    let mut killed = worker(
+        t.path(),
+        &url,
+        &["--batch", "3", "--once"],
+        &[("DOCFUSE_TEST_PAUSE_AFTER", "worker-embedded")],
+    );
+    let _stderr = wait_paused(&mut killed, "worker-embedded");
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(
+        sql_count(&url, &format!("SELECT count(*) FROM {}", table("vectors"))),
+        0
+    );
+
+    // a worker holding a claim while the writer embeds some inputs itself and
+    // publishes: the publish neither waits for it nor fails, and the worker's batch is
+    // written after (an input both embedded is written once)
+    let mut held = worker(
+        t.path(),
+        &url,
+        &["--batch", "3", "--once", "--json"],
+        &[
+            ("DOCFUSE_TEST_PAUSE_AFTER", "worker-embedded"),
+            ("DOCFUSE_TEST_PAUSE_MS", "8000"),
+        ],
+    );
+    let _stderr = wait_paused(&mut held, "worker-embedded");
+    ok(&run(
+        t.path(),
+        &host,
+        &["refresh", "--index", &url, "--max-chunks", "4"],
+    ));
+    assert!(
+        held.try_wait().unwrap().is_none(),
+        "the publish waited for the worker"
+    );
+    let o = held.wait_with_output().unwrap();
+    ok(&o);
+
+    // then workers at once until nothing waits: no input written twice
+    let mut total = serde_json::from_str::<Value>(stdout(&o).lines().last().unwrap()).unwrap()
+        ["total"]
+        .as_i64()
+        .unwrap();
+    for _ in 0..3 {
+        let pair = [
+            worker(
+                t.path(),
+                &url,
+                &["--batch", "2", "--once", "--threads", "1", "--json"],
+                &[],
+            ),
+            worker(
+                t.path(),
+                &url,
+                &["--batch", "2", "--once", "--threads", "1", "--json"],
+                &[],
+            ),
+        ];
+        for w in pair {
+            let o = w.wait_with_output().unwrap();
+            ok(&o);
+            let last: Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+            assert_eq!(last["done"], true, "{last}");
+            total += last["total"].as_i64().unwrap();
+        }
+        let o = run(
+            t.path(),
+            &t.path().join("reader"),
+            &["status", "--index", &url, "--json"],
+        );
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        if v["embedding_queue"]["waiting"] == 0 {
+            break;
+        }
+    }
+    assert!(
+        total > 0 && total <= queued,
+        "{total} written by workers, {queued} queued"
+    );
+    let waiting = format!(
+        "SELECT count(*) FROM {} q WHERE NOT EXISTS (SELECT 1 FROM {} v WHERE v.embed_hash = q.embed_hash)",
+        table("embed_queue"),
+        table("vectors")
+    );
+    assert_eq!(sql_count(&url, &waiting), 0);
+
+    // the writer publishes them, embedding nothing itself; the queue empties
+    let o = run(t.path(), &host, &["refresh", "--index", &url, "--json"]);
+    ok(&o);
+    let report: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["embedded"], 0, "{report}");
+    assert_eq!(
+        (report["reused"].as_i64(), report["pending"].as_i64()),
+        (Some(chunks), Some(0)),
+        "{report}"
+    );
+    assert_eq!(
+        sql_count(
+            &url,
+            &format!("SELECT count(*) FROM {}", table("embed_queue"))
+        ),
+        0
+    );
+    let folder = t.path().join("folder");
+    ok(&run(
+        t.path(),
+        &host,
+        &["index", "--index", folder.to_str().unwrap(), d],
+    ));
+    for q in ["where is the pet food stored", "define a task"] {
+        let search = |index: &str| {
+            results(&run(
+                t.path(),
+                &host,
+                &["search", "--index", index, "--json", "--mode", "vector", q],
+            ))
+        };
+        let db = search(&url);
+        assert_eq!(db, search(folder.to_str().unwrap()), "{q}");
+    }
 }
