@@ -55,7 +55,7 @@ pub enum Command {
     /// `docs_pack` capability) fetches and indexes the service's pack, `service.unregister`
     /// removes it, `gateway.online` (and the start) pulls every known pack again.
     Ingest(IngestArgs),
-    /// Embed the inputs a PostgreSQL index's writer queued (`--max-chunks` left them), on
+    /// Embed the inputs a PostgreSQL index's writer left unembedded (`--max-chunks`), on
     /// any number of hosts: each batch is claimed with `FOR UPDATE SKIP LOCKED`, embedded
     /// and written by embedding hash; the writer's next refresh publishes the vectors.
     EmbedWorker(EmbedWorkerArgs),
@@ -125,8 +125,9 @@ pub struct EmbedWorkerArgs {
     /// Exit when nothing is waiting (default: wait for more, checking every `--poll`).
     #[arg(long)]
     pub once: bool,
-    /// Seconds between checks of an empty queue.
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    /// Seconds between checks of an empty queue (and between tries of an unreachable
+    /// database), from 0.1 to 3600.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_poll)]
     pub poll: f64,
     /// Print one JSON line per batch and a summary on stdout (default: text on stderr).
     #[arg(long)]
@@ -623,6 +624,13 @@ fn page_bytes(v: &str) -> Result<usize, String> {
 const MAX_WAIT_S: f64 = 31_536_000.0;
 
 /// `--wait-timeout`: a finite number of seconds, 0 to [`MAX_WAIT_S`].
+fn parse_poll(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.1..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds from 0.1 to 3600")),
+    }
+}
+
 fn parse_wait_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=MAX_WAIT_S).contains(&v) => Ok(v),

@@ -90,8 +90,10 @@ struct Ingest<'a> {
     /// them were said.
     lost: std::sync::Arc<AtomicU64>,
     said_lost: AtomicU64,
-    /// When workers' vectors were last published (or tried).
-    vectors_published: std::cell::Cell<Option<std::time::Instant>>,
+    /// When workers' vectors were last published (or tried), and how many embedded inputs
+    /// the queue still counted after it (inputs no chunk needs any more: not a reason to
+    /// publish again).
+    vectors_published: std::cell::Cell<Option<(std::time::Instant, u64)>>,
 }
 
 impl Ingest<'_> {
@@ -165,26 +167,29 @@ impl Ingest<'_> {
     /// (a publish makes every server sync; a failed one is not tried again sooner).
     fn publish_vectors(&self) {
         let key = self.vectors.embedder.as_ref().map(|e| e.identity().key());
-        let counts = match super::pg::queue_counts(&self.a.index, key.as_deref().unwrap_or("")) {
+        let counts = || super::pg::queue_counts(&self.a.index, key.as_deref().unwrap_or(""));
+        let now = match counts() {
             Ok(c) => c,
             Err(e) => {
                 tracing::debug!("the embedding queue cannot be read: {e}");
                 return;
             }
         };
-        let recent = self
-            .vectors_published
-            .get()
-            .is_some_and(|t| t.elapsed() < VECTOR_BATCHING);
-        if counts.embedded == 0 || (counts.waiting > 0 && recent) {
+        let (recent, settled) = match self.vectors_published.get() {
+            Some((t, n)) => (t.elapsed() < VECTOR_BATCHING, n),
+            None => (false, 0),
+        };
+        if now.embedded <= settled || (now.waiting > 0 && recent) {
             return;
         }
-        self.vectors_published.set(Some(std::time::Instant::now()));
         let job = Job {
             max_chunks: self.a.max_chunks,
             ..Job::default()
         };
         let result = run_job(&self.a.index, &job, &self.vectors);
+        let left = counts().map_or(now.embedded, |c| c.embedded);
+        self.vectors_published
+            .set(Some((std::time::Instant::now(), left)));
         // said as the pseudo-subject `vectors` (no service)
         self.say(
             "vectors",
@@ -301,6 +306,7 @@ impl Ingest<'_> {
             run_job(&self.a.index, &job, &self.vectors)
         };
         let r = run();
+        self.queue_replaced();
         Outcome::of(code, r)
     }
 
@@ -315,7 +321,16 @@ impl Ingest<'_> {
             max_chunks: self.a.max_chunks,
             ..Job::default()
         };
-        Outcome::of(code, run_job(&self.a.index, &job, &self.vectors))
+        let r = run_job(&self.a.index, &job, &self.vectors);
+        self.queue_replaced();
+        Outcome::of(code, r)
+    }
+
+    /// A job published (or tried to): the queue is the new generation's, and the inputs
+    /// counted as needed by no chunk after the last vector publish are gone from it.
+    fn queue_replaced(&self) {
+        let kept = self.vectors_published.get().map(|(t, _)| (t, 0));
+        self.vectors_published.set(kept);
     }
 
     /// Whether the pack `code` is a root of the index (none: false): of the database's

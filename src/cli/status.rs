@@ -94,6 +94,13 @@ pub fn run(a: StatusArgs) -> anyhow::Result<i32> {
                 n => format!(", {n} for another embedder"),
             }
         ))?;
+        if q.waiting > 0 {
+            let url = a.database.as_deref().unwrap_or(&a.index);
+            print_line(&format!(
+                "hint: run `docfuse embed-worker --index {}` on hosts with the model; the writer's next refresh publishes their vectors",
+                crate::pgstore::redacted(&url.to_string_lossy())
+            ))?;
+        }
     }
     if s.model_unavailable.is_some() && !s.fresh {
         print_line("hint: install the model (see above), then run `docfuse refresh`")?;

@@ -18,7 +18,7 @@ pub fn run(a: EmbedWorkerArgs) -> anyhow::Result<i32> {
     let url = a.index.to_string_lossy().to_string();
     anyhow::ensure!(
         super::pg::is_db(&a.index),
-        "embed-worker works on a PostgreSQL index, not the folder `{url}`\nhint: a folder index embeds in its own `docfuse refresh`"
+        "embed-worker works on a PostgreSQL index: `{url}` is not a postgres:// URL\nhint: a folder index embeds in its own `docfuse refresh`"
     );
     let loc = PgLocation::parse(&url)?;
     let embedder = crate::embed::load_embedder(a.threads.map(|t| t as usize)).context(
@@ -55,7 +55,7 @@ async fn work(
 ) -> anyhow::Result<i32> {
     let key = embedder.identity().key();
     let model = embedder.identity().model.clone();
-    let poll = Duration::from_secs_f64(a.poll.clamp(0.05, 3600.0));
+    let poll = Duration::from_secs_f64(a.poll.clamp(0.1, 3600.0));
     // Ctrl-C or SIGTERM: noted at once, acted on between batches (a batch is finished)
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
     let stopped = std::sync::Arc::new(AtomicBool::new(false));
@@ -75,7 +75,10 @@ async fn work(
         match session(loc).await {
             Ok(c) => break c,
             Err(e) if !a.once && pgstore::is_transient(&e) => {
-                eprintln!("warning: {e}; trying again in {:.0} s", poll.as_secs_f64());
+                note(&format!(
+                    "warning: {e}; trying again in {:.1} s",
+                    poll.as_secs_f64()
+                ));
                 pause().await;
                 if stopped.load(Ordering::SeqCst) {
                     return Ok(super::EXIT_OK);
@@ -85,15 +88,15 @@ async fn work(
         }
     };
     let counts = pgstore::queue_counts(&client, loc, &key).await?;
-    eprintln!(
+    note(&format!(
         "embed-worker: {} input(s) waiting for {model} in `{}`",
         counts.waiting, loc.shown
-    );
+    ));
     if counts.other_embedder > 0 {
-        eprintln!(
+        note(&format!(
             "warning: {} queued input(s) are for another embedder than this host's {model}; a worker with that model takes them",
             counts.other_embedder
-        );
+        ));
     }
     let mut tally = Tally {
         started: Some(Instant::now()),
@@ -118,7 +121,10 @@ async fn work(
                 continue;
             }
             Err(e) if pgstore::is_transient(&e) || client.is_closed() => {
-                eprintln!("warning: {e}; trying again in {:.0} s", poll.as_secs_f64());
+                note(&format!(
+                    "warning: {e}; trying again in {:.1} s",
+                    poll.as_secs_f64()
+                ));
             }
             Err(e) => return Err(e.into()),
         }
@@ -126,7 +132,7 @@ async fn work(
         if client.is_closed() && !stopped.load(Ordering::SeqCst) {
             match session(loc).await {
                 Ok(c) => client = c,
-                Err(e) => eprintln!("warning: {e}"),
+                Err(e) => note(&format!("warning: {e}")),
             }
         }
     }
@@ -149,33 +155,41 @@ async fn session(loc: &PgLocation) -> crate::Result<tokio_postgres::Client> {
     Ok(client)
 }
 
+/// A line on stderr; a closed stderr (`… 2>&1 | head`) is not an error.
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 fn say_batch(json: bool, n: usize, tally: &Tally) {
     match json {
-        true => println!(
-            "{}",
-            json!({"embedded": n, "total": tally.embedded, "per_second": round1(tally.per_second())})
-        ),
-        false => eprintln!(
+        true => {
+            let _ = super::output::print_json_line(
+                &json!({"embedded": n, "total": tally.embedded, "per_second": round1(tally.per_second())}),
+            );
+        }
+        false => note(&format!(
             "embedded {n} input(s): {} in all, {:.1}/s",
             tally.embedded,
             tally.per_second()
-        ),
+        )),
     }
 }
 
 fn say_done(json: bool, tally: &Tally, waiting: Option<u64>) {
     let seconds = tally.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
     match json {
-        true => println!(
-            "{}",
-            json!({"done": true, "total": tally.embedded, "seconds": round1(seconds), "per_second": round1(tally.per_second()), "waiting": waiting})
-        ),
-        false => eprintln!(
+        true => {
+            let _ = super::output::print_json_line(
+                &json!({"done": true, "total": tally.embedded, "seconds": round1(seconds), "per_second": round1(tally.per_second()), "waiting": waiting}),
+            );
+        }
+        false => note(&format!(
             "embed-worker: embedded {} input(s) in {seconds:.1} s ({:.1}/s); {} waiting",
             tally.embedded,
             tally.per_second(),
             waiting.map_or("unknown".into(), |w| w.to_string())
-        ),
+        )),
     }
 }
 

@@ -22,7 +22,9 @@ pub struct QueueCounts {
     pub other_embedder: u64,
 }
 
-/// The queue's counts for the embedder whose identity key is `identity_key`.
+/// The queue's counts for the embedder whose identity key is `identity_key`, leaving out
+/// inputs the published generation already has (a row a worker held while the writer
+/// published leaves the queue with the next publish).
 ///
 /// # Errors
 /// [`Error::Database`] on a failed query.
@@ -37,9 +39,12 @@ pub async fn queue_counts(
                 "SELECT count(*) FILTER (WHERE v.embed_hash IS NULL AND q.identity_key = $1),
                         count(*) FILTER (WHERE v.embed_hash IS NOT NULL),
                         count(*) FILTER (WHERE v.embed_hash IS NULL AND q.identity_key <> $1)
-                 FROM {} q LEFT JOIN {} v ON v.embed_hash = q.embed_hash",
-                loc.table("embed_queue"),
-                loc.table("vectors")
+                 FROM {q} q LEFT JOIN {v} v ON v.embed_hash = q.embed_hash
+                 WHERE NOT EXISTS (SELECT 1 FROM {c} c WHERE c.embed_hash = q.embed_hash)
+                   AND NOT EXISTS (SELECT 1 FROM {c} c WHERE c.tail_hashes @> ARRAY[q.embed_hash])",
+                q = loc.table("embed_queue"),
+                v = loc.table("vectors"),
+                c = loc.table("chunks")
             ),
             &[&identity_key],
         )

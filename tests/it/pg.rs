@@ -1551,6 +1551,25 @@ fn embedding_workers_fill_in_what_the_writer_queued() {
     ok(&o);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["embedding_queue"]["waiting"], queued, "{v}");
+    let o = run(
+        t.path(),
+        &t.path().join("reader"),
+        &["status", "--index", &url],
+    );
+    assert!(
+        stdout(&o).contains("hint: run `docfuse embed-worker --index"),
+        "{}",
+        stdout(&o)
+    );
+    for poll in ["NaN", "-1", "inf"] {
+        let o = run(
+            t.path(),
+            &host,
+            &["embed-worker", "--index", &url, "--poll", poll],
+        );
+        assert_eq!(o.status.code(), Some(2), "{poll}");
+        assert!(stderr(&o).contains("0.1 to 3600"), "{}", stderr(&o));
+    }
     let hits = results(&run(
         t.path(),
         &host,
