@@ -92,12 +92,6 @@ pub async fn embed_batch(
         )
         .await
         .map_err(|e| db_err(loc, "cannot claim queued inputs", e))?;
-    if rows.is_empty() {
-        tx.commit()
-            .await
-            .map_err(|e| db_err(loc, "cannot end a claim", e))?;
-        return Ok(0);
-    }
     // a row another worker embedded after this statement's snapshot was taken, but
     // before its lock was free, was locked all the same: left out, not embedded again
     let claimed: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
@@ -119,7 +113,8 @@ pub async fn embed_batch(
         .filter(|r| !done.contains(&r.get::<_, String>(0)))
         .collect();
     if rows.is_empty() {
-        tx.commit()
+        // nothing claimed, or all of it done meanwhile: the transaction ends unused
+        tx.rollback()
             .await
             .map_err(|e| db_err(loc, "cannot end a claim", e))?;
         return Ok(0);
