@@ -106,6 +106,15 @@ pub struct IngestArgs {
     /// all embedding to them.
     #[arg(long, value_name = "N")]
     pub max_chunks: Option<u64>,
+    /// Packs fetched at once. Events of different services are handled side by side: a
+    /// slow pack URL holds up only its own service's later events (one service's events
+    /// are always applied in the order they were published).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub fetches: u64,
+    /// A pack fetch taking longer than this many seconds fails (reported; the service's
+    /// next event is handled).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub fetch_timeout: f64,
     /// Print one JSON line per event handled on stdout (default: a line of text).
     #[arg(long)]
     pub json: bool,
@@ -127,7 +136,7 @@ pub struct EmbedWorkerArgs {
     pub once: bool,
     /// Seconds between checks of an empty queue (and between tries of an unreachable
     /// database), from 0.1 to 3600.
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_poll)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_seconds)]
     pub poll: f64,
     /// Print one JSON line per batch and a summary on stdout (default: text on stderr).
     #[arg(long)]
@@ -623,14 +632,15 @@ fn page_bytes(v: &str) -> Result<usize, String> {
 /// 5.8e11 years, and a longer wait is no wait at all).
 const MAX_WAIT_S: f64 = 31_536_000.0;
 
-/// `--wait-timeout`: a finite number of seconds, 0 to [`MAX_WAIT_S`].
-fn parse_poll(s: &str) -> Result<f64, String> {
+/// `--poll`, `--fetch-timeout`: a finite number of seconds, 0.1 to 3600.
+fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.1..=3600.0).contains(&v) => Ok(v),
         _ => Err(format!("`{s}` is not a number of seconds from 0.1 to 3600")),
     }
 }
 
+/// `--wait-timeout`: a finite number of seconds, 0 to [`MAX_WAIT_S`].
 fn parse_wait_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=MAX_WAIT_S).contains(&v) => Ok(v),

@@ -1,9 +1,10 @@
 //! Where `ingest`'s registry events come from: a durable JetStream consumer when the NATS
 //! server has JetStream (events published while docfuse is down, busy or reconnecting wait
-//! in the stream; one at a time is in hand, kept alive by progress acks while it is
+//! in the stream; up to [`IN_HAND`] are in hand, kept alive by progress acks until
 //! handled, acknowledged once handled, handed back on a stop, delivered again a minute
-//! after a crash — before any later event), else plain subscriptions, whose messages the
-//! client drops when its buffer is full — each drop the client reports is counted and said.
+//! after a crash — an event older than one of its service already applied is then
+//! skipped, by its stream sequence), else plain subscriptions, whose messages the client
+//! drops when its buffer is full — each drop the client reports is counted and said.
 
 use crate::pack::event;
 use anyhow::Context;
@@ -20,14 +21,31 @@ pub const STREAM: &str = "DOCFUSE_REGISTRY";
 const KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// How long an event may be in hand without a word before the server delivers it again
-/// (a crashed ingester's event comes back after this).
+/// (a crashed ingester's event comes back after this), for a consumer docfuse makes.
 const ACK_WAIT: Duration = Duration::from_secs(60);
 
-/// How often an event in hand is said to be in progress (well within [`ACK_WAIT`]).
-const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+/// [`ACK_WAIT`], or `DOCFUSE_INGEST_ACK_WAIT_S` seconds (1 to 3600; tests make a crashed
+/// ingester's events come back sooner).
+fn ack_wait() -> Duration {
+    std::env::var("DOCFUSE_INGEST_ACK_WAIT_S")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .map_or(ACK_WAIT, Duration::from_secs)
+}
+
+/// How often an event in hand is said to be in progress: a quarter of the ack wait.
+fn progress_every() -> Duration {
+    ack_wait() / 4
+}
 
 /// Messages held per subject while an event is handled (plain subscriptions).
 pub const SUBSCRIPTION_CAPACITY: usize = 1024;
+
+/// Most events in hand at once (received, not yet handled): the JetStream consumer's
+/// `max_ack_pending`, and how many `ingest` takes from a plain subscription before it
+/// waits for one to be handled.
+pub const IN_HAND: usize = 256;
 
 /// One event to handle.
 pub struct Incoming {
@@ -38,6 +56,12 @@ pub struct Incoming {
 }
 
 impl Incoming {
+    /// The JetStream stream sequence of the event (`None` for a plain message).
+    pub fn sequence(&self) -> Option<u64> {
+        let info = self.ack.as_ref()?.info().ok()?;
+        Some(info.stream_sequence)
+    }
+
     /// Acknowledges a JetStream event (handled: never delivered again). Plain messages
     /// need none.
     pub async fn ack(&self) {
@@ -70,13 +94,15 @@ impl Incoming {
         }
     }
 
-    /// While the returned guard lives, says every [`PROGRESS_EVERY`] that the event is
-    /// still being handled (a long build), so the server does not deliver it again.
+    /// While the returned guard lives, says every quarter of the ack wait that the event
+    /// is still in hand (waiting for its turn, or a long build), so the server does not
+    /// deliver it again.
     pub fn keep_alive(&self, rt: &tokio::runtime::Runtime) -> Option<KeepAlive> {
         let m = self.ack.clone()?;
+        let every = progress_every();
         Some(KeepAlive(rt.spawn(async move {
             loop {
-                tokio::time::sleep(PROGRESS_EVERY).await;
+                tokio::time::sleep(every).await;
                 let _ = m.ack_with(jetstream::AckKind::Progress).await;
             }
         })))
@@ -130,6 +156,9 @@ impl Feed {
 pub struct Subscribed {
     pub feed: Feed,
     pub delivery: String,
+    /// The JetStream stream the events come from, as `NAME@CREATED` (its sequences are
+    /// comparable only within it); `None` for plain subscriptions.
+    pub stream: Option<String>,
 }
 
 /// Connects to `url` and returns the events: from a durable consumer named `durable` when
@@ -148,10 +177,11 @@ pub async fn subscribe(
     let client = connect(url, lost).await?;
     let js = jetstream::new(client.clone());
     let why = match durable_consumer(&js, durable).await {
-        Ok(stream) => {
+        Ok((messages, stream)) => {
             return Ok(Subscribed {
-                feed: Feed::Durable(Box::new(stream)),
+                feed: Feed::Durable(Box::new(messages)),
                 delivery: format!("JetStream durable consumer `{durable}`: no event is lost"),
+                stream: Some(stream),
             })
         }
         Err(e) => format!("{e:#}"),
@@ -177,6 +207,7 @@ pub async fn subscribe(
         delivery: format!(
             "plain subscriptions, events dropped while busy are counted; no JetStream consumer ({why}): a server with JetStream (`nats-server -js`) loses none"
         ),
+        stream: None,
     })
 }
 
@@ -212,12 +243,13 @@ async fn connect(url: &str, lost: Arc<AtomicU64>) -> anyhow::Result<async_nats::
 }
 
 /// The durable consumer `name` on the stream holding the registry subjects (made when
-/// none holds them), delivering the events published from its creation on.
+/// none holds them), delivering the events published from its creation on, and the
+/// stream's identity (`NAME@CREATED`).
 async fn durable_consumer(
     js: &jetstream::Context,
     name: &str,
-) -> anyhow::Result<jetstream::consumer::pull::Stream> {
-    let stream = match js.stream_by_subject(event::REGISTER).await {
+) -> anyhow::Result<(jetstream::consumer::pull::Stream, String)> {
+    let mut stream = match js.stream_by_subject(event::REGISTER).await {
         Ok(found) => {
             let stream = js.get_stream(&found).await?;
             usable(stream.cached_info(), &found)?;
@@ -237,22 +269,28 @@ async fn durable_consumer(
             .await?
         }
     };
-    let consumer = stream
-        .get_or_create_consumer(
-            name,
-            jetstream::consumer::pull::Config {
-                durable_name: Some(name.into()),
-                ack_policy: jetstream::consumer::AckPolicy::Explicit,
-                ack_wait: ACK_WAIT,
-                // one event in hand: a later one never overtakes it, also when it is
-                // delivered again
-                max_ack_pending: 1,
-                deliver_policy: jetstream::consumer::DeliverPolicy::New,
-                ..Default::default()
-            },
-        )
-        .await?;
-    Ok(consumer.messages().await?)
+    let config = jetstream::consumer::pull::Config {
+        durable_name: Some(name.into()),
+        ack_policy: jetstream::consumer::AckPolicy::Explicit,
+        ack_wait: ack_wait(),
+        // events of different services are handled side by side; one service's stay in
+        // order by `ingest`'s lanes, and by stream sequence when delivered again
+        max_ack_pending: IN_HAND as i64,
+        deliver_policy: jetstream::consumer::DeliverPolicy::New,
+        ..Default::default()
+    };
+    let mut consumer = stream.get_or_create_consumer(name, config.clone()).await?;
+    if consumer.cached_info().config.max_ack_pending != config.max_ack_pending {
+        // made by an older docfuse, one event at a time: the server updates it in place
+        // (its position and pending events are kept)
+        match stream.create_consumer(config).await {
+            Ok(updated) => consumer = updated,
+            Err(e) => tracing::warn!("cannot update the consumer `{name}`: {e}"),
+        }
+    }
+    let info = stream.info().await?;
+    let identity = format!("{}@{}", info.config.name, info.created);
+    Ok((consumer.messages().await?, identity))
 }
 
 /// Why the stream `name` that holds `service.register` cannot be ingested from: it lacks

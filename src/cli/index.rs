@@ -36,6 +36,7 @@ fn run_at(a: IndexArgs, db: Option<&super::pg::DbWriter>) -> anyhow::Result<i32>
             p,
             (a.max_pack_bytes, a.max_packs_total_bytes),
             &a.allow_pack_host,
+            crate::pack::Limits::default().timeout,
         )?),
         None => None,
     };

@@ -1,15 +1,19 @@
 //! `docfuse ingest --nats URL`: the design's docs-pack subscriber. Subscribes to
 //! `service.register`, `service.unregister` and `gateway.online` and runs one refresh
-//! job per event, one at a time, through the writer lock: a pack registered is fetched,
-//! verified and indexed as `pack:CODE` (unchanged files are not read or embedded again),
-//! an unregistered one is dropped with its files, `gateway.online` (and the start) pulls
-//! every known pack again. A bad message is reported with its subject and skipped;
+//! job per event through the writer lock: a pack registered is fetched, verified and
+//! indexed as `pack:CODE` (unchanged files are not read or embedded again), an
+//! unregistered one is dropped with its files, `gateway.online` (and the start) pulls
+//! every known pack again. Packs are fetched `--fetches` at a time while jobs run one
+//! after another, each service's in the order its events were published
+//! ([`super::ingest_loop`]). A bad message is reported with its subject and skipped;
 //! async-nats reconnects (forever, backing off up to 4 s) when the server goes away.
 
 use super::args::IngestArgs;
 use super::build_run::{report_line, Vectors};
 use super::job::{is_no_index, run_job, Job, Recorded};
+use super::pack::Fetcher;
 use crate::pack::event::{self, Event};
+use crate::pack::Pack;
 use crate::write::BuildReport;
 use anyhow::Context;
 use serde_json::json;
@@ -60,6 +64,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         event::SUBJECTS.join(", "),
         subscribed.delivery
     );
+    let applied = crate::pack::applied(&folder.join(crate::pack::PACKS_DIR));
     let ingest = Ingest {
         a: &a,
         folder,
@@ -68,8 +73,15 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         lost,
         said_lost: AtomicU64::new(0),
         vectors_published: std::cell::Cell::new(None),
+        stream: subscribed.stream,
+        applied: std::cell::RefCell::new(applied),
     };
-    ingest.guarded(event::GATEWAY_ONLINE, "start", Ok(Event::GatewayOnline));
+    ingest.guarded(
+        event::GATEWAY_ONLINE,
+        "start",
+        Ok(Event::GatewayOnline),
+        None,
+    );
     let ended = ingest.listen(&rt, &mut feed, &stop);
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     anyhow::ensure!(
@@ -79,13 +91,13 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-struct Ingest<'a> {
-    a: &'a IngestArgs,
+pub(super) struct Ingest<'a> {
+    pub(super) a: &'a IngestArgs,
     /// The folder holding the unpacked packs (`a.index`, or a database's writer folder).
-    folder: PathBuf,
+    pub(super) folder: PathBuf,
     vectors: Vectors,
     /// Set on Ctrl-C or SIGTERM: no further event or pack is started.
-    stopped: std::sync::Arc<AtomicBool>,
+    pub(super) stopped: std::sync::Arc<AtomicBool>,
     /// Messages the NATS client reported dropping (plain subscriptions), and how many of
     /// them were said.
     lost: std::sync::Arc<AtomicU64>,
@@ -94,78 +106,19 @@ struct Ingest<'a> {
     /// the queue still counted after it (inputs no chunk needs any more: not a reason to
     /// publish again).
     vectors_published: std::cell::Cell<Option<(std::time::Instant, u64)>>,
+    /// The JetStream stream the events come from (`NAME@CREATED`; `None`: plain
+    /// subscriptions, which deliver nothing twice).
+    pub(super) stream: Option<String>,
+    /// The stream sequence of each service's last applied event.
+    pub(super) applied: std::cell::RefCell<crate::pack::Applied>,
 }
 
 impl Ingest<'_> {
-    /// Handles each message until `stop` resolves (false) or the subscriptions end (true).
-    fn listen(
-        &self,
-        rt: &tokio::runtime::Runtime,
-        feed: &mut super::feed::Feed,
-        stop: &tokio::sync::Notify,
-    ) -> bool {
-        // with embedding left to workers, their vectors are published as they arrive
-        let checks = super::pg::is_db(&self.a.index) && self.a.max_chunks.is_some();
-        let mut due = tokio::time::Instant::now() + VECTOR_CHECK;
-        loop {
-            let check = checks.then_some(due);
-            let next = rt.block_on(async {
-                tokio::select! {
-                    biased;
-                    () = stop.notified() => None,
-                    m = feed.next() => Some(m.map(Next::Message).unwrap_or(Next::Ended)),
-                    () = tick(check) => Some(Next::Tick),
-                }
-            });
-            let m = match next {
-                None => {
-                    self.hand_back(rt, feed);
-                    return false;
-                }
-                Some(Next::Ended) => return true,
-                Some(Next::Tick) => {
-                    self.publish_vectors();
-                    due = tokio::time::Instant::now() + VECTOR_CHECK;
-                    continue;
-                }
-                Some(Next::Message(m)) => m,
-            };
-            if self.stopped.load(Ordering::SeqCst) {
-                // not handled: handed back, for the next start
-                rt.block_on(m.nak());
-                self.hand_back(rt, feed);
-                return false;
-            }
-            if !event::SUBJECTS.contains(&m.subject.as_str()) {
-                // another `service.*` subject (heartbeats…): not ours
-                tracing::debug!("ignored a message on `{}`", m.subject);
-                rt.block_on(m.ack());
-                continue;
-            }
-            let parsed = event::parse(m.subject.as_str(), &m.payload);
-            let alive = m.keep_alive(rt);
-            let handled = self.guarded(m.subject.as_str(), "", parsed);
-            drop(alive);
-            if handled == Handled::DatabaseAway && rt.block_on(m.retry_after(RETRY_AFTER)) {
-                // the event waits in the stream (later ones behind it, in order)
-                eprintln!(
-                    "docfuse: `{}` is tried again in {} s, once the database answers",
-                    m.subject,
-                    RETRY_AFTER.as_secs()
-                );
-                continue;
-            }
-            // handled (or reported and skipped): not delivered again
-            rt.block_on(m.ack());
-            self.say_lost();
-        }
-    }
-
     /// Publishes the vectors embedding workers made since the last publish: a refresh
     /// job of every root, which finds them by hash and embeds nothing itself. At once
     /// when the queue has nothing else waiting, else at most every [`VECTOR_BATCHING`]
     /// (a publish makes every server sync; a failed one is not tried again sooner).
-    fn publish_vectors(&self) {
+    pub(super) fn publish_vectors(&self) {
         let key = self.vectors.embedder.as_ref().map(|e| e.identity().key());
         let counts = || super::pg::queue_counts(&self.a.index, key.as_deref().unwrap_or(""));
         let now = match counts() {
@@ -200,20 +153,10 @@ impl Ingest<'_> {
         );
     }
 
-    /// Hands back the events already delivered to this process but not handled (a stop),
-    /// so the next start gets them at once rather than after the server's ack wait.
-    fn hand_back(&self, rt: &tokio::runtime::Runtime, feed: &mut super::feed::Feed) {
-        let wait = std::time::Duration::from_millis(300);
-        while let Ok(Some(m)) = rt.block_on(async { tokio::time::timeout(wait, feed.next()).await })
-        {
-            rt.block_on(m.nak());
-        }
-    }
-
     /// Says how many events the NATS client dropped since the last time, and pulls every
     /// known pack again (a dropped register of a known pack is caught up; one of a new
     /// pack is not: it comes with the service's next register or `gateway.online`).
-    fn say_lost(&self) {
+    pub(super) fn say_lost(&self) {
         let lost = self.lost.load(Ordering::SeqCst);
         let before = self.said_lost.swap(lost, Ordering::SeqCst);
         if lost == before {
@@ -232,13 +175,20 @@ impl Ingest<'_> {
             event::GATEWAY_ONLINE,
             "events lost",
             Ok(Event::GatewayOnline),
+            None,
         );
     }
 
     /// [`Ingest::handle`]; a panic while handling one event is reported and the service
     /// goes on with the next.
-    fn guarded(&self, subject: &str, why: &str, parsed: Result<Event, String>) -> Handled {
-        let run = std::panic::AssertUnwindSafe(|| self.handle(subject, why, parsed));
+    pub(super) fn guarded(
+        &self,
+        subject: &str,
+        why: &str,
+        parsed: Result<Event, String>,
+        fetched: Option<anyhow::Result<Pack>>,
+    ) -> Handled {
+        let run = std::panic::AssertUnwindSafe(|| self.handle(subject, why, parsed, fetched));
         match std::panic::catch_unwind(run) {
             Ok(h) => h,
             Err(_) => {
@@ -248,12 +198,19 @@ impl Ingest<'_> {
         }
     }
 
-    /// Handles one message (`why` says what a pull is for when no message came); says
-    /// what happened, never fails.
-    fn handle(&self, subject: &str, why: &str, parsed: Result<Event, String>) -> Handled {
+    /// Handles one message (`why` says what a pull is for when no message came;
+    /// `fetched`, a register's pack when it was fetched already); says what happened,
+    /// never fails.
+    fn handle(
+        &self,
+        subject: &str,
+        why: &str,
+        parsed: Result<Event, String>,
+        fetched: Option<anyhow::Result<Pack>>,
+    ) -> Handled {
         let outcomes = match parsed {
             Err(e) => vec![Outcome::failed(None, anyhow::anyhow!(e))],
-            Ok(Event::Register { code, pack_url }) => vec![self.register(code, pack_url)],
+            Ok(Event::Register { code, pack_url }) => vec![self.register(code, pack_url, fetched)],
             Ok(Event::Unregister { code }) => vec![self.unregister(code)],
             Ok(Event::GatewayOnline) => self.pull_all(),
         };
@@ -277,21 +234,32 @@ impl Ingest<'_> {
         }
     }
 
-    fn register(&self, code: String, url: Option<String>) -> Outcome {
+    fn register(
+        &self,
+        code: String,
+        url: Option<String>,
+        fetched: Option<anyhow::Result<Pack>>,
+    ) -> Outcome {
         let Some(url) = url else {
             return Outcome::nothing(code, "no docs_pack capability: nothing to ingest");
         };
-        self.pull(code, &url)
+        let fetched = fetched.unwrap_or_else(|| self.fetcher().fetch(&url));
+        self.pull(code, &url, fetched)
     }
 
-    /// Fetches, verifies and indexes the pack of `code` at `url`.
-    fn pull(&self, code: String, url: &str) -> Outcome {
+    /// How this ingester fetches packs (its limits and allowed hosts).
+    pub(super) fn fetcher(&self) -> Fetcher {
+        Fetcher {
+            limits: (self.a.max_pack_bytes, self.a.max_packs_total_bytes),
+            allow_hosts: self.a.allow_pack_host.clone(),
+            timeout: std::time::Duration::from_secs_f64(self.a.fetch_timeout),
+        }
+    }
+
+    /// Indexes the pack of `code` fetched (and verified) from `url`.
+    fn pull(&self, code: String, url: &str, fetched: anyhow::Result<Pack>) -> Outcome {
         let run = || -> anyhow::Result<BuildReport> {
-            let pack = super::pack::fetch_verified(
-                url,
-                (self.a.max_pack_bytes, self.a.max_packs_total_bytes),
-                &self.a.allow_pack_host,
-            )?;
+            let pack = fetched?;
             anyhow::ensure!(
                 pack.manifest.repo == code,
                 "the pack at `{}` is the repository `{}`, not `{code}`: refused",
@@ -381,16 +349,42 @@ impl Ingest<'_> {
         }
     }
 
-    /// Pulls every pack whose source is recorded, one after another.
+    /// Pulls every pack whose source is recorded: fetched `--fetches` at a time, each
+    /// indexed as soon as it is fetched (at most `--fetches` fetched packs wait in
+    /// memory); none is started after a stop.
     fn pull_all(&self) -> Vec<Outcome> {
-        match self.known() {
-            Ok(known) => known
-                .into_iter()
-                .take_while(|_| !self.stopped.load(Ordering::SeqCst))
-                .map(|(c, url)| self.pull(c, &url))
-                .collect(),
-            Err(e) => vec![Outcome::failed(None, e)],
-        }
+        let known = match self.known() {
+            Ok(k) => std::sync::Mutex::new(k.into_iter()),
+            Err(e) => return vec![Outcome::failed(None, e)],
+        };
+        let fetcher = self.fetcher();
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        let mut outcomes = Vec::new();
+        let stopped = &*self.stopped;
+        std::thread::scope(|s| {
+            for _ in 0..self.a.fetches.max(1) {
+                let (tx, known, fetcher) = (tx.clone(), &known, &fetcher);
+                s.spawn(move || loop {
+                    let next = known.lock().ok().and_then(|mut k| k.next());
+                    let Some((code, url)) = next else { break };
+                    if stopped.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let fetched = fetcher.fetch(&url);
+                    if tx.send((code, url, fetched)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            for (code, url, fetched) in rx.iter() {
+                outcomes.push(self.pull(code, &url, fetched));
+                if self.stopped.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+        });
+        outcomes
     }
 
     /// The packs of the index and where they came from.
@@ -404,7 +398,7 @@ impl Ingest<'_> {
         super::pg::shown_index(&self.a.index)
     }
 
-    fn say(&self, subject: &str, o: Outcome) {
+    pub(super) fn say(&self, subject: &str, o: Outcome) {
         let code = o.code.as_deref();
         if self.a.json {
             let mut v = json!({"subject": subject, "code": code, "ok": o.result.is_ok()});
@@ -436,33 +430,16 @@ impl Ingest<'_> {
 
 /// How long an event that failed because the database could not be reached waits in the
 /// stream before it is tried again.
-const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+pub(super) const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often an ingester that leaves embedding to workers looks for their vectors.
-const VECTOR_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+pub(super) const VECTOR_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
 /// While workers are still embedding, their vectors are published at most this often.
 const VECTOR_BATCHING: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// What the event loop woke up for.
-enum Next<M> {
-    Message(M),
-    /// The events ended.
-    Ended,
-    /// Time to look for vectors from embedding workers.
-    Tick,
-}
-
-/// Resolves at `due`, never without it (events in between do not put it off).
-async fn tick(due: Option<tokio::time::Instant>) {
-    match due {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// What handling one event came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Handled {
+pub(super) enum Handled {
     /// Done, or reported and skipped: not tried again.
     Done,
     /// The database could not be reached: worth trying again.
@@ -470,12 +447,12 @@ enum Handled {
 }
 
 /// What handling one event for one repository did.
-struct Outcome {
+pub(super) struct Outcome {
     code: Option<String>,
     result: anyhow::Result<Done>,
 }
 
-enum Done {
+pub(super) enum Done {
     Built(Box<BuildReport>),
     Nothing(&'static str),
 }
@@ -488,7 +465,7 @@ impl Outcome {
         }
     }
 
-    fn nothing(code: String, why: &'static str) -> Outcome {
+    pub(super) fn nothing(code: String, why: &'static str) -> Outcome {
         Outcome {
             code: Some(code),
             result: Ok(Done::Nothing(why)),

@@ -61,9 +61,11 @@ pub(super) fn fetch_verified(
     source: &str,
     (max_pack_bytes, max_total_bytes): (u64, u64),
     allow_hosts: &[String],
+    timeout: std::time::Duration,
 ) -> anyhow::Result<Pack> {
     let limits = Limits {
         max_total_bytes,
+        timeout,
         ..Limits::for_pack_bytes(max_pack_bytes)
     };
     let policy = crate::pack::FetchPolicy {
@@ -72,6 +74,27 @@ pub(super) fn fetch_verified(
     let bytes = crate::pack::fetch(source, &limits, &policy)?;
     crate::pack::read(bytes, &limits)
         .with_context(|| format!("`{}`", crate::pack::redacted(source)))
+}
+
+/// What fetching a pack needs, owned (a fetch may run on another thread).
+#[derive(Debug, Clone)]
+pub(super) struct Fetcher {
+    /// Largest pack, and most bytes of all packs together.
+    pub limits: (u64, u64),
+    /// Hosts fetched from although they resolve to a private address.
+    pub allow_hosts: Vec<String>,
+    /// A fetch taking longer fails.
+    pub timeout: std::time::Duration,
+}
+
+impl Fetcher {
+    /// [`fetch_verified`] with these limits.
+    ///
+    /// # Errors
+    /// As [`fetch_verified`].
+    pub fn fetch(&self, source: &str) -> anyhow::Result<Pack> {
+        fetch_verified(source, self.limits, &self.allow_hosts, self.timeout)
+    }
 }
 
 /// The folder `pack` is unpacked into in `index` (the root it is indexed as).

@@ -25,12 +25,14 @@
 //! the build runs the unpacking under the writer lock (`BuildOptions::hooks`) and indexes
 //! the folder as a root
 
+mod applied;
 pub mod event;
 mod fetch;
 mod read;
 mod sources;
 mod write;
 
+pub use applied::{applied, record_applied, Applied, APPLIED_FILE};
 pub use fetch::{fetch, is_http_url, non_public, redacted, redacted_servers, FetchPolicy};
 pub use read::{install, read, Installed, Pack};
 pub use sources::{forget_source, record_source, sources, Sources, SOURCES_FILE};

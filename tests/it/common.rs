@@ -406,20 +406,33 @@ pub fn build_in_buckets(
 
 /// Serves whatever `body` holds at any path, until the test ends; returns the base URL.
 pub fn serve_bytes(body: std::sync::Arc<std::sync::Mutex<Vec<u8>>>) -> String {
+    serve_bytes_after(body, std::time::Duration::ZERO)
+}
+
+/// [`serve_bytes`], each answer sent `delay` after its request came (a slow pack host;
+/// requests are answered side by side).
+pub fn serve_bytes_after(
+    body: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    delay: std::time::Duration,
+) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut s) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let _ = std::io::Read::read(&mut s, &mut buf);
-            let b = body.lock().unwrap().clone();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                b.len()
-            );
-            let _ = std::io::Write::write_all(&mut s, head.as_bytes());
-            let _ = std::io::Write::write_all(&mut s, &b);
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = std::io::Read::read(&mut s, &mut buf);
+                std::thread::sleep(delay);
+                let b = body.lock().unwrap().clone();
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    b.len()
+                );
+                let _ = std::io::Write::write_all(&mut s, head.as_bytes());
+                let _ = std::io::Write::write_all(&mut s, &b);
+            });
         }
     });
     format!("http://{addr}")

@@ -782,3 +782,180 @@ fn an_ingester_publishes_what_embedding_workers_make() {
         top("vector")
     );
 }
+
+/// The ledger service's docs pack, version `v`, whose one page says `text`.
+fn ledger_pack(p: &Path, v: &str, text: &str) -> Vec<u8> {
+    let dir = p.join("ledger");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("balances.md"), format!("# Balances\n\n{text}\n")).unwrap();
+    let out = format!("ledger-{v}.tar.gz");
+    let args = [
+        "pack",
+        "ledger",
+        "-o",
+        &out,
+        "--repo",
+        "ledger",
+        "--version",
+        v,
+    ];
+    let o = docfuse(p, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::read(p.join(out)).unwrap()
+}
+
+/// The `service.register` messages of the ledger service's version 1 ("quarterly"),
+/// served `slow`ly, and version 2 ("monthly"), served at once.
+fn ledger_registers(p: &Path, slow: Duration) -> (String, String) {
+    let v1 = ledger_pack(p, "1", "The ledger keeps quarterly balances.");
+    let v2 = ledger_pack(p, "2", "The ledger keeps monthly balances.");
+    let register = |base: String| {
+        format!(
+            r#"{{"code": "ledger", "capabilities": ["docs_pack"], "docs_pack_url": "{base}/pack"}}"#
+        )
+    };
+    (
+        register(serve_bytes_after(Arc::new(Mutex::new(v1)), slow)),
+        register(serve_bytes(Arc::new(Mutex::new(v2)))),
+    )
+}
+
+/// The index `idx` holds the ledger's version 2, and nothing of version 1.
+#[track_caller]
+fn holds_ledger_version_2(p: &Path) {
+    let top = search(p, "monthly balances");
+    assert!(
+        top[0]["path"].as_str().unwrap().ends_with("balances.md"),
+        "{top:#?}"
+    );
+    let args = ["search", "--index", "idx", "--mode", "lexical", "quarterly"];
+    let o = docfuse(p, &args);
+    assert_eq!(o.status.code(), Some(1), "version 1: {}", stdout(&o));
+}
+
+/// Issue 42 item 4: packs are fetched side by side, so a slow pack URL holds up only its
+/// own service (the old ingester handled events one at a time, in arrival order), and
+/// one service's events are applied in the order they were published, whichever fetch
+/// ends first.
+#[test]
+fn a_slow_pack_holds_up_only_its_own_service_whose_events_stay_in_order() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (_served, scheduler) = scheduler_pack(p);
+    let (slow_v1, v2) = ledger_registers(p, Duration::from_secs(4));
+    let nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let ingest = Ingest::start(p, &nats, "idx");
+    ingest.wait_log("JetStream durable consumer", 1);
+    nats.publish("service.register", &slow_v1);
+    nats.publish("service.register", &scheduler);
+    nats.publish("service.register", &v2);
+    let handled: Vec<Value> = (0..3).map(|_| ingest.next()).collect();
+    let codes: Vec<&str> = handled
+        .iter()
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["scheduler", "ledger", "ledger"], "{handled:#?}");
+    assert!(handled.iter().all(|e| e["ok"] == true), "{handled:#?}");
+    // the slow version 1 first, then version 2 over it
+    let files = |e: &Value, what: &str| e["report"]["files"][what].clone();
+    assert_eq!(files(&handled[1], "added"), 1, "{:#}", handled[1]);
+    assert_eq!(files(&handled[2], "changed"), 1, "{:#}", handled[2]);
+    holds_ledger_version_2(p);
+}
+
+/// Issue 42 item 4: an event delivered again after a crash is not applied over a newer
+/// event of its service. The killed ingester held ledger version 1 (its pack slow to
+/// come); version 2, published after, is applied by the next ingester at once; version 1
+/// comes back once its ack wait is over and is skipped, by its stream sequence.
+#[test]
+fn an_event_delivered_again_after_a_crash_is_not_applied_over_a_newer_one() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (slow_v1, v2) = ledger_registers(p, Duration::from_secs(3));
+    let nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let wait = [("DOCFUSE_INGEST_ACK_WAIT_S", Path::new("6"))];
+    let mut first = Ingest::start_with(p, &nats, "idx", &wait);
+    first.wait_log("JetStream durable consumer", 1);
+    nats.publish("service.register", &slow_v1);
+    std::thread::sleep(Duration::from_millis(800));
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+
+    nats.publish("service.register", &v2);
+    let second = Ingest::start_with(p, &nats, "idx", &wait);
+    let applied = ok_code(&second.next(), "ledger");
+    assert_eq!(applied["report"]["files"]["added"], 1, "{applied:#}");
+    let skipped = ok_code(&second.next(), "ledger");
+    assert!(
+        skipped["note"]
+            .as_str()
+            .unwrap()
+            .contains("older than the event"),
+        "{skipped:#}"
+    );
+    holds_ledger_version_2(p);
+}
+
+#[track_caller]
+fn ok_code(e: &Value, code: &str) -> Value {
+    assert_eq!(
+        (&e["ok"], &e["code"]),
+        (&json!(true), &json!(code)),
+        "{e:#}"
+    );
+    e.clone()
+}
+
+/// The durable consumer an older docfuse made (one event in hand) is updated in place to
+/// hold [`IN_HAND`]-many, keeping its position: an event published while no ingester ran
+/// is still handled.
+#[test]
+fn a_consumer_of_one_event_at_a_time_is_updated_in_place() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (_served, register) = scheduler_pack(p);
+    let nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let ingest = Ingest::start(p, &nats, "idx");
+    ingest.wait_log("JetStream durable consumer", 1);
+    let name = {
+        let log = ingest.log.lock().unwrap();
+        let line = log.iter().find(|l| l.contains("durable consumer")).unwrap();
+        line.split('`')
+            .find(|w| w.starts_with("docfuse-ingest-"))
+            .unwrap()
+            .to_string()
+    };
+    drop(ingest);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pending = |set: Option<i64>| -> i64 {
+        rt.block_on(async {
+            let client = async_nats::connect(nats.url()).await.unwrap();
+            let js = async_nats::jetstream::new(client);
+            let stream = js.get_stream("DOCFUSE_REGISTRY").await.unwrap();
+            let c: async_nats::jetstream::consumer::PullConsumer =
+                stream.get_consumer(&name).await.unwrap();
+            let mut config = c.cached_info().config.clone();
+            if let Some(n) = set {
+                config.max_ack_pending = n;
+                let updated = stream.create_consumer(config).await.unwrap();
+                return updated.cached_info().config.max_ack_pending;
+            }
+            config.max_ack_pending
+        })
+    };
+    assert_eq!(pending(None), 256);
+    assert_eq!(pending(Some(1)), 1, "as an older docfuse made it");
+    nats.publish("service.register", &register);
+    let ingest = Ingest::start(p, &nats, "idx");
+    ok_report(&ingest.next(), "service.register");
+    assert_eq!(pending(None), 256);
+}
