@@ -13,7 +13,8 @@ Checks, for every answer holding the revision page: its text is the one its `gen
 published (a generation published by the register of revision N, or by a later vectors
 publish before revision N+1, says N), and its `evidence.chunk_sha256` is the one hash every
 answer of that revision gives (and no other revision's); every register published has its
-outcome from the ingester (0 lost events). Prints one JSON object.
+outcome from the ingester, matched by the pack version it names (0 lost events). Prints one
+JSON object.
 
     fleet.py --bin target/release/docfuse --db URL --nats-server PATH --corpus DIR --work DIR
 """
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import http.server
 import json
+import math
 import os
 import random
 import socket
@@ -141,6 +143,7 @@ class Fleet:
                                "docs_pack_url": f"{base}/{code}.tar.gz"}
         self.root_dir = os.path.join(src, "cargo-root")
         self.www = www
+        self.base = base
         for code in groups:
             if code == "cargo-root":
                 self.write_revision(0)
@@ -151,11 +154,12 @@ class Fleet:
         with open(os.path.join(self.root_dir, REVISION_PAGE), "w") as f:
             f.write(f"# Fleet page\n\nThe fleet page revision counter says revision {n}.\n")
 
-    def pack(self, code, version):
+    def pack(self, code, version, name=None):
+        """Writes the pack of `code` at `version` as www/NAME.tar.gz (default: CODE)."""
         tmp = os.path.join(self.www, f".{code}.tmp.tar.gz")
         self.docfuse("packer", ["pack", os.path.join(self.a.work, "src", code), "--repo", code,
                                 "--version", version, "-o", tmp])
-        os.replace(tmp, os.path.join(self.www, f"{code}.tar.gz"))
+        os.replace(tmp, os.path.join(self.www, f"{name or code}.tar.gz"))
 
     # --- the ingester's outcomes -----------------------------------------------------------
 
@@ -175,12 +179,16 @@ class Fleet:
             return [o for o in self.outcomes
                     if o.get("subject") == subject and (code is None or o.get("code") == code)]
 
-    def wait_for(self, what, cond, timeout):
+    def wait_for(self, what, cond, timeout, fatal=True):
         deadline = time.time() + timeout
         while not cond():
             if time.time() > deadline:
+                if not fatal:
+                    say(f"{what}: not within {timeout} s")
+                    return False
                 raise SystemExit(f"error: {what}: not within {timeout} s (see {self.a.work}/*.log)")
             time.sleep(0.5)
+        return True
 
 
 # --- load ------------------------------------------------------------------------------------
@@ -226,10 +234,14 @@ async def client(addr, questions, until, seen, stats):
         v = json.loads(payload)
         g = v.get("generation")
         for r in v.get("results", []):
+            if not r.get("path", "").endswith(REVISION_PAGE):
+                continue
             text = r.get("content") or ""
-            if r.get("path", "").endswith(REVISION_PAGE) and "revision counter says" in text:
-                n = int(text.rsplit("revision ", 1)[1].split(".")[0])
-                seen.append((g, n, r.get("evidence", {}).get("chunk_sha256")))
+            try:
+                n = int(text.split("revision counter says revision ", 1)[1].split(".")[0])
+            except (IndexError, ValueError):
+                n = None  # not a text any revision had: counted as mixed
+            seen.append((g, n, r.get("evidence", {}).get("chunk_sha256")))
     writer.close()
 
 
@@ -254,19 +266,21 @@ def mixed_answers(seen, revision_of):
     for n, sha in usual.items():
         owners.setdefault(sha, set()).add(n)
     return sum(1 for g, n, sha in seen
-               if revision_of(g) != n or sha != usual[n] or len(owners[sha]) > 1)
+               if n is None or revision_of(g) != n or sha != usual[n] or len(owners[sha]) > 1)
 
 
 def reregister(fleet, nats, register, seconds, every, published):
-    """Publishes the next revision of `cargo-root` every `every` seconds for `seconds`."""
+    """Publishes the next revision N of `cargo-root` (pack version N + 1, at a URL of its
+    own) every `every` seconds for `seconds`."""
     end = time.time() + seconds
     n = 0
     while time.time() + every <= end + 0.01:
         time.sleep(every)
         n += 1
         fleet.write_revision(n)
-        fleet.pack("cargo-root", str(n + 1))
-        nats.publish("service.register", register)
+        fleet.pack("cargo-root", str(n + 1), f"cargo-root-{n}")
+        message = dict(register, docs_pack_url=f"{fleet.base}/cargo-root-{n}.tar.gz")
+        nats.publish("service.register", message)
         published.append(n)
 
 
@@ -321,13 +335,19 @@ def main():
         seen, stats = asyncio.run(load(addrs, questions, a.seconds, a.clients))
         pub.join()
         cpu1 = os.times()
+        # each re-register's outcome, by the pack version it names (revision N is version
+        # N + 1); an event with none within 120 s is lost
+        def outcome_of():
+            return {int(o["version"]) - 1: o for o in fleet.handled("service.register", "cargo-root")
+                    if o.get("version", "").isdigit()}
         fleet.wait_for("every re-register handled",
-                       lambda: len(fleet.handled("service.register", "cargo-root")) - before >= len(published), 120)
-        regs = fleet.handled("service.register", "cargo-root")[before:]
+                       lambda: all(n in outcome_of() for n in published), 120, fatal=False)
+        outcomes = outcome_of()
+        regs = [outcomes[n] for n in published if n in outcomes]
         # the revision each generation holds: a register publishes revision N at its
         # generation; later publishes (vectors) keep it until the next register's
-        starts = sorted([(0, 0)] + [(o["report"]["generation"], n) for o, n in zip(regs, published)
-                                     if o.get("ok") and "report" in o])
+        starts = sorted([(0, 0)] + [(outcomes[n]["report"]["generation"], n) for n in published
+                                     if n in outcomes and outcomes[n].get("ok") and "report" in outcomes[n]])
         def revision_of(g):
             return [n for start, n in starts if start <= g][-1]
         first = min(o["report"]["generation"] for o in regs if "report" in o) if regs else None
@@ -340,7 +360,7 @@ def main():
             "lexical_ready_s": round(lexical_s, 1), "vectors_ready_s": round(ready_s, 1),
             "requests": len(lat), "req_per_s": round(len(lat) / a.seconds, 1),
             "p50_ms": round(statistics.median(lat), 1) if lat else None,
-            "p99_ms": round(lat[int(len(lat) * 0.99) - 1], 1) if lat else None,
+            "p99_ms": round(lat[math.ceil(len(lat) * 0.99) - 1], 1) if lat else None,
             "failed": stats["failed"], "refused": stats["refused"],
             "revision_answers": len(seen),
             "generations_seen": len({g for g, _, _ in seen}),
@@ -349,12 +369,13 @@ def main():
             "registers_published": len(published),
             "registers_handled": len(regs),
             "registers_failed": sum(1 for o in regs if not o.get("ok")),
-            "lost_events": len(published) - len(regs),
+            "lost_events": sum(1 for n in published if n not in outcomes),
             "first_reregister_generation": first,
             "client_cpu_s": round((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system), 1),
         }
         print(json.dumps(out))
-        ok = out["mixed_generation_answers"] == 0 and out["lost_events"] == 0 and out["failed"] == 0
+        ok = (out["mixed_generation_answers"] == 0 and out["lost_events"] == 0
+              and out["failed"] == 0 and out["registers_failed"] == 0)
         return 0 if ok else 1
     finally:
         fleet.stop()

@@ -106,9 +106,9 @@ pub struct IngestArgs {
     /// all embedding to them.
     #[arg(long, value_name = "N")]
     pub max_chunks: Option<u64>,
-    /// Packs fetched at once. Events of different services are handled side by side: a
-    /// slow pack URL holds up only its own service's later events (one service's events
-    /// are always applied in the order they were published).
+    /// Packs fetched at once (one per service). Events of different services are handled
+    /// side by side: a slow pack URL holds up only its own service's later events (one
+    /// service's events are always applied in the order they were published).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub fetches: u64,
     /// A pack fetch taking longer than this many seconds fails (reported; the service's

@@ -34,10 +34,9 @@ fn ack_wait() -> Duration {
         .map_or(ACK_WAIT, Duration::from_secs)
 }
 
-/// How often an event in hand is said to be in progress: a quarter of the ack wait.
-fn progress_every() -> Duration {
-    ack_wait() / 4
-}
+/// How long an event handed back on a stop waits in the stream before it is delivered
+/// again.
+pub const HANDED_BACK_DELAY: Duration = Duration::from_secs(5);
 
 /// Messages held per subject while an event is handled (plain subscriptions).
 pub const SUBSCRIPTION_CAPACITY: usize = 1024;
@@ -68,10 +67,14 @@ impl Incoming {
         self.reply(jetstream::AckKind::Ack).await
     }
 
-    /// Hands a JetStream event back unhandled (a stop): delivered again at once, to the
-    /// next ingester of this index.
-    pub async fn nak(&self) {
-        self.reply(jetstream::AckKind::Nak(None)).await
+    /// Hands a JetStream event back unhandled (a stop): delivered again after
+    /// [`HANDED_BACK_DELAY`], to the next ingester of this index (not at once: this
+    /// process, still pulling, would be given it again). False for a plain message (it
+    /// cannot be handed back).
+    pub async fn nak(&self) -> bool {
+        self.reply(jetstream::AckKind::Nak(Some(HANDED_BACK_DELAY)))
+            .await;
+        self.ack.is_some()
     }
 
     /// Hands a JetStream event back to be delivered again after `delay` (the database
@@ -94,13 +97,12 @@ impl Incoming {
         }
     }
 
-    /// While the returned guard lives, says every quarter of the ack wait that the event
-    /// is still in hand (waiting for its turn, or a long build), so the server does not
-    /// deliver it again.
-    pub fn keep_alive(&self, rt: &tokio::runtime::Runtime) -> Option<KeepAlive> {
+    /// While the returned guard lives, says every `every` (a quarter of the consumer's
+    /// ack wait) that the event is still in hand (waiting for its turn, or a long
+    /// build), so the server does not deliver it again. Called on the runtime.
+    pub fn keep_alive(&self, every: Duration) -> Option<KeepAlive> {
         let m = self.ack.clone()?;
-        let every = progress_every();
-        Some(KeepAlive(rt.spawn(async move {
+        Some(KeepAlive(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
                 let _ = m.ack_with(jetstream::AckKind::Progress).await;
@@ -159,6 +161,9 @@ pub struct Subscribed {
     /// The JetStream stream the events come from, as `NAME@CREATED` (its sequences are
     /// comparable only within it); `None` for plain subscriptions.
     pub stream: Option<String>,
+    /// How often an event in hand is said to be in progress: a quarter of the
+    /// consumer's ack wait.
+    pub progress_every: Duration,
 }
 
 /// Connects to `url` and returns the events: from a durable consumer named `durable` when
@@ -177,11 +182,12 @@ pub async fn subscribe(
     let client = connect(url, lost).await?;
     let js = jetstream::new(client.clone());
     let why = match durable_consumer(&js, durable).await {
-        Ok((messages, stream)) => {
+        Ok((messages, stream, ack_wait)) => {
             return Ok(Subscribed {
                 feed: Feed::Durable(Box::new(messages)),
                 delivery: format!("JetStream durable consumer `{durable}`: no event is lost"),
                 stream: Some(stream),
+                progress_every: ack_wait / 4,
             })
         }
         Err(e) => format!("{e:#}"),
@@ -208,6 +214,7 @@ pub async fn subscribe(
             "plain subscriptions, events dropped while busy are counted; no JetStream consumer ({why}): a server with JetStream (`nats-server -js`) loses none"
         ),
         stream: None,
+        progress_every: ACK_WAIT / 4,
     })
 }
 
@@ -243,12 +250,12 @@ async fn connect(url: &str, lost: Arc<AtomicU64>) -> anyhow::Result<async_nats::
 }
 
 /// The durable consumer `name` on the stream holding the registry subjects (made when
-/// none holds them), delivering the events published from its creation on, and the
-/// stream's identity (`NAME@CREATED`).
+/// none holds them), delivering the events published from its creation on; the
+/// stream's identity (`NAME@CREATED`); the consumer's ack wait.
 async fn durable_consumer(
     js: &jetstream::Context,
     name: &str,
-) -> anyhow::Result<(jetstream::consumer::pull::Stream, String)> {
+) -> anyhow::Result<(jetstream::consumer::pull::Stream, String, Duration)> {
     let mut stream = match js.stream_by_subject(event::REGISTER).await {
         Ok(found) => {
             let stream = js.get_stream(&found).await?;
@@ -280,17 +287,19 @@ async fn durable_consumer(
         ..Default::default()
     };
     let mut consumer = stream.get_or_create_consumer(name, config.clone()).await?;
-    if consumer.cached_info().config.max_ack_pending != config.max_ack_pending {
-        // made by an older docfuse, one event at a time: the server updates it in place
-        // (its position and pending events are kept)
+    let had = &consumer.cached_info().config;
+    if had.max_ack_pending != config.max_ack_pending || had.ack_wait != config.ack_wait {
+        // made by an older docfuse (one event at a time) or with another ack wait: the
+        // server updates it in place (its position and pending events are kept)
         match stream.create_consumer(config).await {
             Ok(updated) => consumer = updated,
             Err(e) => tracing::warn!("cannot update the consumer `{name}`: {e}"),
         }
     }
+    let ack_wait = consumer.cached_info().config.ack_wait;
     let info = stream.info().await?;
     let identity = format!("{}@{}", info.config.name, info.created);
-    Ok((consumer.messages().await?, identity))
+    Ok((consumer.messages().await?, identity, ack_wait))
 }
 
 /// Why the stream `name` that holds `service.register` cannot be ingested from: it lacks

@@ -45,7 +45,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
     let lost = std::sync::Arc::new(AtomicU64::new(0));
     let durable = super::feed::durable_name(&a.index);
     let subscribed = rt.block_on(super::feed::subscribe(&a.nats, &durable, lost.clone()))?;
-    let mut feed = subscribed.feed;
+    let feed = subscribed.feed;
     // Ctrl-C or SIGTERM is caught on the runtime's thread, said at once ("stopping"), and
     // stops the loop once the event at hand is done
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
@@ -82,7 +82,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         Ok(Event::GatewayOnline),
         None,
     );
-    let ended = ingest.listen(&rt, &mut feed, &stop);
+    let ended = ingest.listen(&rt, feed, subscribed.progress_every, &stop);
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     anyhow::ensure!(
         !ended,
@@ -148,9 +148,22 @@ impl Ingest<'_> {
             "vectors",
             Outcome {
                 code: None,
+                version: None,
                 result: result.map(|r| Done::Built(Box::new(r))),
             },
         );
+    }
+
+    /// Says that `n` events in hand at a stop were not handled and cannot be handed back
+    /// (plain subscriptions): lost, as the client's drops are.
+    pub(super) fn lost_on_stop(&self, n: usize) {
+        let total = self.lost.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+        eprintln!(
+            "warning: {n} event(s) in hand were not handled at the stop and cannot be handed back (plain subscriptions)\nhint: give nats-server JetStream (`-js`) and they are delivered again; `gateway.online` pulls every known pack"
+        );
+        if self.a.json {
+            let _ = super::output::print_json_line(&json!({"lost": n, "lost_total": total}));
+        }
     }
 
     /// Says how many events the NATS client dropped since the last time, and pulls every
@@ -193,7 +206,7 @@ impl Ingest<'_> {
             Ok(h) => h,
             Err(_) => {
                 eprintln!("error: {subject}: docfuse failed while handling it (a bug: please report it); skipped");
-                Handled::Done
+                Handled::Failed
             }
         }
     }
@@ -225,12 +238,14 @@ impl Ingest<'_> {
                     .is_some_and(crate::pgstore::is_unreachable)
             })
         });
+        let failed = outcomes.iter().any(|o| o.result.is_err());
         for o in outcomes {
             self.say(&subject, o);
         }
-        match unreachable {
-            true => Handled::DatabaseAway,
-            false => Handled::Done,
+        match (unreachable, failed) {
+            (true, _) => Handled::DatabaseAway,
+            (false, true) => Handled::Failed,
+            (false, false) => Handled::Applied,
         }
     }
 
@@ -258,6 +273,7 @@ impl Ingest<'_> {
 
     /// Indexes the pack of `code` fetched (and verified) from `url`.
     fn pull(&self, code: String, url: &str, fetched: anyhow::Result<Pack>) -> Outcome {
+        let version = fetched.as_ref().ok().map(|p| p.manifest.version.clone());
         let run = || -> anyhow::Result<BuildReport> {
             let pack = fetched?;
             anyhow::ensure!(
@@ -275,7 +291,10 @@ impl Ingest<'_> {
         };
         let r = run();
         self.queue_replaced();
-        Outcome::of(code, r)
+        Outcome {
+            version,
+            ..Outcome::of(code, r)
+        }
     }
 
     fn unregister(&self, code: String) -> Outcome {
@@ -383,6 +402,8 @@ impl Ingest<'_> {
                     break;
                 }
             }
+            // a fetcher waiting to hand over its pack gets an error and ends
+            drop(rx);
         });
         outcomes
     }
@@ -402,6 +423,9 @@ impl Ingest<'_> {
         let code = o.code.as_deref();
         if self.a.json {
             let mut v = json!({"subject": subject, "code": code, "ok": o.result.is_ok()});
+            if let Some(version) = &o.version {
+                v["version"] = json!(version);
+            }
             match &o.result {
                 Ok(Done::Built(r)) => {
                     v["report"] = super::build_run::report_json(&self.shown(), r, &self.vectors)
@@ -440,8 +464,10 @@ const VECTOR_BATCHING: std::time::Duration = std::time::Duration::from_secs(60);
 /// What handling one event came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Handled {
-    /// Done, or reported and skipped: not tried again.
-    Done,
+    /// Done: the index holds what the event asked for.
+    Applied,
+    /// Reported and skipped: not tried again (the index is as before).
+    Failed,
     /// The database could not be reached: worth trying again.
     DatabaseAway,
 }
@@ -449,6 +475,8 @@ pub(super) enum Handled {
 /// What handling one event for one repository did.
 pub(super) struct Outcome {
     code: Option<String>,
+    /// The version of the pack fetched (said with `--json`).
+    version: Option<String>,
     result: anyhow::Result<Done>,
 }
 
@@ -461,6 +489,7 @@ impl Outcome {
     fn of(code: String, r: anyhow::Result<BuildReport>) -> Outcome {
         Outcome {
             code: Some(code),
+            version: None,
             result: r.map(|r| Done::Built(Box::new(r))),
         }
     }
@@ -468,6 +497,7 @@ impl Outcome {
     pub(super) fn nothing(code: String, why: &'static str) -> Outcome {
         Outcome {
             code: Some(code),
+            version: None,
             result: Ok(Done::Nothing(why)),
         }
     }
@@ -475,6 +505,7 @@ impl Outcome {
     fn failed(code: Option<String>, e: anyhow::Error) -> Outcome {
         Outcome {
             code,
+            version: None,
             result: Err(e),
         }
     }

@@ -1,8 +1,10 @@
-//! `ingest`'s event loop: events are taken in hand as they come (up to
-//! [`IN_HAND`]), their packs fetched side by side ([`Lanes`]), and each applied once its
-//! pack is fetched and every earlier event of its service is applied. A JetStream event
-//! is acknowledged once applied; one delivered again that is older than its service's
-//! last applied event is skipped ([`crate::pack::Applied`]).
+//! `ingest`'s event loop: an intake task on the runtime takes every event delivered in
+//! hand at once (its progress acks start there, so an event waiting behind a long build
+//! is not delivered again); the loop puts them in lanes (up to [`IN_HAND`]), fetches
+//! their packs side by side ([`Lanes`]), and applies each once its pack is fetched and
+//! every earlier event of its service is applied. A JetStream event is acknowledged once
+//! applied; one delivered again that is older than its service's last applied event is
+//! skipped ([`crate::pack::Applied`]).
 
 use super::feed::{Feed, Incoming, KeepAlive, IN_HAND};
 use super::ingest::{Handled, Ingest, Outcome, RETRY_AFTER, VECTOR_CHECK};
@@ -25,9 +27,39 @@ pub(super) struct InHand {
 /// A fetch that ended: the event's arrival number and its pack.
 type Fetched = (u64, anyhow::Result<Pack>);
 
+/// An event the intake task took, with its progress acks running.
+type Received = (Incoming, Option<KeepAlive>);
+
+/// Takes every event of `feed` in hand as it is delivered, until `quit` or the feed ends
+/// (then the receiver ends); returns the feed (to hand back what it still holds).
+fn intake(
+    rt: &tokio::runtime::Runtime,
+    mut feed: Feed,
+    every: std::time::Duration,
+    quit: std::sync::Arc<tokio::sync::Notify>,
+) -> (mpsc::Receiver<Received>, tokio::task::JoinHandle<Feed>) {
+    let (tx, rx) = mpsc::channel(IN_HAND);
+    let task = rt.spawn(async move {
+        loop {
+            let m = tokio::select! {
+                biased;
+                () = quit.notified() => break,
+                m = feed.next() => m,
+            };
+            let Some(m) = m else { break };
+            let alive = m.keep_alive(every);
+            if tx.send((m, alive)).await.is_err() {
+                break;
+            }
+        }
+        feed
+    });
+    (rx, task)
+}
+
 /// What the event loop woke up for.
 enum Next {
-    Message(Box<Incoming>),
+    Message(Box<Received>),
     Fetched(Fetched),
     /// The events ended.
     Ended,
@@ -36,42 +68,48 @@ enum Next {
 }
 
 impl Ingest<'_> {
-    /// Handles each message until `stop` resolves (false) or the subscriptions end (true).
+    /// Handles each message until `stop` resolves (false) or the subscriptions end
+    /// (true; the events in hand are applied first).
     pub(super) fn listen(
         &self,
         rt: &tokio::runtime::Runtime,
-        feed: &mut Feed,
+        feed: Feed,
+        every: std::time::Duration,
         stop: &tokio::sync::Notify,
     ) -> bool {
         // with embedding left to workers, their vectors are published as they arrive
         let checks = super::pg::is_db(&self.a.index) && self.a.max_chunks.is_some();
         let mut due = tokio::time::Instant::now() + VECTOR_CHECK;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Fetched>();
+        let (tx, mut fetched) = mpsc::unbounded_channel::<Fetched>();
+        let quit = std::sync::Arc::new(tokio::sync::Notify::new());
+        let (mut incoming, task) = intake(rt, feed, every, quit.clone());
         let mut lanes: Lanes<InHand> = Lanes::new(self.a.fetches as usize);
+        let mut ended = false;
         loop {
             self.apply_ready(rt, &mut lanes);
             if self.stopped.load(Ordering::SeqCst) {
-                self.hand_back(rt, feed, &mut lanes);
-                return false;
+                break;
+            }
+            if ended && lanes.len() == 0 {
+                return true;
             }
             self.start_fetches(rt, &mut lanes, &tx);
-            let room = lanes.len() < IN_HAND;
+            let room = lanes.len() < IN_HAND && !ended;
             let check = checks.then_some(due);
             let next = rt.block_on(async {
                 tokio::select! {
                     biased;
                     () = stop.notified() => None,
-                    Some(f) = rx.recv() => Some(Next::Fetched(f)),
-                    m = feed.next(), if room => Some(m.map_or(Next::Ended, |m| Next::Message(Box::new(m)))),
+                    Some(f) = fetched.recv() => Some(Next::Fetched(f)),
+                    m = incoming.recv(), if room => Some(m.map_or(Next::Ended, |m| Next::Message(Box::new(m)))),
                     () = tick(check) => Some(Next::Tick),
                 }
             });
             match next {
-                None => {
-                    self.hand_back(rt, feed, &mut lanes);
-                    return false;
-                }
-                Some(Next::Ended) => return true,
+                None => break,
+                // the events in hand are still applied (their acks may fail: then the
+                // server delivers them again)
+                Some(Next::Ended) => ended = true,
                 Some(Next::Tick) => {
                     self.publish_vectors();
                     due = tokio::time::Instant::now() + VECTOR_CHECK;
@@ -81,14 +119,27 @@ impl Ingest<'_> {
                         h.fetched = Some(pack);
                     }
                 }
-                Some(Next::Message(m)) => self.take_in(rt, *m, &mut lanes),
+                Some(Next::Message(m)) => {
+                    let (m, alive) = *m;
+                    self.take_in(rt, m, alive, &mut lanes);
+                }
             }
         }
+        quit.notify_one();
+        let feed = rt.block_on(task).ok();
+        self.hand_back(rt, incoming, feed, &mut lanes);
+        false
     }
 
     /// Takes `m` in hand in its service's lane (another `service.*` subject is not ours:
     /// acknowledged and ignored).
-    fn take_in(&self, rt: &tokio::runtime::Runtime, m: Incoming, lanes: &mut Lanes<InHand>) {
+    fn take_in(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        m: Incoming,
+        alive: Option<KeepAlive>,
+        lanes: &mut Lanes<InHand>,
+    ) {
         if !event::SUBJECTS.contains(&m.subject.as_str()) {
             // heartbeats and the like
             tracing::debug!("ignored a message on `{}`", m.subject);
@@ -105,17 +156,16 @@ impl Ingest<'_> {
             // reported when its turn comes; it changes no service
             Err(_) => (Lane::Service(String::new()), false),
         };
-        let mut h = InHand {
+        let h = InHand {
             m,
             parsed,
             fetched: None,
-            alive: None,
+            alive,
         };
         // delivered again after a newer event of its service was applied: not fetched
         if self.skip_stale(rt, &h) {
             return;
         }
-        h.alive = h.m.keep_alive(rt);
         lanes.push(lane, fetch, h);
     }
 
@@ -137,7 +187,14 @@ impl Ingest<'_> {
             };
             let (url, fetcher, tx) = (url.clone(), self.fetcher(), tx.clone());
             rt.spawn_blocking(move || {
-                let _ = tx.send((id, fetcher.fetch(&url)));
+                // a panic is a failed fetch (reported), never a service stuck for ever
+                let fetch = std::panic::AssertUnwindSafe(|| fetcher.fetch(&url));
+                let pack = std::panic::catch_unwind(fetch).unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!(
+                        "docfuse failed while fetching the pack (a bug: please report it)"
+                    ))
+                });
+                let _ = tx.send((id, pack));
             });
         }
     }
@@ -179,7 +236,9 @@ impl Ingest<'_> {
             );
             return;
         }
-        if let Some((stream, seq, code)) = seen {
+        // only an event that took effect makes older ones stale (an older event after
+        // a failed newer one is still applied)
+        if let (Some((stream, seq, code)), Handled::Applied) = (seen, handled) {
             self.record_applied(&stream, &code, seq);
         }
         // handled (or reported and skipped): not delivered again
@@ -221,20 +280,47 @@ impl Ingest<'_> {
         }
     }
 
-    /// Hands back every event in hand and those already delivered to this process but
-    /// not taken (a stop), so the next start gets them at once rather than after the
-    /// server's ack wait.
-    fn hand_back(&self, rt: &tokio::runtime::Runtime, feed: &mut Feed, lanes: &mut Lanes<InHand>) {
-        for h in lanes.drain() {
-            rt.block_on(h.m.nak());
+    /// Hands back every event in hand, taken by the intake or still in the feed (a
+    /// stop), all at once within [`HAND_BACK_WITHIN`]: a JetStream event is delivered
+    /// again a few seconds later, to the next start; a plain message cannot be handed
+    /// back, so each is counted and said as lost.
+    fn hand_back(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        mut incoming: mpsc::Receiver<Received>,
+        feed: Option<Feed>,
+        lanes: &mut Lanes<InHand>,
+    ) {
+        let mut held: Vec<Incoming> = lanes.drain().into_iter().map(|h| h.m).collect();
+        incoming.close();
+        while let Ok((m, _)) = incoming.try_recv() {
+            held.push(m);
         }
-        let wait = std::time::Duration::from_millis(300);
-        while let Ok(Some(m)) = rt.block_on(async { tokio::time::timeout(wait, feed.next()).await })
-        {
-            rt.block_on(m.nak());
+        if let Some(mut feed) = feed {
+            let wait = std::time::Duration::from_millis(300);
+            while let Ok(Some(m)) =
+                rt.block_on(async { tokio::time::timeout(wait, feed.next()).await })
+            {
+                held.push(m);
+            }
+        }
+        let answered = rt.block_on(async {
+            let naks = futures::future::join_all(held.iter().map(|m| m.nak()));
+            tokio::time::timeout(HAND_BACK_WITHIN, naks).await
+        });
+        let lost = match answered {
+            Ok(handed) => handed.iter().filter(|&&h| !h).count(),
+            Err(_) => 0,
+        };
+        if lost > 0 {
+            self.lost_on_stop(lost);
         }
     }
 }
+
+/// Longest a stop waits for the NATS server to take back the events in hand (those it
+/// did not confirm are delivered again after the ack wait).
+const HAND_BACK_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Resolves at `due`, never without it (events in between do not put it off).
 async fn tick(due: Option<tokio::time::Instant>) {

@@ -3,10 +3,12 @@
 //! holds up only its own service. An event of no service (`gateway.online`, which pulls
 //! every pack) waits for every earlier event and holds up every later one.
 //!
-//! Fetches start in the order events arrived, at most `fetches` at a time, and a fetched
-//! pack keeps its slot until its event is applied: at most `fetches` packs are held in
-//! memory, and the earliest event not applied always has a slot, so the lanes never
-//! deadlock.
+//! Fetches start in the order events arrived, at most `fetches` at a time and one per
+//! service (a service's next pack is fetched once the one before it is applied, so a slow
+//! service never holds more than one slot), and a fetched pack keeps its slot until its
+//! event is applied: at most `fetches` packs are held in memory. The earliest event not
+//! applied always gets a slot when one frees (the slot of the event before it in its
+//! service, or the oldest free one), so the lanes never deadlock.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -72,17 +74,34 @@ impl<T> Lanes<T> {
         id
     }
 
-    /// Events whose fetch may start now (each takes a slot), oldest first.
+    /// Events whose fetch may start now (each takes a slot), oldest first: while a slot
+    /// is free, the oldest waiting event whose service has no earlier event holding or
+    /// waiting for a slot.
     pub fn start_fetches(&mut self) -> Vec<u64> {
+        let mut taken: Vec<&Lane> = self
+            .items
+            .values()
+            .filter(|i| i.slot)
+            .map(|i| &i.lane)
+            .collect();
         let mut started = Vec::new();
-        while self.busy < self.fetches {
-            let Some(id) = self.waiting.pop_front() else {
-                break;
+        let mut still = VecDeque::new();
+        for id in std::mem::take(&mut self.waiting) {
+            let Some(item) = self.items.get(&id) else {
+                continue;
             };
-            if let Some(item) = self.items.get_mut(&id) {
+            if self.busy + started.len() < self.fetches && !taken.contains(&&item.lane) {
+                started.push(id);
+            } else {
+                still.push_back(id);
+            }
+            taken.push(&item.lane);
+        }
+        self.waiting = still;
+        for id in &started {
+            if let Some(item) = self.items.get_mut(id) {
                 item.slot = true;
                 self.busy += 1;
-                started.push(id);
             }
         }
         started
@@ -163,13 +182,17 @@ mod tests {
         let a1 = l.push(svc("a"), true, "a1");
         let b1 = l.push(svc("b"), true, "b1");
         let a2 = l.push(svc("a"), true, "a2");
-        assert_eq!(l.start_fetches(), vec![a1, b1, a2]);
-        // b1 and a2 are fetched; a1 is slow
+        // a2 is fetched once a1 is applied
+        assert_eq!(l.start_fetches(), vec![a1, b1]);
+        // b1 is fetched; a1 is slow
         l.fetched(b1);
-        l.fetched(a2);
         assert_eq!(ready(&mut l), ["b1"]);
+        assert!(l.start_fetches().is_empty());
         l.fetched(a1);
-        assert_eq!(ready(&mut l), ["a1", "a2"]);
+        assert_eq!(ready(&mut l), ["a1"]);
+        assert_eq!(l.start_fetches(), vec![a2]);
+        l.fetched(a2);
+        assert_eq!(ready(&mut l), ["a2"]);
         assert_eq!(l.len(), 0);
     }
 
@@ -188,20 +211,42 @@ mod tests {
     }
 
     #[test]
-    fn fetches_are_bounded_and_a_slot_is_freed_when_its_event_is_applied() {
+    fn fetches_are_bounded_one_per_service_and_a_slot_is_freed_when_applied() {
         let mut l = Lanes::new(2);
-        let ids: Vec<u64> = (0..4).map(|_| l.push(svc("a"), true, "x")).collect();
-        assert_eq!(l.start_fetches(), ids[..2]);
+        let a: Vec<u64> = (0..3).map(|_| l.push(svc("a"), true, "a")).collect();
+        let b = l.push(svc("b"), true, "b");
+        let c = l.push(svc("c"), true, "c");
+        // a slow service holds one slot: the other goes to b
+        assert_eq!(l.start_fetches(), [a[0], b]);
         assert!(l.start_fetches().is_empty());
-        // the second is fetched first but waits for the first, and keeps its slot
-        l.fetched(ids[1]);
-        assert!(l.take_ready().is_none());
-        assert!(l.start_fetches().is_empty());
-        l.fetched(ids[0]);
-        assert_eq!(l.take_ready().map(|(i, _)| i), Some(ids[0]));
-        assert_eq!(l.start_fetches(), ids[2..3]);
-        assert_eq!(l.take_ready().map(|(i, _)| i), Some(ids[1]));
-        assert_eq!(l.start_fetches(), ids[3..4]);
+        l.fetched(b);
+        assert_eq!(l.take_ready().map(|(i, _)| i), Some(b));
+        // a's next waits for a's first; c is next
+        assert_eq!(l.start_fetches(), [c]);
+        l.fetched(a[0]);
+        assert_eq!(l.take_ready().map(|(i, _)| i), Some(a[0]));
+        assert_eq!(l.start_fetches(), [a[1]]);
+        l.fetched(a[1]);
+        assert_eq!(l.take_ready().map(|(i, _)| i), Some(a[1]));
+        assert_eq!(l.start_fetches(), [a[2]]);
+    }
+
+    #[test]
+    fn an_event_behind_a_barrier_never_takes_the_slot_of_one_before_it() {
+        // a leaves (no fetch) then registers again; every later service waits behind
+        // `gateway.online`: a's register must still get a slot
+        let mut l = Lanes::new(1);
+        l.push(svc("a"), false, "a-leaves");
+        let a2 = l.push(svc("a"), true, "a2");
+        l.push(Lane::All, false, "online");
+        let c = l.push(svc("c"), true, "c");
+        assert_eq!(l.start_fetches(), [a2]);
+        assert_eq!(ready(&mut l), ["a-leaves"]);
+        l.fetched(a2);
+        assert_eq!(ready(&mut l), ["a2", "online"]);
+        assert_eq!(l.start_fetches(), [c]);
+        l.fetched(c);
+        assert_eq!(ready(&mut l), ["c"]);
     }
 
     #[test]

@@ -820,6 +820,12 @@ fn ledger_registers(p: &Path, slow: Duration) -> (String, String) {
     )
 }
 
+/// [`ledger_registers`] (version 1 served 3 s late) and a JetStream nats-server.
+fn ledger_on_jetstream(bin: &Path, p: &Path) -> (String, String, Nats) {
+    let (slow_v1, v2) = ledger_registers(p, Duration::from_secs(3));
+    (slow_v1, v2, Nats::start_jetstream(bin, &p.join("js")))
+}
+
 /// The index `idx` holds the ledger's version 2, and nothing of version 1.
 #[track_caller]
 fn holds_ledger_version_2(p: &Path) {
@@ -877,8 +883,7 @@ fn an_event_delivered_again_after_a_crash_is_not_applied_over_a_newer_one() {
     };
     let t = tempfile::tempdir().unwrap();
     let p = t.path();
-    let (slow_v1, v2) = ledger_registers(p, Duration::from_secs(3));
-    let nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let (slow_v1, v2, nats) = ledger_on_jetstream(&bin, p);
     let wait = [("DOCFUSE_INGEST_ACK_WAIT_S", Path::new("6"))];
     let mut first = Ingest::start_with(p, &nats, "idx", &wait);
     first.wait_log("JetStream durable consumer", 1);
@@ -958,4 +963,61 @@ fn a_consumer_of_one_event_at_a_time_is_updated_in_place() {
     let ingest = Ingest::start(p, &nats, "idx");
     ok_report(&ingest.next(), "service.register");
     assert_eq!(pending(None), 256);
+}
+
+/// SIGTERM to `ingest`; it exits at once (0) whatever fetch is under way.
+fn terminate(ingest: &mut Ingest) {
+    let t = Instant::now();
+    let term = Command::new("kill")
+        .arg(ingest.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(term.success());
+    assert!(ingest.child.wait().unwrap().success());
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+}
+
+/// Issue 42 item 4: a stop hands every event in hand back — with JetStream they are
+/// delivered to the next start, each service's in order; with plain subscriptions they
+/// cannot be, and are counted as lost.
+#[test]
+fn a_stop_hands_back_the_events_in_hand_or_counts_them_lost() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let (slow_v1, v2, nats) = ledger_on_jetstream(&bin, p);
+    let mut first = Ingest::start(p, &nats, "idx");
+    first.wait_log("JetStream durable consumer", 1);
+    nats.publish("service.register", &slow_v1);
+    nats.publish("service.register", &v2);
+    std::thread::sleep(Duration::from_millis(800));
+    terminate(&mut first);
+    let second = Ingest::start(p, &nats, "idx");
+    let versions: Vec<Value> = (0..2)
+        .map(|_| ok_code(&second.next(), "ledger")["version"].clone())
+        .collect();
+    assert_eq!(versions, [json!("1"), json!("2")]);
+    holds_ledger_version_2(p);
+
+    let plain = Nats::start(&bin);
+    let mut third = Ingest::start(p, &plain, "idx2");
+    nats_ready(&third);
+    plain.publish("service.register", &slow_v1);
+    plain.publish("service.register", &v2);
+    std::thread::sleep(Duration::from_millis(800));
+    terminate(&mut third);
+    let lost = third.next();
+    assert_eq!(
+        (&lost["lost"], &lost["lost_total"]),
+        (&json!(2), &json!(2)),
+        "{lost}"
+    );
+    third.wait_log("cannot be handed back", 1);
+}
+
+/// Waits for the plain subscriptions' banner.
+fn nats_ready(ingest: &Ingest) {
+    ingest.wait_log("plain subscriptions", 1);
 }
