@@ -106,13 +106,13 @@ pub struct IngestArgs {
     /// all embedding to them.
     #[arg(long, value_name = "N")]
     pub max_chunks: Option<u64>,
-    /// Packs fetched at once (one per service). Events of different services are handled
-    /// side by side: a slow pack URL holds up only its own service's later events (one
-    /// service's events are always applied in the order they were published).
+    /// Packs fetched at once, 1 to 64 (one per service). Events of different services
+    /// are handled side by side: a slow pack URL holds up only its own service's later
+    /// events (one service's events are always applied in the order they were published).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub fetches: u64,
-    /// A pack fetch taking longer than this many seconds fails (reported; the service's
-    /// next event is handled).
+    /// A pack fetch taking longer than this many seconds (0.1 to 3600) fails (reported;
+    /// the service's next event is handled).
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_seconds)]
     pub fetch_timeout: f64,
     /// Print one JSON line per event handled on stdout (default: a line of text).

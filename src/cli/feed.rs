@@ -164,6 +164,8 @@ pub struct Subscribed {
     /// How often an event in hand is said to be in progress: a quarter of the
     /// consumer's ack wait.
     pub progress_every: Duration,
+    /// The stream's last event's sequence when subscribed (`None`: plain subscriptions).
+    pub last_sequence: Option<u64>,
 }
 
 /// Connects to `url` and returns the events: from a durable consumer named `durable` when
@@ -182,12 +184,13 @@ pub async fn subscribe(
     let client = connect(url, lost).await?;
     let js = jetstream::new(client.clone());
     let why = match durable_consumer(&js, durable).await {
-        Ok((messages, stream, ack_wait)) => {
+        Ok(d) => {
             return Ok(Subscribed {
-                feed: Feed::Durable(Box::new(messages)),
+                feed: Feed::Durable(Box::new(d.messages)),
                 delivery: format!("JetStream durable consumer `{durable}`: no event is lost"),
-                stream: Some(stream),
-                progress_every: ack_wait / 4,
+                stream: Some(d.stream),
+                progress_every: d.ack_wait / 4,
+                last_sequence: Some(d.last_sequence),
             })
         }
         Err(e) => format!("{e:#}"),
@@ -215,6 +218,7 @@ pub async fn subscribe(
         ),
         stream: None,
         progress_every: ACK_WAIT / 4,
+        last_sequence: None,
     })
 }
 
@@ -249,13 +253,20 @@ async fn connect(url: &str, lost: Arc<AtomicU64>) -> anyhow::Result<async_nats::
         })
 }
 
+/// A durable consumer's messages and what `ingest` needs to know of it.
+struct Durable {
+    messages: jetstream::consumer::pull::Stream,
+    /// The stream's identity, `NAME@CREATED`.
+    stream: String,
+    /// The consumer's ack wait.
+    ack_wait: Duration,
+    /// The stream's last event's sequence.
+    last_sequence: u64,
+}
+
 /// The durable consumer `name` on the stream holding the registry subjects (made when
-/// none holds them), delivering the events published from its creation on; the
-/// stream's identity (`NAME@CREATED`); the consumer's ack wait.
-async fn durable_consumer(
-    js: &jetstream::Context,
-    name: &str,
-) -> anyhow::Result<(jetstream::consumer::pull::Stream, String, Duration)> {
+/// none holds them), delivering the events published from its creation on.
+async fn durable_consumer(js: &jetstream::Context, name: &str) -> anyhow::Result<Durable> {
     let mut stream = match js.stream_by_subject(event::REGISTER).await {
         Ok(found) => {
             let stream = js.get_stream(&found).await?;
@@ -299,7 +310,13 @@ async fn durable_consumer(
     let ack_wait = consumer.cached_info().config.ack_wait;
     let info = stream.info().await?;
     let identity = format!("{}@{}", info.config.name, info.created);
-    Ok((consumer.messages().await?, identity, ack_wait))
+    let last_sequence = info.state.last_sequence;
+    Ok(Durable {
+        messages: consumer.messages().await?,
+        stream: identity,
+        ack_wait,
+        last_sequence,
+    })
 }
 
 /// Why the stream `name` that holds `service.register` cannot be ingested from: it lacks

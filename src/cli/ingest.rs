@@ -42,6 +42,13 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // one ingester per index: two would share the durable consumer, each taking some of a
+    // service's events, and could apply them out of order
+    let _folder_lock = hold_ingest_lock(&folder)?;
+    let _db_lock = match db {
+        true => Some(rt.block_on(super::pg::hold_ingester_lock(&a.index))?),
+        false => None,
+    };
     let lost = std::sync::Arc::new(AtomicU64::new(0));
     let durable = super::feed::durable_name(&a.index);
     let subscribed = rt.block_on(super::feed::subscribe(&a.nats, &durable, lost.clone()))?;
@@ -64,7 +71,12 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         event::SUBJECTS.join(", "),
         subscribed.delivery
     );
-    let applied = crate::pack::applied(&folder.join(crate::pack::PACKS_DIR));
+    let mut applied = crate::pack::applied(&folder.join(crate::pack::PACKS_DIR));
+    if let (Some(stream), Some(last)) = (&subscribed.stream, subscribed.last_sequence) {
+        for code in applied.forget_beyond(stream, last) {
+            eprintln!("warning: `{code}`'s last applied event in `{}` is past the stream's last event ({last}): forgotten, its next event is applied", crate::pack::APPLIED_FILE);
+        }
+    }
     let ingest = Ingest {
         a: &a,
         folder,
@@ -89,6 +101,37 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         "the NATS events ended (the connection was closed, or the JetStream consumer was deleted)\nhint: start `docfuse ingest` again (a supervisor restarting it on failure keeps ingestion going)"
     );
     Ok(super::EXIT_OK)
+}
+
+/// The lock file of `ingest` in the index folder (or a database's writer folder).
+pub const INGEST_LOCK: &str = "ingest.lock";
+
+/// Takes the ingester lock of `folder` (made if missing): an advisory lock on
+/// [`INGEST_LOCK`], held while the returned file is open (the system releases it when
+/// the process ends, also when killed).
+///
+/// # Errors
+/// Another `docfuse ingest` of this folder holds it; the folder or file cannot be made.
+fn hold_ingest_lock(folder: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    std::fs::create_dir_all(folder)
+        .with_context(|| format!("cannot create `{}`", folder.display()))?;
+    let path = folder.join(INGEST_LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open `{}`", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `docfuse ingest` is ingesting into `{}`: one ingester per index, or they would take each other's events\nhint: stop the other one first",
+            folder.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("cannot lock `{}`", path.display())))
+        }
+    }
 }
 
 pub(super) struct Ingest<'a> {

@@ -313,6 +313,24 @@ pub fn queue_counts(index: &Path, identity_key: &str) -> anyhow::Result<pgstore:
     })?)
 }
 
+/// Holds the ingester lock of the database index `index` while the returned client's
+/// connection lasts (it is driven on the current runtime).
+///
+/// # Errors
+/// Another `docfuse ingest` holds it; the URL does not parse; the database cannot be
+/// reached.
+pub async fn hold_ingester_lock(index: &Path) -> anyhow::Result<tokio_postgres::Client> {
+    let loc = location(index)?;
+    let client = pgstore::connect(&loc).await?;
+    anyhow::ensure!(
+        pgstore::try_lock_ingester(&client, &loc).await?,
+        "another `docfuse ingest` is ingesting into `{}` (schema `{}`): one ingester per index, or they would take each other's events\nhint: stop the other one first",
+        loc.shown,
+        loc.schema
+    );
+    Ok(client)
+}
+
 /// This host's writer folder of the database index `index` (where a writer stages its
 /// generations and `ingest` unpacks its packs).
 ///

@@ -30,6 +30,26 @@ impl Applied {
         self.stream == stream && self.sequences.get(code).is_some_and(|&s| seq <= s)
     }
 
+    /// Forgets the sequences of `stream` beyond `last`, its last event's sequence (a
+    /// number no event of the stream has: a file written by hand, or of a stream purged
+    /// and made again within the same second), which would skip every later event of
+    /// their service; returns the codes forgotten.
+    pub fn forget_beyond(&mut self, stream: &str, last: u64) -> Vec<String> {
+        if self.stream != stream {
+            return Vec::new();
+        }
+        let beyond: Vec<String> = self
+            .sequences
+            .iter()
+            .filter(|(_, &s)| s > last)
+            .map(|(c, _)| c.clone())
+            .collect();
+        for c in &beyond {
+            self.sequences.remove(c);
+        }
+        beyond
+    }
+
     /// Records the event `seq` of `code` as applied (a newer one stays); the numbers of
     /// another stream are forgotten first.
     pub fn record(&mut self, stream: &str, code: &str, seq: u64) {
@@ -96,6 +116,12 @@ mod tests {
         assert!(!a.is_stale("S@2", "svc", 3));
         a.record("S@2", "svc", 3);
         assert_eq!(a.sequences.len(), 1);
+        assert!(a.is_stale("S@2", "svc", 2));
+        // a number past the stream's last event says nothing
+        a.record("S@2", "odd", 99_999);
+        assert!(a.forget_beyond("S@1", 10).is_empty());
+        assert_eq!(a.forget_beyond("S@2", 10), ["odd"]);
+        assert!(!a.is_stale("S@2", "odd", 5));
         assert!(a.is_stale("S@2", "svc", 2));
     }
 

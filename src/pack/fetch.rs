@@ -194,13 +194,25 @@ fn fetch_url(
         ureq::unversioned::transport::DefaultConnector::new(),
         resolver,
     );
-    let mut resp = agent.get(url).call().map_err(|e| fail(e.to_string()))?;
+    let timed_out = || {
+        format!(
+            "no whole answer within {} s (the fetch timeout)",
+            limits.timeout.as_secs_f64()
+        )
+    };
+    let mut resp = agent.get(url).call().map_err(|e| match e {
+        ureq::Error::Timeout(_) => fail(timed_out()),
+        e => fail(e.to_string()),
+    })?;
     let mut bytes = Vec::new();
     resp.body_mut()
         .as_reader()
         .take(limits.max_pack_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::TimedOut => fail(timed_out()),
+            _ => fail(e.to_string()),
+        })?;
     if bytes.len() as u64 > limits.max_pack_bytes {
         return Err(too_big());
     }
@@ -336,6 +348,23 @@ mod tests {
         };
         let e = fetch("http://127.0.0.1:1/p", &limits, &allowed).unwrap_err();
         assert!(!e.to_string().contains("policy"), "{e}");
+    }
+
+    #[test]
+    fn a_host_that_never_answers_is_a_timeout_said_in_seconds() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/pack", listener.local_addr().unwrap());
+        let limits = Limits {
+            timeout: std::time::Duration::from_millis(400),
+            ..Limits::default()
+        };
+        let policy = FetchPolicy {
+            allow_hosts: vec!["127.0.0.1".into()],
+        };
+        // the connection is taken and never answered
+        let e = fetch(&url, &limits, &policy).unwrap_err().to_string();
+        assert!(e.contains("no whole answer within 0.4 s"), "{e}");
+        drop(listener);
     }
 
     #[test]

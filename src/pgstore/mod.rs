@@ -214,8 +214,29 @@ pub async fn lock_writer(client: &Client, loc: &PgLocation, no_wait: bool) -> Re
 /// The advisory lock key of a schema: the first 8 bytes of sha256("docfuse writer" +
 /// schema) as a signed integer.
 pub fn lock_key(schema: &str) -> i64 {
-    let h = crate::hashing::sha256_hex(format!("docfuse writer\n{schema}").as_bytes());
+    key_of("writer", schema)
+}
+
+/// The first 8 bytes of sha256("docfuse ROLE\nSCHEMA") as a signed integer.
+fn key_of(role: &str, schema: &str) -> i64 {
+    let h = crate::hashing::sha256_hex(format!("docfuse {role}\n{schema}").as_bytes());
     u64::from_str_radix(&h[..16], 16).unwrap_or(0) as i64
+}
+
+/// Takes the ingester lock of `loc`'s schema (one `docfuse ingest` per database index:
+/// two would take each other's events and could apply one service's out of order): a
+/// session-level advisory lock, held while `client`'s connection lasts. False when
+/// another session holds it.
+///
+/// # Errors
+/// [`Error::Database`] when the query fails.
+pub async fn try_lock_ingester(client: &Client, loc: &PgLocation) -> Result<bool> {
+    let key = key_of("ingest", &loc.schema);
+    Ok(client
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+        .await
+        .map_err(|e| db_err(loc, "cannot take the ingester lock", e))?
+        .get(0))
 }
 
 /// The driver's reason: the server's message when there is one.

@@ -1021,3 +1021,67 @@ fn a_stop_hands_back_the_events_in_hand_or_counts_them_lost() {
 fn nats_ready(ingest: &Ingest) {
     ingest.wait_log("plain subscriptions", 1);
 }
+
+/// `docfuse ingest ARGS` that must end within 20 s (a refused start); its output.
+fn ingest_refused(p: &Path, args: &[&str], cache: &Path) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_docfuse"))
+        .arg("ingest")
+        .args(args)
+        .current_dir(p)
+        .env("DOCFUSE_PG_CACHE", cache)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("a second ingester of one index was not refused");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// One ingester per index (two would share the durable consumer, each taking some of a
+/// service's events): a second `ingest` of the same folder, however spelled, or of the
+/// same database from another host's cache, is refused at once, saying why.
+#[test]
+fn a_second_ingester_of_one_index_is_refused() {
+    let Some(bin) = required_nats_server() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    let nats = Nats::start_jetstream(&bin, &p.join("js"));
+    let first = Ingest::start(p, &nats, "idx");
+    first.wait_log("JetStream durable consumer", 1);
+    let spelled = p.join("idx/.");
+    let args = ["--index", spelled.to_str().unwrap(), "--nats", &nats.url()];
+    let o = ingest_refused(p, &args, &p.join("cache"));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("another `docfuse ingest`"),
+        "{}",
+        stderr(&o)
+    );
+
+    let Some(db) = database() else {
+        return;
+    };
+    let url = with_schema(&db, "ingestlock");
+    let on_db = Ingest::start_with(p, &nats, &url, &[("DOCFUSE_PG_CACHE", &p.join("host-a"))]);
+    on_db.wait_log("JetStream durable consumer", 1);
+    let o = ingest_refused(
+        p,
+        &["--index", &url, "--nats", &nats.url()],
+        &p.join("host-b"),
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("another `docfuse ingest`"),
+        "{}",
+        stderr(&o)
+    );
+}
