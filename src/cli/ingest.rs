@@ -106,31 +106,22 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
 /// The lock file of `ingest` in the index folder (or a database's writer folder).
 pub const INGEST_LOCK: &str = "ingest.lock";
 
-/// Takes the ingester lock of `folder` (made if missing): an advisory lock on
-/// [`INGEST_LOCK`], held while the returned file is open (the system releases it when
+/// Takes the ingester lock of `folder` (made if missing): the writer lock's mechanism
+/// on [`INGEST_LOCK`], held while the returned guard lives (the system releases it when
 /// the process ends, also when killed).
 ///
 /// # Errors
 /// Another `docfuse ingest` of this folder holds it; the folder or file cannot be made.
-fn hold_ingest_lock(folder: &std::path::Path) -> anyhow::Result<std::fs::File> {
+fn hold_ingest_lock(folder: &std::path::Path) -> anyhow::Result<crate::generation::WriterLock> {
     std::fs::create_dir_all(folder)
         .with_context(|| format!("cannot create `{}`", folder.display()))?;
-    let path = folder.join(INGEST_LOCK);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open `{}`", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "another `docfuse ingest` is ingesting into `{}`: one ingester per index, or they would take each other's events\nhint: stop the other one first",
+    let wait = crate::generation::LockWait::No;
+    match crate::generation::acquire_named_lock(folder, INGEST_LOCK, wait, &mut |_| {}) {
+        Err(crate::Error::Locked { holder, .. }) => anyhow::bail!(
+            "another `docfuse ingest` ({holder}) is ingesting into `{}`: one ingester per index, or they would take each other's events\nhint: stop the other one first",
             folder.display()
         ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(anyhow::Error::new(e).context(format!("cannot lock `{}`", path.display())))
-        }
+        other => Ok(other?),
     }
 }
 

@@ -62,8 +62,21 @@ pub fn acquire(
     wait: impl Into<LockWait>,
     on_wait: &mut dyn FnMut(&str),
 ) -> Result<WriterLock> {
-    let wait = wait.into();
-    let path = index_dir.join(LOCK_FILE);
+    acquire_named(index_dir, LOCK_FILE, wait.into(), on_wait)
+}
+
+/// [`acquire`] of the lock file `name` in `index_dir` (another role's lock, such as
+/// `ingest`'s one ingester per index).
+///
+/// # Errors
+/// As [`acquire`].
+pub fn acquire_named(
+    index_dir: &Path,
+    name: &str,
+    wait: LockWait,
+    on_wait: &mut dyn FnMut(&str),
+) -> Result<WriterLock> {
+    let path = index_dir.join(name);
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

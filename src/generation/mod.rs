@@ -25,7 +25,8 @@ pub use docread::read_document;
 pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
 pub use jsonl::read_jsonl;
 pub use lock::{
-    acquire as acquire_writer_lock, holder as writer_lock_holder, LockWait, WriterLock, LOCK_FILE,
+    acquire as acquire_writer_lock, acquire_named as acquire_named_lock,
+    holder as writer_lock_holder, LockWait, WriterLock, LOCK_FILE,
 };
 pub use previous::{
     generation_dirs, previous_chunks, read_snapshot, root_names, vectors_in, Previous, CHUNKS_FILE,
