@@ -249,6 +249,11 @@ pub struct QueryParams {
     /// Callan, 1994). 0: off, the default (measured in `benches/QUALITY.md`).
     #[serde(default)]
     pub page_weight: f32,
+    /// Score every posting of every query term in lexical mode instead of finding the
+    /// top results with score bounds (`lexical::topk`): the same results, slower; for
+    /// checking that claim (`docfuse eval --exhaustive`). Default false.
+    #[serde(default)]
+    pub exhaustive: bool,
 }
 
 fn audience_fit() -> f32 {
@@ -327,6 +332,7 @@ impl Default for QueryParams {
 
             section_weight: section_weight(),
             page_weight: 0.0,
+            exhaustive: false,
         }
     }
 }

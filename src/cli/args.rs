@@ -592,6 +592,11 @@ pub struct EvalArgs {
     /// Include per-query results (rank of the first relevant result, metrics).
     #[arg(long)]
     pub per_query: bool,
+    /// Results asked of each search (1–1000): the latency of a search of that many;
+    /// metrics past it (recall@100 at depth 10) see only that many.
+    #[arg(long, value_name = "N", default_value_t = crate::eval::EVAL_DEPTH as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub depth: u64,
     /// Also write the ranked units as a TREC run file (`qid Q0 docid rank score tag`),
     /// for checking the metrics with trec_eval or pytrec_eval.
     #[arg(long, value_name = "FILE")]

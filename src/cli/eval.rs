@@ -2,7 +2,7 @@
 
 use super::args::EvalArgs;
 use super::output::{print_json, print_line};
-use crate::eval::{evaluate, read_beir, read_docfuse, unjudged, unmatched_labels, EvalReport};
+use crate::eval::{evaluate_at, read_beir, read_docfuse, unjudged, unmatched_labels, EvalReport};
 use crate::fusion::Fusion;
 use crate::read::{DocIndex, SearchOptions};
 use anyhow::{bail, Context};
@@ -39,7 +39,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<i32> {
             if let Some(f) = fusion {
                 opts.fusion = f;
             }
-            let mut r = evaluate(&index, &questions, m.name(), &opts)?;
+            let mut r = evaluate_at(&index, &questions, m.name(), &opts, a.depth as usize)?;
             if !label.is_empty() {
                 r.mode = format!("{} {label}", m.name());
             }

@@ -12,4 +12,6 @@ mod run;
 pub use judge::{Judgment, Target};
 pub use metrics::{mrr_at, ndcg_at, recall_at, Metrics};
 pub use questions::{read_beir, read_docfuse, Question};
-pub use run::{evaluate, unjudged, unmatched_labels, EvalReport, QueryOutcome};
+pub use run::{
+    evaluate, evaluate_at, unjudged, unmatched_labels, EvalReport, QueryOutcome, EVAL_DEPTH,
+};

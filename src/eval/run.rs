@@ -104,8 +104,24 @@ pub fn evaluate(
     mode: &str,
     opts: &SearchOptions,
 ) -> Result<EvalReport> {
+    evaluate_at(index, questions, mode, opts, EVAL_DEPTH)
+}
+
+/// [`evaluate`] with `depth` results per question instead of [`EVAL_DEPTH`]: the
+/// latency of a search of that many results; metrics past `depth` (recall@100 at depth
+/// 10) see only `depth` results.
+///
+/// # Errors
+/// Whatever [`DocIndex::search`] returns.
+pub fn evaluate_at(
+    index: &DocIndex,
+    questions: &[Question],
+    mode: &str,
+    opts: &SearchOptions,
+    depth: usize,
+) -> Result<EvalReport> {
     let mut opts = *opts;
-    opts.limit = EVAL_DEPTH;
+    opts.limit = depth.max(1);
     opts.params.floor = 0.0;
     let mut outcomes = Vec::with_capacity(questions.len());
     for q in questions.iter().filter(|q| !q.judgments.is_empty()) {

@@ -25,17 +25,22 @@
 //! the first chunk of each file, which the engine gives from its snapshot; a candidate's
 //! section or page scored as one document from the candidates' frequencies); named score
 //! parts; explain; a lock-free read-only directory (`readonly.rs`) so an index on a read-
-//! only disk opens
+//! only disk opens; a search's first k results found with score bounds (`topk.rs`,
+//! MaxScore at the level of sections), ranked with whole-index document frequencies
+//! counted from the postings' document ids and remembered (`dfs.rs`)
 
 mod accs;
 pub(crate) mod bm25f;
 mod buckets;
+mod dfs;
 mod explain;
+mod lists;
 mod reader;
 mod readonly;
 mod roles;
 mod schema;
 mod search;
+mod topk;
 mod units;
 mod writer;
 #[cfg(test)]

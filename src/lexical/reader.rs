@@ -23,7 +23,7 @@ pub struct LexicalIndex {
     /// Document address of each chunk ordinal, read from the fast fields on first use.
     addrs: std::sync::OnceLock<Vec<Option<DocAddress>>>,
     /// Page-level priors by ordinal (empty: no graph).
-    priors: PagePriors,
+    pub(super) priors: PagePriors,
     /// Whole-section statistics, read on the first query that weighs section evidence
     /// (`None`: they could not be read; section evidence is then off).
     sections: std::sync::OnceLock<Option<super::units::Units>>,
@@ -32,6 +32,8 @@ pub struct LexicalIndex {
     pages: std::sync::OnceLock<Option<super::units::Units>>,
     /// The first chunk ordinal of each file, in file order (from the engine's snapshot).
     page_starts: std::sync::OnceLock<Vec<u64>>,
+    /// Query terms' whole-index statistics, remembered (`dfs.rs`).
+    pub(super) stats_cache: super::dfs::StatsCache,
 }
 
 /// What the documentation graph says about each chunk's page, by chunk ordinal.
@@ -214,6 +216,7 @@ impl LexicalIndex {
             sections: std::sync::OnceLock::new(),
             pages: std::sync::OnceLock::new(),
             page_starts: std::sync::OnceLock::new(),
+            stats_cache: super::dfs::StatsCache::default(),
         })
     }
 

@@ -45,14 +45,15 @@ pub struct Hit {
 }
 
 /// A query term with the index terms it matches: itself (weight 1) and prefix expansions.
-struct QTerm {
-    text: String,
-    variants: Vec<(String, f32)>,
+#[derive(Clone)]
+pub(super) struct QTerm {
+    pub(super) text: String,
+    pub(super) variants: Vec<(String, f32)>,
     /// Weight of the whole term in the score (below 1 for a stop word).
-    weight: f32,
+    pub(super) weight: f32,
     /// A stop word: it counts in the text fields only, never in title, headings or
     /// path (so `how do I…` is not won by every heading starting with "How to").
-    stop: bool,
+    pub(super) stop: bool,
     /// Says what the query is about: not a stop word written as a plain word (every
     /// term is, in a query of stop words only). Only such terms make a chunk a match for
     /// [`Hit::matched_terms`] and [`LexicalRun::missing_words`].
@@ -61,18 +62,28 @@ struct QTerm {
     /// `widgets`); the rest are longer words it begins (`capitalize` for `capital`),
     /// which score but do not make the word found ([`LexicalRun::missing_words`]) nor a
     /// chunk a match of it ([`Hit::matched_terms`]).
-    whole_variants: usize,
+    pub(super) whole_variants: usize,
     /// The inflections (`variants[1..whole_variants]`) are added to a word the
     /// collection uses (a plural's singular at `plural_weight`): they score, but the
     /// term's document frequency is that of its other variants, so its IDF stays that of
     /// the form the query wrote.
-    extra_inflections: bool,
+    pub(super) extra_inflections: bool,
 }
 
 impl QTerm {
     /// Whether a matched posting is of the word itself or an inflection of it.
-    fn whole(&self, m: &super::accs::Matched) -> bool {
+    pub(super) fn whole(&self, m: &super::accs::Matched) -> bool {
         (m.variant as usize) < self.whole_variants
+    }
+
+    /// What a posting of variant `v` with term frequency `tf` adds to its candidate's
+    /// frequency: `tf ×` the variant's weight; an added singular counts once per field
+    /// (a page that says `macro` thirty times is no more about `macros` than one that
+    /// says it once).
+    pub(super) fn weighted_tf(&self, v: usize, tf: u32) -> f32 {
+        let once = self.extra_inflections && v >= 1 && v < self.whole_variants;
+        let tf = if once { 1 } else { tf };
+        self.variants.get(v).map_or(0.0, |(_, w)| w * tf as f32)
     }
 }
 
@@ -106,6 +117,9 @@ pub struct LexicalRun {
     /// inflection of it (not only longer words the term begins), from one pass over the
     /// matched postings.
     whole: Vec<bool>,
+    /// What the whole index holds of each query term (a pruned run's candidates are
+    /// not every chunk that holds one).
+    found: Found,
     /// The query asks for code (a symbol or path, or words such as `implemented`):
     /// module entries take `QueryParams::module_prior`.
     asks_for_code: bool,
@@ -118,6 +132,22 @@ pub struct LexicalRun {
 }
 
 impl LexicalRun {
+    /// The score of the `k`-th ranked chunk (`None` when fewer are ranked).
+    pub(super) fn kth_score(&self, k: usize) -> Option<f32> {
+        k.checked_sub(1)
+            .and_then(|i| self.ranked.get(i))
+            .map(|r| r.parts.score)
+    }
+
+    /// The highest base score (`lexical × priors × aboutness × audience`) ranked: what
+    /// the exact parts are multiples of.
+    pub(super) fn best_base(&self) -> f32 {
+        self.ranked
+            .iter()
+            .map(|r| r.parts.base())
+            .fold(0.0f32, f32::max)
+    }
+
     /// Whether candidate `acc` holds query term `q` itself or an inflection of it.
     fn holds_whole(&self, acc: usize, q: usize) -> bool {
         self.whole
@@ -125,6 +155,67 @@ impl LexicalRun {
             .copied()
             .unwrap_or(false)
     }
+}
+
+/// Each query term's document frequency among `accs` when they are every chunk that
+/// holds a term (an exhaustive run): the chunks holding any of its variants in a field
+/// it is searched in; for a term whose inflections were added to it
+/// ([`QTerm::extra_inflections`]), those holding the word itself or a longer word it
+/// begins, so its IDF stays that of the form the query wrote.
+fn df_of_candidates(qterms: &[QTerm], accs: &Accs) -> Vec<u64> {
+    let mut df = vec![0u64; qterms.len()];
+    for i in 0..accs.len() {
+        for (q, tf) in accs.tf(i).iter().enumerate() {
+            if !qterms[q].extra_inflections && tf.iter().any(|t| *t > 0.0) {
+                df[q] += 1;
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in accs.matched() {
+        let qt = &qterms[m.q as usize];
+        let v = m.variant as usize;
+        if qt.extra_inflections && (v == 0 || v >= qt.whole_variants) && seen.insert((m.acc, m.q)) {
+            df[m.q as usize] += 1;
+        }
+    }
+    df
+}
+
+/// What the index holds of each query term, by term: a chunk with any of its variants
+/// (`any`), a chunk with the word itself or an inflection of it (`whole`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Found {
+    pub any: Vec<bool>,
+    pub whole: Vec<bool>,
+}
+
+impl Found {
+    /// From the matched postings of every chunk that holds a term.
+    fn of_candidates(qterms: &[QTerm], accs: &Accs) -> Found {
+        let mut f = Found {
+            any: vec![false; qterms.len()],
+            whole: vec![false; qterms.len()],
+        };
+        for m in accs.matched() {
+            let q = m.q as usize;
+            f.any[q] = true;
+            f.whole[q] |= qterms[q].whole(m);
+        }
+        f
+    }
+}
+
+/// The query's shape and intents, from its text.
+pub(super) fn shape_and_intents(text: &str) -> (QueryShape, Intents) {
+    // the query's plain words, read once for both intents
+    let words = crate::analysis::plain_query_words(text);
+    let shape = QueryShape::with_intent(text, &words);
+    let intents = Intents {
+        owner: asks_for_owner(&words),
+        changes: super::roles::asks_for_changes(text, &words),
+    };
+    (shape, intents)
 }
 
 /// The [`LexicalRun::whole`] table of `accs`.
@@ -222,21 +313,33 @@ impl LexicalRun {
     /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
     /// the question: chunks ranked for the other words, or by meaning, are not about it.
     pub fn missing_words(&self) -> Vec<String> {
-        self.missing_words_where(&|_| true)
+        // a word counts as found when a chunk holds it or an inflection of it, not when
+        // only longer words it begins matched (`capital` in `capitalize`)
+        let whole = |q: usize| self.found.whole.get(q).copied().unwrap_or(false);
+        self.missing_words_by(&whole, &|_| true)
     }
 
     /// [`Self::missing_words`] over the chunks whose ordinal `keep` accepts (a search
-    /// under path filters: a word only chunks outside them hold is missing there).
+    /// under path filters: a word only chunks outside them hold is missing there). Reads
+    /// the run's candidates: a run of [`LexicalIndex::run`], not of
+    /// [`LexicalIndex::run_top`].
     pub fn missing_words_where(&self, keep: &dyn Fn(u64) -> bool) -> Vec<String> {
+        let kept = |q: usize| {
+            (0..self.accs.len()).any(|a| self.holds_whole(a, q) && keep(self.accs.get(a).ord))
+        };
+        self.missing_words_by(&kept, keep)
+    }
+
+    /// The missing words when `whole(q)` says whether a chunk looked at holds term `q`
+    /// itself or an inflection of it, and `keep` which chunks are looked at.
+    fn missing_words_by(
+        &self,
+        whole: &dyn Fn(usize) -> bool,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Vec<String> {
         // the document frequencies the ranking computed (no run: no chunk holds any term)
         let df = self.ranked.first().map(|r| r.idf.as_slice()).unwrap_or(&[]);
-        // a word counts as found when a kept chunk holds it or an inflection of it, not
-        // when only longer words it begins matched (`capital` in `capitalize`)
-        let found = |q: usize| {
-            df.get(q).is_some_and(|(d, _)| *d > 0)
-                && (0..self.accs.len())
-                    .any(|a| self.holds_whole(a, q) && keep(self.accs.get(a).ord))
-        };
+        let found = |q: usize| df.get(q).is_some_and(|(d, _)| *d > 0) && whole(q);
         // a compound (`strict-peer-dependencies`, `node_linker`) whose parts are found is
         // not missing: the parts are query terms too, and its other spellings are symbols
         let part_found = |text: &str| {
@@ -282,7 +385,7 @@ impl LexicalRun {
         let content: Vec<usize> = (0..self.qterms.len())
             .filter(|&q| self.qterms[q].content)
             .collect();
-        let by_any_variant = |q: usize| self.accs.matched().iter().any(|m| m.q as usize == q);
+        let by_any_variant = |q: usize| self.found.any.get(q).copied().unwrap_or(false);
         // a CJK bigram is never reported missing (it may span two words), but one that no
         // chunk holds is no evidence either
         let bigram = |q: usize| self.qterms[q].text.chars().any(crate::analysis::is_cjk);
@@ -384,6 +487,40 @@ impl LexicalIndex {
     /// [`crate::Error::Tantivy`] when the index cannot be read.
     pub fn run(&self, text: &str, params: &QueryParams) -> Result<LexicalRun> {
         let searcher = self.searcher();
+        let qterms = self.query_qterms(&searcher, text, params)?;
+        let accs = self.collect(&searcher, &qterms)?;
+        let df = df_of_candidates(&qterms, &accs);
+        let found = Found::of_candidates(&qterms, &accs);
+        self.finish(searcher, text, params, (qterms, accs), df, found)
+    }
+
+    /// The run of `text` whose first `k` ranked chunks are exactly those of
+    /// [`Self::run`] (the same chunks, scores and order), found without scoring every
+    /// posting: see [`super::topk`]. Its candidates are not every chunk that holds a
+    /// term, so [`LexicalRun::hit_for`] of a chunk outside its first `k` and
+    /// [`LexicalRun::missing_words_where`] need [`Self::run`]. With
+    /// `QueryParams::exhaustive`, or settings the bound does not cover (page evidence,
+    /// canonicality), it is [`Self::run`].
+    ///
+    /// # Errors
+    /// [`crate::Error::Tantivy`] when the index cannot be read.
+    pub fn run_top(&self, text: &str, params: &QueryParams, k: usize) -> Result<LexicalRun> {
+        if !params.exhaustive {
+            if let Some(run) = self.pruned_run(text, params, k)? {
+                return Ok(run);
+            }
+        }
+        self.run(text, params)
+    }
+
+    /// The query's analysed terms, weighted and expanded (stop words at `stop_weight`,
+    /// terms of weight 0 dropped).
+    pub(super) fn query_qterms(
+        &self,
+        searcher: &Searcher,
+        text: &str,
+        params: &QueryParams,
+    ) -> Result<Vec<QTerm>> {
         let mut terms = query_terms(text);
         terms.truncate(MAX_QUERY_TERMS);
         let weights = term_weights(text, &terms, params.stop_weight);
@@ -393,28 +530,35 @@ impl LexicalIndex {
             vec![1.0; terms.len()]
         };
         let content = term_weights(text, &terms, 0.0);
-        let mut qterms = self.expand(&searcher, terms, params)?;
+        let mut qterms = self.expand(searcher, terms, params)?;
         for (((q, w), st), c) in qterms.iter_mut().zip(weights).zip(stops).zip(content) {
             q.weight = w;
             q.stop = st == 0.0;
             q.content = c > 0.0;
         }
         qterms.retain(|q| q.weight > 0.0);
-        let mut accs = self.collect(&searcher, &qterms)?;
+        Ok(qterms)
+    }
+
+    /// Ranks the candidates `accs` of `qterms` (with the terms' document frequencies
+    /// `df` and what the index holds of each, `found`) into a [`LexicalRun`].
+    pub(super) fn finish(
+        &self,
+        searcher: Searcher,
+        text: &str,
+        params: &QueryParams,
+        (qterms, mut accs): (Vec<QTerm>, Accs),
+        df: Vec<u64>,
+        found: Found,
+    ) -> Result<LexicalRun> {
         self.mark_exact(&searcher, text, &mut accs)?;
         mark_whole_identifiers(text, &qterms, &mut accs);
         self.fill_lengths_and_ords(&searcher, &mut accs)?;
-        // the query's plain words, read once for both intents
-        let words = crate::analysis::plain_query_words(text);
-        let shape = QueryShape::with_intent(text, &words);
-        let intents = Intents {
-            owner: asks_for_owner(&words),
-            changes: super::roles::asks_for_changes(text, &words),
-        };
+        let (shape, intents) = shape_and_intents(text);
         let ranked = if accs.is_empty() {
             Vec::new()
         } else {
-            self.rank(&qterms, &accs, params, shape, intents)
+            self.rank(&qterms, &accs, params, (shape, intents), &df)
         };
         let mut rank_of: Vec<(u64, usize)> =
             ranked.iter().enumerate().map(|(i, r)| (r.ord, i)).collect();
@@ -440,6 +584,7 @@ impl LexicalIndex {
             ranked,
             rank_of,
             whole,
+            found,
             named_terms,
             named_ords,
             asks_for_code: shape.asks_for_code(),
@@ -584,42 +729,20 @@ impl LexicalIndex {
     }
 
     /// Reads the postings of every variant in every field; fills per-chunk frequencies.
-    fn collect(&self, s: &Searcher, qterms: &[QTerm]) -> Result<Accs> {
+    pub(super) fn collect(&self, s: &Searcher, qterms: &[QTerm]) -> Result<Accs> {
+        let lists = self.lists(s, qterms)?;
         let mut accs = Accs::new(qterms.len(), s.segment_readers().len());
         for (seg, sr) in s.segment_readers().iter().enumerate() {
-            for (f, &field) in self.fields.text.iter().enumerate() {
-                let inv = sr.inverted_index(field)?;
-                for (q, qt) in qterms.iter().enumerate() {
-                    if qt.stop && DocField::ALL[f].is_about() {
-                        continue;
+            for l in lists.of(seg) {
+                let qt = &qterms[l.q];
+                let mut post = l.postings(IndexRecordOption::WithFreqs)?;
+                let mut doc = post.doc();
+                while doc != TERMINATED {
+                    if !sr.is_deleted(doc) {
+                        let i = accs.entry(seg, sr.max_doc(), doc);
+                        accs.add(i, l.q, l.f, l.v, qt.weighted_tf(l.v, post.term_freq()));
                     }
-                    for (v, (term, weight)) in qt.variants.iter().enumerate() {
-                        // an added singular counts once per field: a page that says
-                        // `macro` thirty times is no more about `macros` than one that
-                        // says it once
-                        let once = qt.extra_inflections && v >= 1 && v < qt.whole_variants;
-                        let t = Term::from_field_text(field, term);
-                        let Some(mut post) = inv
-                            .read_postings(&t, IndexRecordOption::WithFreqs)
-                            .map_err(tantivy::TantivyError::from)?
-                        else {
-                            continue;
-                        };
-                        let mut doc = post.doc();
-                        while doc != TERMINATED {
-                            if sr.is_deleted(doc) {
-                                doc = post.advance();
-                                continue;
-                            }
-                            let i = accs.entry(seg, sr.max_doc(), doc);
-                            let tf = match once {
-                                true => 1,
-                                false => post.term_freq(),
-                            };
-                            accs.add(i, q, f, v, weight * tf as f32);
-                            doc = post.advance();
-                        }
-                    }
+                    doc = post.advance();
                 }
             }
         }
@@ -648,7 +771,7 @@ impl LexicalIndex {
 
     /// Sets the exact-match flags: whole-query identity always; per-token identity only
     /// for queries of at most two white-space separated tokens.
-    fn mark_exact(&self, s: &Searcher, query: &str, accs: &mut Accs) -> Result<()> {
+    pub(super) fn mark_exact(&self, s: &Searcher, query: &str, accs: &mut Accs) -> Result<()> {
         let keys = exact_keys(query);
         let targets: [(Field, &Vec<String>); 3] = [
             (self.fields.id_key, &keys.ids),
@@ -690,14 +813,8 @@ impl LexicalIndex {
 /// a longer question the identifier is one clue among several (on the Rust book it cost
 /// `mpsc::channel tx.clone() multiple producers` its first rank). Hyphenated and dotted
 /// words (`IL-6`, `e.g.`) are left out: on SciFact they cost 0.02 nDCG@10.
-fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut Accs) {
-    if query.split_whitespace().count() > 2 {
-        return;
-    }
-    let whole: Vec<bool> = qterms
-        .iter()
-        .map(|q| q.text.contains(['_', ':']) || q.text.trim_end_matches('#').contains('#'))
-        .collect();
+pub(super) fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut Accs) {
+    let whole = whole_identifier_terms(query, qterms);
     if !whole.contains(&true) {
         return;
     }
@@ -710,6 +827,18 @@ fn mark_whole_identifiers(query: &str, qterms: &[QTerm], accs: &mut Accs) {
     for i in named {
         accs.get_mut(i).exact[2] = true;
     }
+}
+
+/// Which of `qterms` mark an exact symbol match on the chunks holding them whole
+/// ([`mark_whole_identifiers`]): all false for a query of more than two tokens.
+pub(super) fn whole_identifier_terms(query: &str, qterms: &[QTerm]) -> Vec<bool> {
+    let short = query.split_whitespace().count() <= 2;
+    qterms
+        .iter()
+        .map(|q| {
+            short && (q.text.contains(['_', ':']) || q.text.trim_end_matches('#').contains('#'))
+        })
+        .collect()
 }
 
 /// The weight of each query term: `stop_weight` for an English stop word written as a
@@ -841,7 +970,7 @@ impl Parts {
 
 /// What a query looks like, for the query-shape priors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum QueryShape {
+pub(super) enum QueryShape {
     /// One or two tokens, one of them a file path (`guide/install.md`, `docs/`).
     Path,
     /// One or two tokens, one of them code (`Foo::bar`, `foo_bar()`, `HashMap`).
@@ -875,7 +1004,7 @@ fn asks_for_owner(words: &std::collections::HashSet<String>) -> bool {
 
 /// What a query of words asks for besides its words, read once per query.
 #[derive(Debug, Clone, Copy)]
-struct Intents {
+pub(super) struct Intents {
     /// Who owns or maintains something ([`OWNER_WORDS`]).
     owner: bool,
     /// About changes (`roles::asks_for_changes`).
@@ -922,7 +1051,7 @@ impl QueryShape {
 
     /// Whether module entries answer it first: a symbol, or words asking for code (a
     /// path-shaped query names its file: the path prior answers it).
-    fn asks_for_code(self) -> bool {
+    pub(super) fn asks_for_code(self) -> bool {
         matches!(self, QueryShape::Symbol | QueryShape::CodeWords)
     }
 
@@ -990,29 +1119,9 @@ impl LexicalIndex {
         qterms: &[QTerm],
         accs: &Accs,
         p: &QueryParams,
-        shape: QueryShape,
-        intents: Intents,
+        (shape, intents): (QueryShape, Intents),
+        df: &[u64],
     ) -> Vec<Ranked> {
-        let mut df = vec![0u64; qterms.len()];
-        for i in 0..accs.len() {
-            for (q, tf) in accs.tf(i).iter().enumerate() {
-                if !qterms[q].extra_inflections && tf.iter().any(|t| *t > 0.0) {
-                    df[q] += 1;
-                }
-            }
-        }
-        // a term whose inflections were added to it: the chunks its other variants match
-        let mut seen = std::collections::HashSet::new();
-        for m in accs.matched() {
-            let qt = &qterms[m.q as usize];
-            let v = m.variant as usize;
-            if qt.extra_inflections
-                && (v == 0 || v >= qt.whole_variants)
-                && seen.insert((m.acc, m.q))
-            {
-                df[m.q as usize] += 1;
-            }
-        }
         let idfs: std::sync::Arc<Vec<(u64, f32)>> =
             std::sync::Arc::new(df.iter().map(|&d| (d, idf(self.n, d))).collect());
         let qw: Vec<f32> = qterms.iter().map(|q| q.weight).collect();

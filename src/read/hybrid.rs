@@ -215,7 +215,15 @@ impl<'a> Parts<'a> {
             params: opts.params,
             explain: opts.explain,
         };
-        let run = self.g.lexical_run(query, &opts.params)?;
+        // proximity re-ranks the whole lexical list; otherwise only its first `limit`
+        // (and the anchors explain reads) are needed
+        let run = match opts.params.prox_gain > 0.0 {
+            true => self.g.lexical_run(query, &opts.params)?,
+            false => {
+                let k = opts.limit.max(super::proximity::ANCHORS);
+                self.g.lexical_top(query, &opts.params, k)?
+            }
+        };
         let weights = run.term_weights();
         let hits = if opts.params.prox_gain > 0.0 {
             self.p.lexical_with_proximity(self.g, &run, opts)?

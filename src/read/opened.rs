@@ -97,6 +97,19 @@ impl OpenGeneration {
         self.lexical.run(query, params)
     }
 
+    /// The lexical run of `query` whose first `k` results are those of
+    /// [`Self::lexical_run`], found without scoring every posting
+    /// ([`crate::lexical::LexicalIndex::run_top`]).
+    ///
+    /// # Errors
+    /// As [`Self::lexical_run`].
+    pub fn lexical_top(&self, query: &str, params: &QueryParams, k: usize) -> Result<LexicalRun> {
+        if params.page_weight > 0.0 {
+            let _ = self.page_starts();
+        }
+        self.lexical.run_top(query, params, k)
+    }
+
     /// The first chunk ordinal of each file ([`file_starts`]), computed from the snapshot
     /// once and kept by the lexical index (its pages).
     ///

@@ -7,9 +7,35 @@
 use crate::lexical::Bucket;
 use std::ops::Range;
 
-/// Chunks per bucket a build aims at: a 1-file refresh indexes about this many chunks
-/// again; a query visits one segment per bucket.
+/// Chunks per bucket a build aims at, at least: a 1-file refresh indexes about this
+/// many chunks again; a query visits one segment per bucket.
 pub const BUCKET_CHUNKS: u64 = 512;
+
+/// Buckets a large collection is cut into, about: a query looks up each term in every
+/// segment's dictionary, so past `BUCKET_CHUNKS × TARGET_BUCKETS` chunks buckets grow
+/// instead of multiplying (4× rust-docs, 138,860 chunks: 271 segments of 512 gave a
+/// warm lexical p50 of 160 ms, 68 of 2,048 gave 80 ms; `benches/RESULTS.md`).
+pub const TARGET_BUCKETS: u64 = 32;
+
+/// Chunks per bucket at most: one bucket is one tantivy segment, written within the
+/// writer's 128 MB heap (16,384 chunks of rust-docs are about 12 MB of text).
+pub const MAX_BUCKET_CHUNKS: u64 = 16_384;
+
+/// Bytes of source per chunk assumed before a first build (rust-docs: 720, the Rust
+/// book: 690).
+const BYTES_PER_CHUNK: u64 = 700;
+
+/// The bucket size of a build of `bytes` of source: [`TARGET_BUCKETS`] buckets of its
+/// expected chunks, within [`BUCKET_CHUNKS`]..=[`MAX_BUCKET_CHUNKS`]. The expectation
+/// is the previous generation's chunks per byte (`previous`: its chunks and bytes), else
+/// [`BYTES_PER_CHUNK`]. Rankings never depend on it.
+pub fn bucket_chunks_for(bytes: u64, previous: Option<(u64, u64)>) -> u64 {
+    let per_chunk = match previous {
+        Some((chunks, prev_bytes)) if chunks > 0 && prev_bytes > 0 => (prev_bytes / chunks).max(1),
+        _ => BYTES_PER_CHUNK,
+    };
+    (bytes / per_chunk / TARGET_BUCKETS).clamp(BUCKET_CHUNKS, MAX_BUCKET_CHUNKS)
+}
 
 /// One step of a generation's layout, in document order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +172,27 @@ fn small_run_neighbour(steps: &[Step], docs: &[DocState], min_run: u64) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_grow_with_the_collection_past_their_target_count() {
+        // the Rust book (1 MB): the least size
+        assert_eq!(bucket_chunks_for(1_070_000, None), BUCKET_CHUNKS);
+        // 40x rust-docs (1 GB, 1.39 M chunks at 720 bytes each): 32 buckets would be
+        // 43,000 chunks, over the most
+        assert_eq!(
+            bucket_chunks_for(1_000_000_000, Some((34_715, 25_000_000))),
+            MAX_BUCKET_CHUNKS
+        );
+        // 4x rust-docs, measured by the previous build: 138,860 / 32
+        assert_eq!(
+            bucket_chunks_for(100_000_000, Some((138_860, 100_000_000))),
+            4_340
+        );
+        // before a first build, 700 bytes a chunk
+        assert_eq!(bucket_chunks_for(700 * 32 * 1_000, None), 1_000);
+        // a previous build of no chunk or no bytes says nothing
+        assert_eq!(bucket_chunks_for(700 * 32 * 1_000, Some((0, 5))), 1_000);
+    }
 
     fn bucket(id: u64, files: u64, chunks: u64) -> Bucket {
         Bucket {

@@ -9,7 +9,7 @@ use super::embedding::{
     drop_empty_cache, embed_all, EmbedInput, EmbedLimits, VectorLookup, VectorSource,
 };
 use super::hooks::pause_point;
-use super::layout::{Step, BUCKET_CHUNKS};
+use super::layout::{bucket_chunks_for, Step};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use crate::chunk::{chunk_document_with_links, Chunked, SourceDoc};
@@ -121,7 +121,14 @@ pub(super) fn write_generation(
     let bucket_chunks = opts
         .bucket_chunks
         .or_else(super::hooks::bucket_chunks)
-        .unwrap_or(BUCKET_CHUNKS)
+        .unwrap_or_else(|| {
+            let bytes = plan.docs.iter().map(|d| d.entry.size).sum();
+            let before = previous.map(|p| {
+                let bytes = p.snapshot.files.iter().map(|f| f.size).sum();
+                (p.manifest.collection.chunks, bytes)
+            });
+            bucket_chunks_for(bytes, before)
+        })
         .max(1);
     let mut carry = Carry::of(
         previous,

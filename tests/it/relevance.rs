@@ -132,6 +132,90 @@ fn same_input_same_ranking_across_builds() {
     }
 }
 
+/// `(chunk id, score bits, matched terms)` of the first `k` lexical hits of `q`, scoring
+/// every posting or not.
+fn first_k(index: &DocIndex, q: &str, k: usize, exhaustive: bool) -> Vec<(String, u32, usize)> {
+    let mut opts = SearchOptions {
+        limit: k,
+        ..lexical()
+    };
+    opts.params.exhaustive = exhaustive;
+    let r = index.search(q, &opts).unwrap();
+    r.hits
+        .into_iter()
+        .map(|h| (h.chunk.id, h.score.to_bits(), h.matched_terms.len()))
+        .collect()
+}
+
+/// The same first k (chunks, scores to the bit, order, matched terms) and missing words
+/// with and without score bounds, on every dev question of both books, on one index of
+/// many small buckets (segments) too, and on queries of other shapes.
+#[test]
+fn the_top_k_found_with_score_bounds_is_the_exhaustive_top_k() {
+    let cargo = cargo_book();
+    let cargo_questions = read_docfuse(&cargo.join("queries.dev.jsonl")).unwrap();
+    let cargo_index = index_of(cargo);
+    let small_buckets = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("idx");
+        let opts = BuildOptions {
+            bucket_chunks: Some(37),
+            ..Default::default()
+        };
+        build(&path, &Source::Roots(vec![rust_book()]), &opts, &mut |_| {}).unwrap();
+        Built {
+            index: DocIndex::open(&path).unwrap(),
+            _dir: dir,
+        }
+    };
+    let shapes = [
+        "what is the",
+        "zxqv florbnik",
+        "Rc::strong_count",
+        "fencesentinel_last_line_of_code",
+        "how do I",
+        "\"cargo build\" release",
+        "HashMap entry or_insert",
+        "ch15-04-rc.md",
+        "Traits",
+    ];
+    let sets: [(&DocIndex, Vec<String>); 3] = [
+        (
+            rust_book_index(),
+            dev_questions()
+                .into_iter()
+                .map(|q| q.query)
+                .chain(shapes.map(String::from))
+                .collect(),
+        ),
+        (
+            &small_buckets.index,
+            dev_questions().into_iter().map(|q| q.query).collect(),
+        ),
+        (
+            &cargo_index.index,
+            cargo_questions.into_iter().map(|q| q.query).collect(),
+        ),
+    ];
+    let mut compared = 0;
+    for (index, queries) in sets {
+        for q in &queries {
+            for k in [1, 3, 10, 100] {
+                let exact = first_k(index, q, k, true);
+                assert_eq!(first_k(index, q, k, false), exact, "`{q}`, k {k}");
+                compared += exact.len();
+            }
+            let missing = |exhaustive: bool| {
+                let mut opts = lexical();
+                opts.params.exhaustive = exhaustive;
+                index.search(q, &opts).unwrap().missing_words
+            };
+            assert_eq!(missing(false), missing(true), "`{q}`");
+        }
+    }
+    assert!(compared > 10_000, "{compared} hits compared");
+}
+
 fn top(index: &DocIndex, q: &str) -> (String, Vec<String>) {
     let hits = index.search(q, &lexical()).unwrap().hits;
     let h = hits.first().unwrap_or_else(|| panic!("no hit for {q}"));
