@@ -23,11 +23,12 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t =
 const PURGE_DELAY_MS: std::os::raw::c_long = 1000;
 
 fn main() {
+    // (a delay the user set in mimalloc's own variable stands)
     #[cfg(feature = "mimalloc")]
-    // SAFETY: sets one of mimalloc's options, an integer it reads at each purge.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS)
-    };
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one of mimalloc's options, an integer it reads at each purge.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    }
     // ONNX Runtime (1.31) otherwise starts its usage telemetry when the environment is
     // created: a device id and an event database under `~/.cache/Microsoft/` that it
     // tries to send to Microsoft. Set here, on the only thread, before any library loads;

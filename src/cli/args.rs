@@ -577,9 +577,10 @@ pub struct EvalArgs {
     /// `rrf_k=20,60` (reciprocal rank fusion), `prefix_weight=0,0.5` (query settings:
     /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
     /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight,
-    /// plural_weight, floor,
-    /// canon_gain, prox_gain (graph proximity, 0 by default), path_prior, symbol_prior,
-    /// module_prior).
+    /// plural_weight, canon_gain, prox_gain (graph proximity, 0 by default), path_prior,
+    /// symbol_prior, module_prior; `exhaustive=true,false`: lexical results found by
+    /// scoring every posting or with score bounds, the same results). The floor is always
+    /// 0 in eval.
     #[arg(long, value_name = "NAME=V,V,...")]
     pub sweep: Option<String>,
     /// The fusion of hybrid mode: `cal:ALPHA:NOISE` (calibrated convex, the default

@@ -108,12 +108,16 @@ fn settings(sweep: Option<&str>) -> anyhow::Result<Vec<(String, SearchOptions, b
             ));
             continue;
         }
+        if name.trim() == "floor" {
+            bail!("`--sweep floor`: eval judges the whole ranking, with no floor (`search --floor` cuts a list)");
+        }
         let mut params = serde_json::to_value(crate::config::QueryParams::default())?;
         let slot = params
             .get_mut(name.trim())
             .with_context(|| format!("`--sweep`: unknown setting `{name}`"))?;
-        *slot =
-            serde_json::from_str(v).with_context(|| format!("`--sweep`: `{v}` is not a number"))?;
+        *slot = serde_json::from_str(v).with_context(|| {
+            format!("`--sweep`: `{v}` is not a value of `{name}` (a number, or true/false)")
+        })?;
         let params = serde_json::from_value(params)
             .with_context(|| format!("`--sweep`: `{v}` does not fit `{name}`"))?;
         out.push((

@@ -59,7 +59,8 @@ impl LexicalIndex {
         p: &QueryParams,
         k: usize,
     ) -> Result<Option<LexicalRun>> {
-        if k == 0 || p.page_weight > 0.0 || p.canon_gain > 0.0 {
+        // k of at least every chunk: nothing to leave out
+        if k == 0 || k as u64 >= self.n || p.page_weight > 0.0 || p.canon_gain > 0.0 {
             return Ok(None);
         }
         let s = self.searcher();
@@ -87,6 +88,10 @@ impl LexicalIndex {
             .collect();
         let (shape, _) = shape_and_intents(text);
         let gain = self.outside_gain(p, shape.asks_for_code());
+        if !gain.is_finite() {
+            // priors too large to bound (an `f32` overflow): score everything
+            return Ok(None);
+        }
         let whole_ids = whole_identifier_terms(text, &qterms);
         let order = essential_order(&whole_ids, &bound);
         let forced = whole_ids.iter().filter(|w| **w).count();
@@ -139,18 +144,19 @@ impl LexicalIndex {
                 kth,
                 "top k"
             );
-            if rest <= 0.0 || kth.is_some_and(|t| rest < t && rest <= run.best_base()) {
+            // with every term essential the candidates are every chunk that holds one
+            let all = j >= order.len();
+            if all || rest <= 0.0 || kth.is_some_and(|t| rest < t && rest <= run.best_base()) {
                 return Ok(Some(run));
             }
             // the fewest essential terms whose rest is under this k-th score (which
-            // only grows as candidates are added); with fewer than k candidates, one
-            // more term
-            j += 1;
-            if let Some(kth) = kth {
-                while j < order.len() && rest_of(j) >= kth {
-                    j += 1;
-                }
-            }
+            // only grows as candidates are added); with fewer than k candidates, all
+            j = match kth {
+                None => order.len(),
+                Some(kth) => (j + 1..order.len())
+                    .find(|&i| rest_of(i) < kth)
+                    .unwrap_or(order.len()),
+            };
         }
     }
 
@@ -213,8 +219,8 @@ impl LexicalIndex {
         Ok(Some(targets))
     }
 
-    /// `ords` (ascending) with every other chunk of their sections, when section
-    /// evidence is on.
+    /// `ords` with every other chunk of their sections (wherever they are: a box can
+    /// interrupt a section), ascending, when section evidence is on.
     fn whole_sections(&self, ords: Vec<u64>, p: &QueryParams) -> Vec<u64> {
         let sections = match p.section_weight > 0.0 {
             true => self.sections(),
@@ -224,19 +230,12 @@ impl LexicalIndex {
             return ords;
         };
         let mut out: Vec<u64> = Vec::with_capacity(ords.len());
-        // ords ascend and a section is a run of ords: its chunks come one after another
-        let mut last: Option<u32> = None;
+        let mut done: std::collections::HashSet<u32> = std::collections::HashSet::new();
         for ord in ords {
-            match sec.of(ord) {
-                None => out.push(ord),
-                Some(first) if last == Some(first) => {}
-                Some(first) => {
-                    last = Some(first);
-                    let mut o = u64::from(first);
-                    while o < self.n && sec.of(o) == Some(first) {
-                        out.push(o);
-                        o += 1;
-                    }
+            out.push(ord);
+            if let Some(first) = sec.of(ord) {
+                if done.insert(first) {
+                    out.extend(sec.members(first));
                 }
             }
         }

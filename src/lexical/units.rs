@@ -29,6 +29,10 @@ pub(crate) struct Units {
     lens: Vec<PerField<f32>>,
     /// Mean field lengths over units, in tokens.
     avg: PerField<f32>,
+    /// `(unit, chunk ordinal)` of every chunk with a unit, sorted: a unit's chunks,
+    /// which need not be consecutive (a box with a heading of its own can interrupt a
+    /// section, whose chunks after it are still the section's).
+    members: Vec<(u32, u32)>,
 }
 
 /// How a field of a unit's chunks makes the field of the whole unit.
@@ -114,11 +118,19 @@ impl Units {
             };
             (sum[f] / over.max(1) as f64) as f32
         });
+        let mut members: Vec<(u32, u32)> = of
+            .iter()
+            .enumerate()
+            .filter(|(_, &u)| u != u32::MAX)
+            .filter_map(|(ord, &u)| u32::try_from(ord).ok().map(|o| (u, o)))
+            .collect();
+        members.sort_unstable();
         Units {
             unit,
             of,
             lens,
             avg,
+            members,
         }
     }
 
@@ -145,6 +157,15 @@ impl Units {
 }
 
 impl Units {
+    /// The chunk ordinals of unit `first` (named by its first chunk), ascending.
+    pub fn members(&self, first: u32) -> impl Iterator<Item = u64> + '_ {
+        let at = self.members.partition_point(|&(u, _)| u < first);
+        self.members[at..]
+            .iter()
+            .take_while(move |&&(u, _)| u == first)
+            .map(|&(_, o)| u64::from(o))
+    }
+
     /// The unit of chunk `ord`: the ordinal of the unit's first chunk (`None` for an
     /// ordinal out of range).
     pub fn of(&self, ord: u64) -> Option<u32> {

@@ -107,7 +107,10 @@ impl<'a> Carry<'a> {
                 }
             })
             .collect();
-        layout(&self.buckets, &states, bucket_chunks / 4, &|b, first| {
+        // a quarter of the least bucket at most: a large collection's buckets are big,
+        // and a small run taking in a neighbour would index that much again
+        let min_run = (bucket_chunks / 4).min(super::layout::BUCKET_CHUNKS / 4);
+        layout(&self.buckets, &states, min_run, &|b, first| {
             self.keepable(b, first)
         })
     }

@@ -7,9 +7,14 @@
 use crate::lexical::Bucket;
 use std::ops::Range;
 
-/// Chunks per bucket a build aims at, at least: a 1-file refresh indexes about this
-/// many chunks again; a query visits one segment per bucket.
+/// Chunks per bucket a build aims at, at least: a 1-file refresh indexes again the
+/// bucket that holds the file (this many chunks in a collection of up to
+/// `BUCKET_CHUNKS × TARGET_BUCKETS`); a query visits one segment per bucket.
 pub const BUCKET_CHUNKS: u64 = 512;
+
+/// Bytes of document text a bucket holds at most: one bucket is one tantivy segment,
+/// written within the writer's 128 MB heap, whatever the size of its chunks.
+pub const MAX_BUCKET_BYTES: u64 = 32 << 20;
 
 /// Buckets a large collection is cut into, about: a query looks up each term in every
 /// segment's dictionary, so past `BUCKET_CHUNKS × TARGET_BUCKETS` chunks buckets grow

@@ -9,7 +9,7 @@ use super::embedding::{
     drop_empty_cache, embed_all, EmbedInput, EmbedLimits, VectorLookup, VectorSource,
 };
 use super::hooks::pause_point;
-use super::layout::{bucket_chunks_for, Step};
+use super::layout::{bucket_chunks_for, Step, MAX_BUCKET_BYTES};
 use super::options::{BuildOptions, Phase, Progress};
 use super::plan::Plan;
 use crate::chunk::{chunk_document_with_links, Chunked, SourceDoc};
@@ -205,6 +205,8 @@ pub(super) fn write_generation(
                     )?;
                 }
                 Step::Build { docs } => {
+                    // the source bytes of the bucket being written
+                    let mut bucket_bytes = 0u64;
                     for p in docs.clone() {
                         let work = rx.recv().map_err(|_| {
                             Error::Config("internal: the chunking thread stopped".into())
@@ -219,8 +221,11 @@ pub(super) fn write_generation(
                             writer.add_prepared(e)?;
                         }
                         u.bucket = Some(writer.file_done());
-                        if writer.open_chunks() >= bucket_chunks {
+                        bucket_bytes += plan_ref.docs[p].entry.size;
+                        if writer.open_chunks() >= bucket_chunks || bucket_bytes >= MAX_BUCKET_BYTES
+                        {
                             writer.close_bucket()?;
+                            bucket_bytes = 0;
                             pause_point("bucket");
                         }
                         progress(Progress {

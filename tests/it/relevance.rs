@@ -179,7 +179,37 @@ fn the_top_k_found_with_score_bounds_is_the_exhaustive_top_k() {
         "ch15-04-rc.md",
         "Traits",
     ];
-    let sets: [(&DocIndex, Vec<String>); 3] = [
+    // a section a box interrupts: its chunk after the box is still the section's
+    let boxed = {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        let text = "# Channels\n\nIntro about queues.\n\n{% hint %}\n## Early access\nRolling out.\n{% endhint %}\n\nBackpressure applies to queues.\n";
+        std::fs::write(docs.join("c.md"), text).unwrap();
+        std::fs::write(
+            docs.join("d.md"),
+            "# Other\n\nQueues elsewhere, no pressure.\n",
+        )
+        .unwrap();
+        let path = dir.path().join("idx");
+        build(
+            &path,
+            &Source::Roots(vec![docs]),
+            &BuildOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        Built {
+            index: DocIndex::open(&path).unwrap(),
+            _dir: dir,
+        }
+    };
+    let boxed_hits = first_k(&boxed.index, "backpressure", 10, false);
+    assert!(
+        boxed_hits.iter().any(|h| h.0 == "c.md#channels~2"),
+        "{boxed_hits:?}"
+    );
+    let sets: [(&DocIndex, Vec<String>); 4] = [
         (
             rust_book_index(),
             dev_questions()
@@ -195,6 +225,18 @@ fn the_top_k_found_with_score_bounds_is_the_exhaustive_top_k() {
         (
             &cargo_index.index,
             cargo_questions.into_iter().map(|q| q.query).collect(),
+        ),
+        (
+            &boxed.index,
+            [
+                "backpressure",
+                "queues",
+                "early access",
+                "backpressure queues",
+                "pressure",
+            ]
+            .map(String::from)
+            .to_vec(),
         ),
     ];
     let mut compared = 0;
