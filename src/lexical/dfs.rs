@@ -45,6 +45,13 @@ pub(crate) struct StatsCache(Mutex<HashMap<String, TermStats>>);
 /// At most this many terms' statistics are remembered (about 100 bytes each).
 const CACHE_ENTRIES: usize = 65_536;
 
+/// Whether variant `v` of a term is an inflection added to a word the collection uses
+/// (`extra_inflections`; variants `1..whole_variants` are the inflections): it counts
+/// once per field and not in the term's document frequency.
+pub(super) fn added_inflection(extra_inflections: bool, whole_variants: usize, v: usize) -> bool {
+    extra_inflections && v >= 1 && v < whole_variants
+}
+
 impl TermSpec<'_> {
     fn key(&self) -> String {
         let mut k = format!(
@@ -62,7 +69,7 @@ impl TermSpec<'_> {
 
     /// Whether variant `v` counts in the document frequency.
     fn counts(&self, v: usize) -> bool {
-        !(self.extra_inflections && v >= 1 && v < self.whole_variants)
+        !added_inflection(self.extra_inflections, self.whole_variants, v)
     }
 }
 

@@ -76,12 +76,17 @@ impl QTerm {
         (m.variant as usize) < self.whole_variants
     }
 
+    /// Whether variant `v` is an inflection added to a word the collection uses.
+    fn added_inflection(&self, v: usize) -> bool {
+        super::dfs::added_inflection(self.extra_inflections, self.whole_variants, v)
+    }
+
     /// What a posting of variant `v` with term frequency `tf` adds to its candidate's
     /// frequency: `tf ×` the variant's weight; an added singular counts once per field
     /// (a page that says `macro` thirty times is no more about `macros` than one that
     /// says it once).
     pub(super) fn weighted_tf(&self, v: usize, tf: u32) -> f32 {
-        let once = self.extra_inflections && v >= 1 && v < self.whole_variants;
+        let once = self.added_inflection(v);
         let tf = if once { 1 } else { tf };
         self.variants.get(v).map_or(0.0, |(_, w)| w * tf as f32)
     }
@@ -175,7 +180,7 @@ fn df_of_candidates(qterms: &[QTerm], accs: &Accs) -> Vec<u64> {
     for m in accs.matched() {
         let qt = &qterms[m.q as usize];
         let v = m.variant as usize;
-        if qt.extra_inflections && (v == 0 || v >= qt.whole_variants) && seen.insert((m.acc, m.q)) {
+        if qt.extra_inflections && !qt.added_inflection(v) && seen.insert((m.acc, m.q)) {
             df[m.q as usize] += 1;
         }
     }
