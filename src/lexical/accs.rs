@@ -16,26 +16,32 @@ pub(super) struct Acc {
     pub exact: [bool; 3],
 }
 
-/// A posting that matched: candidate, query term, field, variant (for explain).
+/// A posting that matched: candidate, query term, field, variant (for explain), and the
+/// weighted term frequency it adds.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Matched {
     pub acc: u32,
     pub q: u16,
     pub field: u8,
     pub variant: u16,
+    pub tf: f32,
 }
 
 /// Every candidate of one query.
 ///
 /// `slots[segment][doc]` is the candidate's index plus one (0: not a candidate), so a
-/// posting finds its accumulator with two array reads. Memory: 4 bytes per document of
-/// each segment holding a candidate, `nq × 28` bytes per candidate.
+/// posting finds its accumulator with two array reads. Term frequencies are kept per
+/// matched posting, not per candidate and query term (a candidate holds few of a long
+/// query's terms): a candidate's rows are summed from its postings, in the order read,
+/// when asked for. Memory: 4 bytes per document of each segment holding a candidate,
+/// about 90 bytes per candidate and 20 per matched posting.
 pub(super) struct Accs {
     nq: usize,
     list: Vec<Acc>,
-    /// `nq` rows of per-field weighted term frequencies per candidate.
-    tf: Vec<PerField<f32>>,
     matched: Vec<Matched>,
+    /// The matched postings by candidate (indices into `matched`, in the order read,
+    /// and where each candidate's begin), built when first asked for.
+    by_acc: std::sync::OnceLock<(Vec<u32>, Vec<u32>)>,
     slots: Vec<Vec<u32>>,
 }
 
@@ -45,8 +51,8 @@ impl Accs {
         Accs {
             nq,
             list: Vec::new(),
-            tf: Vec::new(),
             matched: Vec::new(),
+            by_acc: std::sync::OnceLock::new(),
             slots: vec![Vec::new(); segments],
         }
     }
@@ -64,8 +70,6 @@ impl Accs {
                 addr: Some(DocAddress::new(seg as u32, doc)),
                 ..Acc::default()
             });
-            self.tf
-                .resize(self.tf.len() + self.nq, [0.0; crate::config::FIELDS]);
             *slot = self.list.len() as u32;
         }
         *slot as usize - 1
@@ -73,12 +77,15 @@ impl Accs {
 
     /// Adds `tf` for term `q` in `field` (variant `variant`) to candidate `i`.
     pub fn add(&mut self, i: usize, q: usize, field: usize, variant: usize, tf: f32) {
-        self.tf[i * self.nq + q][field] += tf;
+        if self.by_acc.get().is_some() {
+            self.by_acc = std::sync::OnceLock::new();
+        }
         self.matched.push(Matched {
             acc: i as u32,
             q: q as u16,
             field: field as u8,
             variant: variant as u16,
+            tf,
         });
     }
 
@@ -106,9 +113,48 @@ impl Accs {
         self.list.iter_mut()
     }
 
-    /// Candidate `i`'s term frequencies: one row per query term.
-    pub fn tf(&self, i: usize) -> &[PerField<f32>] {
-        &self.tf[i * self.nq..(i + 1) * self.nq]
+    /// Candidate `i`'s weighted term frequencies: one row per query term, each the sum
+    /// of its matched postings in the order read.
+    pub fn tf(&self, i: usize) -> Vec<PerField<f32>> {
+        let mut rows = vec![[0.0; crate::config::FIELDS]; self.nq];
+        for m in self.postings_of(i) {
+            if let Some(row) = rows.get_mut(m.q as usize) {
+                row[m.field as usize] += m.tf;
+            }
+        }
+        rows
+    }
+
+    /// Candidate `i`'s matched postings, in the order read.
+    fn postings_of(&self, i: usize) -> impl Iterator<Item = &Matched> + '_ {
+        let (order, starts) = self.by_acc.get_or_init(|| self.index_by_acc());
+        let from = starts.get(i).copied().unwrap_or(0) as usize;
+        let to = starts.get(i + 1).copied().unwrap_or(0) as usize;
+        order
+            .get(from..to)
+            .unwrap_or(&[])
+            .iter()
+            .map(|&k| &self.matched[k as usize])
+    }
+
+    /// `matched`'s indices grouped by candidate (a counting sort, stable), and where
+    /// each candidate's group begins (`len + 1` entries).
+    fn index_by_acc(&self) -> (Vec<u32>, Vec<u32>) {
+        let mut starts = vec![0u32; self.list.len() + 1];
+        for m in &self.matched {
+            starts[m.acc as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![0u32; self.matched.len()];
+        for (k, m) in self.matched.iter().enumerate() {
+            let at = &mut next[m.acc as usize];
+            order[*at as usize] = k as u32;
+            *at += 1;
+        }
+        (order, starts)
     }
 
     /// Every matched posting, in the order read.
@@ -118,11 +164,7 @@ impl Accs {
 
     /// Candidate `i`'s matched postings, in the order read.
     pub fn matched_of(&self, i: usize) -> Vec<Matched> {
-        self.matched
-            .iter()
-            .filter(|m| m.acc as usize == i)
-            .copied()
-            .collect()
+        self.postings_of(i).copied().collect()
     }
 }
 
@@ -145,5 +187,27 @@ mod tests {
         assert_eq!(a.get(x).addr, Some(DocAddress::new(1, 7)));
         assert_eq!(a.matched().len(), 2);
         assert_eq!(a.len(), 2);
+    }
+
+    #[test]
+    fn rows_are_summed_from_each_candidates_postings_in_the_order_read() {
+        let mut a = Accs::new(3, 1);
+        let x = a.entry(0, 4, 1);
+        let y = a.entry(0, 4, 2);
+        a.add(x, 2, 0, 0, 1.0);
+        a.add(y, 2, 0, 0, 7.0);
+        a.add(x, 2, 0, 1, 0.25);
+        assert_eq!(a.tf(x)[2][0], 1.25);
+        assert_eq!(a.tf(y)[2][0], 7.0);
+        let variants: Vec<u16> = a.matched_of(x).iter().map(|m| m.variant).collect();
+        assert_eq!(variants, [0, 1]);
+        // a posting added after the rows were read is counted
+        a.add(y, 0, 6, 0, 3.0);
+        assert_eq!(a.tf(y)[0][6], 3.0);
+        assert_eq!(a.matched_of(y).len(), 2);
+        // a candidate with no posting (an exact key alone) has empty rows
+        let z = a.entry(0, 4, 3);
+        assert_eq!(a.tf(z), vec![[0.0; crate::config::FIELDS]; 3]);
+        assert!(a.matched_of(z).is_empty());
     }
 }

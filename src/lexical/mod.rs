@@ -10,8 +10,8 @@
 //!
 //! (Moved from `ARCHITECTURE.md`, which keeps only a short row per module.)
 //! tantivy schema and writer; a query's candidates in flat arrays (`accs.rs`: a per-segment
-//! document-to-slot table, one term-frequency arena, one matched-postings list — no hashing
-//! or allocation per posting); buckets (`buckets.rs`, `writer.rs`: runs of consecutive
+//! document-to-slot table, one list of matched postings with their frequencies, summed per
+//! candidate when read — no hashing or allocation per posting); buckets (`buckets.rs`, `writer.rs`: runs of consecutive
 //! documents, one segment each, never merged; a refresh links the segments of unchanged
 //! buckets and leaves the others' segments out of tantivy's segment list before its writer
 //! opens (each bucket records its segment's id in `buckets.json`; a bucket of an index

@@ -643,7 +643,7 @@ impl LexicalIndex {
             explain: explain.then(|| {
                 let c = Candidate {
                     acc,
-                    tf,
+                    tf: &tf,
                     matched: run.accs.matched_of(r.acc),
                 };
                 self.explain(&run.qterms, &c, r)
@@ -1141,7 +1141,7 @@ impl LexicalIndex {
             .iter()
             .enumerate()
             .map(|(i, acc)| {
-                let mut base = self.base_parts(acc, accs.tf(i), &idfs, &qw, mass, p);
+                let mut base = self.base_parts(acc, &accs.tf(i), &idfs, &qw, mass, p);
                 base.own = base.lexical;
                 // a chunk that matched no query word (found by an exact key alone) gets
                 // no lexical evidence from its section either
@@ -1186,7 +1186,9 @@ impl LexicalIndex {
             r.parts.score = r.parts.base() + r.parts.exact.iter().sum::<f32>() + r.parts.canon;
         }
         ranked.retain(|r| r.parts.score > 0.0);
-        ranked.sort_by(|a, b| {
+        // a total order (a chunk's ordinal is its own), so an unstable sort ranks the
+        // same and needs no scratch copy of every candidate
+        ranked.sort_unstable_by(|a, b| {
             b.parts
                 .score
                 .total_cmp(&a.parts.score)
