@@ -74,16 +74,13 @@ pub fn unjudged(questions: &[Question]) -> Vec<&str> {
 }
 
 impl EvalReport {
-    /// The ranked units of every question as a TREC run (`qid Q0 docid rank score tag`);
-    /// white space in a section key becomes `_`.
+    /// The ranked units of every question as a TREC run (`qid Q0 docid rank score tag`),
+    /// document ids as [`run_docid`] writes them.
     pub fn trec_run(&self, tag: &str) -> String {
         let mut out = String::new();
         for q in &self.per_query {
             for (i, (key, score)) in q.ranking.iter().enumerate() {
-                let key: String = key
-                    .chars()
-                    .map(|c| if c.is_whitespace() { '_' } else { c })
-                    .collect();
+                let key = run_docid(key);
                 out.push_str(&format!("{} Q0 {key} {} {score} {tag}\n", q.id, i + 1));
             }
         }
@@ -172,6 +169,20 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// A unit key as a run file's document id, one token for any reader: the heading
+/// levels of a section key joined by `›` (as the labels are printed), white space and
+/// control characters as `_` (Python's `str.split`, which pytrec_eval users read runs
+/// with, also splits at the information separators `\x1c`–`\x1f`).
+pub fn run_docid(key: &str) -> String {
+    key.chars()
+        .map(|c| match c {
+            '\u{1f}' => '›',
+            c if c.is_whitespace() || c.is_control() => '_',
+            c => c,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -180,5 +191,17 @@ mod tests {
         assert_eq!(super::percentile(&v, 0.5), 5.0);
         assert_eq!(super::percentile(&v, 0.95), 10.0);
         assert_eq!(super::percentile(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn a_run_docid_is_one_token_for_python_and_trec_eval() {
+        let key = "ch15-04-rc.md#`Rc<T>`, the Smart Pointer\u{1f}Cloning\tto\u{1c}Count";
+        let id = super::run_docid(key);
+        assert_eq!(
+            id,
+            "ch15-04-rc.md#`Rc<T>`,_the_Smart_Pointer›Cloning_to_Count"
+        );
+        // the split Python readers use (str.split) sees a single token
+        assert!(!id.chars().any(|c| c.is_whitespace() || c.is_control()));
     }
 }

@@ -1,5 +1,5 @@
 //! Per-query accumulators: one per candidate chunk, held in flat arrays (no allocation
-//! per candidate, no hashing per posting).
+//! per candidate stored, no hashing per posting).
 
 use crate::config::PerField;
 use tantivy::{DocAddress, DocId};
@@ -34,7 +34,7 @@ pub(super) struct Matched {
 /// matched posting, not per candidate and query term (a candidate holds few of a long
 /// query's terms): a candidate's rows are summed from its postings, in the order read,
 /// when asked for. Memory: 4 bytes per document of each segment holding a candidate,
-/// about 90 bytes per candidate and 20 per matched posting.
+/// about 60 bytes per candidate and 20 per matched posting.
 pub(super) struct Accs {
     nq: usize,
     list: Vec<Acc>,
