@@ -27,11 +27,13 @@
 //! parts; explain; a lock-free read-only directory (`readonly.rs`) so an index on a read-
 //! only disk opens; a search's first k results found with score bounds (`topk.rs`,
 //! MaxScore at the level of sections), ranked with whole-index document frequencies
-//! counted from the postings' document ids and remembered (`dfs.rs`)
+//! counted from the postings' document ids and remembered (`dfs.rs`); a lone CJK character
+//! of a query looked up as the indexed bigrams that hold it (`cjk.rs`)
 
 mod accs;
 pub(crate) mod bm25f;
 mod buckets;
+mod cjk;
 mod dfs;
 mod explain;
 mod lists;

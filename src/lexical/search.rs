@@ -92,6 +92,27 @@ impl QTerm {
     }
 }
 
+/// The runs of CJK characters in `query`, each with its analysed terms (bigrams).
+fn cjk_runs(query: &str) -> Vec<(String, Vec<String>)> {
+    let mut runs: Vec<String> = Vec::new();
+    let mut last_cjk = false;
+    for c in query.chars() {
+        let cjk = crate::analysis::is_cjk(c);
+        match (cjk, last_cjk, runs.last_mut()) {
+            (true, true, Some(run)) => run.push(c),
+            (true, _, _) => runs.push(c.to_string()),
+            _ => {}
+        }
+        last_cjk = cjk;
+    }
+    runs.into_iter()
+        .map(|r| {
+            let terms = query_terms(&r);
+            (r, terms)
+        })
+        .collect()
+}
+
 /// The query term that `qterms[q]` is a part of (`intro_ver` for `ver`), if any.
 fn compound_of(qterms: &[QTerm], q: usize) -> Option<usize> {
     let part = qterms[q].text.as_str();
@@ -107,6 +128,8 @@ fn compound_of(qterms: &[QTerm], q: usize) -> Option<usize> {
 /// floor, no limit). Front ends cut it; fusion reads all of it.
 pub struct LexicalRun {
     searcher: Searcher,
+    /// The query as written.
+    query: String,
     qterms: Vec<QTerm>,
     accs: Accs,
     ranked: Vec<Ranked>,
@@ -318,10 +341,39 @@ impl LexicalRun {
     /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
     /// the question: chunks ranked for the other words, or by meaning, are not about it.
     pub fn missing_words(&self) -> Vec<String> {
+        self.spelled(self.missing_terms())
+    }
+
+    /// [`Self::missing_words`] as analysed terms (folded: `aou` for `ÄÖÜ`), and CJK runs
+    /// as written.
+    fn missing_terms(&self) -> Vec<String> {
         // a word counts as found when a chunk holds it or an inflection of it, not when
         // only longer words it begins matched (`capital` in `capitalize`)
         let whole = |q: usize| self.found.whole.get(q).copied().unwrap_or(false);
         self.missing_words_by(&whole, &|_| true)
+    }
+
+    /// `terms` as the reader wrote them, lower-cased: a term is shown as the query's
+    /// word it comes from when that word is the term alone (`äöü`, not its folded
+    /// `aou`); otherwise as it is. Repeats are left out.
+    fn spelled(&self, terms: Vec<String>) -> Vec<String> {
+        let words: Vec<&str> = self
+            .query
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut out: Vec<String> = Vec::with_capacity(terms.len());
+        for t in terms {
+            let shown = words
+                .iter()
+                .find(|w| query_terms(w) == [t.as_str()])
+                .map_or(t, |w| w.to_lowercase());
+            if !out.contains(&shown) {
+                out.push(shown);
+            }
+        }
+        out
     }
 
     /// [`Self::missing_words`] over the chunks whose ordinal `keep` accepts (a search
@@ -332,7 +384,7 @@ impl LexicalRun {
         let kept = |q: usize| {
             (0..self.accs.len()).any(|a| self.holds_whole(a, q) && keep(self.accs.get(a).ord))
         };
-        self.missing_words_by(&kept, keep)
+        self.spelled(self.missing_words_by(&kept, keep))
     }
 
     /// The missing words when `whole(q)` says whether a chunk looked at holds term `q`
@@ -352,14 +404,27 @@ impl LexicalRun {
                 .filter(|p| !p.is_empty() && *p != text)
                 .any(|p| (0..self.qterms.len()).any(|q| self.qterms[q].text == p && found(q)))
         };
+        let runs = cjk_runs(&self.query);
         let mut out: Vec<String> = Vec::new();
         for (q, term) in self.qterms.iter().enumerate() {
             let named =
                 self.named_terms.contains(&term.text) && self.named_ords.iter().any(|&o| keep(o));
             // a CJK run is searched as overlapping bigrams (`京の`, `の天`): a bigram that
-            // spans two words is no word of the question
-            let bigram = term.text.chars().any(crate::analysis::is_cjk);
-            if !term.content || found(q) || named || bigram || part_found(&term.text) {
+            // spans two words is no word of the question, but a run none of whose
+            // bigrams any chunk holds is missing as written
+            if term.text.chars().any(crate::analysis::is_cjk) {
+                let run = runs.iter().find(|(_, terms)| terms.contains(&term.text));
+                if let Some((run, terms)) = run {
+                    let none = (0..self.qterms.len())
+                        .filter(|&i| terms.contains(&self.qterms[i].text))
+                        .all(|i| !found(i));
+                    if term.content && none && !out.contains(run) {
+                        out.push(run.clone());
+                    }
+                }
+                continue;
+            }
+            if !term.content || found(q) || named || part_found(&term.text) {
                 continue;
             }
             // a part of a compound (`ver` of `intro_ver`) is reported as the compound the
@@ -381,7 +446,7 @@ impl LexicalRun {
     /// id or symbol; for a CJK run, any of its bigrams). False for a query without such
     /// words (stop words only count then).
     pub fn holds_no_query_word(&self) -> bool {
-        let missing = self.missing_words();
+        let missing = self.missing_terms();
         let is_missing = |q: usize| {
             missing.contains(&self.qterms[q].text)
                 || compound_of(&self.qterms, q)
@@ -584,6 +649,7 @@ impl LexicalIndex {
         let whole = whole_matches(&qterms, &accs);
         Ok(LexicalRun {
             searcher,
+            query: text.to_string(),
             qterms,
             accs,
             ranked,
@@ -671,6 +737,14 @@ impl LexicalIndex {
             if w > 0.0 {
                 for v in crate::analysis::inflections(&text) {
                     variants.push((v, w));
+                }
+            }
+            // a lone CJK character is indexed only inside the bigrams that hold it
+            if let Some(c) = super::cjk::lone_cjk(&text) {
+                for b in self.bigrams_holding(s, c)? {
+                    if !variants.iter().any(|(v, _)| *v == b) {
+                        variants.push((b, 1.0));
+                    }
                 }
             }
             let whole_variants = variants.len();
@@ -1193,6 +1267,7 @@ impl LexicalIndex {
                 .score
                 .total_cmp(&a.parts.score)
                 .then_with(|| a.ord.cmp(&b.ord))
+                .then_with(|| a.acc.cmp(&b.acc))
         });
         ranked
     }

@@ -41,8 +41,9 @@ pub struct Retrieval {
     /// Files under the roots changed since that generation was built (a cheap size and
     /// mtime check, see [`crate::read::stale`]); `docfuse refresh` brings it up to date.
     pub stale: bool,
-    /// The query's content words no indexed passage contains (stop words aside; analysed,
-    /// lower-cased forms), in query order: the documentation may not cover them. With
+    /// The query's content words no indexed passage contains (stop words aside; as the
+    /// query wrote them, lower-cased; a run of CJK characters whose bigrams no passage
+    /// holds, as written), in query order: the documentation may not cover them. With
     /// filters, the words no passage the filters keep contains.
     pub missing_words: Vec<String>,
     /// Filters (path prefix, globs, kinds) narrowed the search: `missing_words` are of

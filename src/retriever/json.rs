@@ -135,8 +135,8 @@ pub struct SearchEnvelope {
     pub generation: u64,
     /// Files changed since that generation was built (size/mtime check); refresh to update.
     pub stale: bool,
-    /// The query's content words no indexed passage contains (stop words aside;
-    /// lower-cased): the documentation may not cover them, and results are ranked on the
+    /// The query's content words no indexed passage contains (stop words aside; as
+    /// written, lower-cased; a CJK run when none of its bigrams is held): the documentation may not cover them, and results are ranked on the
     /// other words or by meaning. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_words: Vec<String>,

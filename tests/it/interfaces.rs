@@ -969,6 +969,46 @@ fn a_cjk_question_is_not_told_its_bigrams_are_missing() {
     assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
 }
 
+/// A lone CJK character is found inside the bigrams that hold it, first (`口号`) or
+/// second (`端口`, `服务`), on every interface that searches; a CJK word none of whose
+/// bigrams any passage holds is missing as written; a folded word is reported as the
+/// reader wrote it, lower-cased (`äöü`, not its folded `aou`).
+#[test]
+fn a_lone_cjk_character_is_found_and_missing_words_keep_the_readers_spelling() {
+    let (t, idx) = indexed(&[
+        ("zh.md", "# 配置\n\n修改端口号后需要重启服务。\n".into()),
+        ("de.md", "# Umlaute\n\nDie Größe der Datei.\n".into()),
+    ]);
+    let search = |q: &str| -> (i32, Value) {
+        let o = docfuse(t.path(), &["search", "--index", "idx", "--json", "--", q]);
+        let v = serde_json::from_str(&stdout(&o)).unwrap_or(Value::Null);
+        (o.status.code().unwrap_or(-1), v)
+    };
+    for q in ["口", "务", "端"] {
+        let (code, v) = search(q);
+        assert_eq!(code, 0, "{q}: {v}");
+        assert_eq!(v["results"][0]["path"], json!("zh.md"), "{q}: {v}");
+        assert!(v.get("missing_words").is_none(), "{q}: {v}");
+        let (_, h, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
+        assert_eq!(h["results"][0]["path"], json!("zh.md"), "{q}: {h}");
+    }
+    let (code, v) = search("口 数据库");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["missing_words"], json!(["数据库"]), "{v}");
+    let (code, v) = search("数据库");
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["missing_words"], json!(["数据库"]), "{v}");
+    let (code, v) = search("ÄÖÜ äöü");
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["missing_words"], json!(["äöü"]), "{v}");
+    let (_, h, _) = http(
+        &idx,
+        HttpConfig::default(),
+        post(&json!({"query": "Größe ÄÖÜ"})),
+    );
+    assert_eq!(h["missing_words"], json!(["äöü"]), "{h}");
+}
+
 /// Asking for many results under a small budget must not trade the best results' text
 /// for a longer list of bare results (Hugo docs: `limit: 100` gave 37 results, no text).
 #[test]
