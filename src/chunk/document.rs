@@ -473,11 +473,12 @@ fn part_fields(
     prep: &Prepared<'_>,
     (a, b): (usize, usize),
 ) -> BlockFields {
-    let cut_list = |x: &Block| {
-        x.kind == BlockKind::List
-            && x.items
-                .iter()
-                .any(|&i| layout.item_break.get(i).copied().unwrap_or(false))
+    let breaks = |i: usize| layout.item_break.get(i).copied().unwrap_or(false);
+    // a cut list or paragraph: its pieces are parsed on their own
+    let cut_list = |x: &Block| match x.kind {
+        BlockKind::List => x.items.iter().any(|&i| breaks(i)),
+        BlockKind::Paragraph => (x.first_line + 1..=x.last_line).any(breaks),
+        _ => false,
     };
     if blocks
         .iter()

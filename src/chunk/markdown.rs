@@ -50,6 +50,9 @@ pub(crate) enum BlockKind {
     Table { header_end: usize },
     /// A list: a long list is cut between its top-level items.
     List,
+    /// A paragraph: a long one (lines with no blank line between them: a generated
+    /// listing, a log, a wall of text) is cut between its lines.
+    Paragraph,
     #[default]
     Other,
 }
@@ -171,7 +174,12 @@ impl Walker<'_> {
                         open.items.push(self.table.line_of(range.start));
                     }
                     Tag::DefinitionListTitle => open.term = Some(String::new()),
-                    Tag::Paragraph => open.fields.paragraph_start(),
+                    Tag::Paragraph => {
+                        if self.depth == 1 {
+                            open.kind = BlockKind::Paragraph;
+                        }
+                        open.fields.paragraph_start()
+                    }
                     _ => {}
                 }
             }

@@ -59,7 +59,7 @@
 /// Version of the chunking rules (section boundaries, cuts, ids, field texts); recorded in
 /// the manifest. Bump on any change of output: an index chunked by another version is
 /// rebuilt by `docfuse refresh`.
-pub const CHUNKER_VERSION: u32 = 29;
+pub const CHUNKER_VERSION: u32 = 30;
 
 /// What a document's front matter says (`title`, `aliases` + `tags`, `checks`,
 /// `audience`); all empty without front matter or for plain text.

@@ -14,9 +14,10 @@
 //! - a table larger than the budget is cut between rows; each piece after the first
 //!   repeats the header rows (as its prelude: the piece's lines stay its own);
 //! - a list larger than [`FINER_CUT`] times the budget is cut between its top-level
-//!   items (an item stays whole, with its nested lists and code); a text document's run
-//!   of lines without a blank line, as large, is cut between lines
-//!   ([`split_long_units`]). Smaller ones stay whole: on the Cargo book, cutting every
+//!   items (an item stays whole, with its nested lists and code); a paragraph as large
+//!   (lines with no blank line between them), and a text document's run of lines without
+//!   a blank line, are cut between lines ([`split_long_units`] for text). A single line
+//!   is never cut: a passage is a range of whole lines. Smaller ones stay whole: on the Cargo book, cutting every
 //!   list over the budget lowered hybrid MRR@10 (0.7261 → 0.7242; twice: 0.7140), four
 //!   times keeps it and raises recall@5 (0.496 → 0.513); see `benches/QUALITY.md`.
 
@@ -49,8 +50,8 @@ pub(crate) struct Layout {
     /// A table row (after the header) where a piece may start, with the table's header
     /// line range (0-based, inclusive).
     pub row_break: Vec<Option<(usize, usize)>>,
-    /// The first line of a top-level item (not the first) of a list over the budget:
-    /// a piece may start there.
+    /// The first line of a top-level item (not the first) of a list, or a line (not the
+    /// first) of a paragraph, over [`FINER_CUT`] times the budget: a piece may start there.
     pub item_break: Vec<bool>,
 }
 
@@ -105,6 +106,14 @@ impl Layout {
             {
                 for &i in b.items.iter().skip(1).filter(|&&i| i <= last) {
                     l.item_break[i] = true;
+                }
+            }
+            if b.kind == BlockKind::Paragraph
+                && over_finer_cut(table.joined_len(b.first_line, last), max_tokens)
+            {
+                // not next to a marker or a link definition (glued to their blocks)
+                for i in b.first_line + 1..=last {
+                    l.item_break[i] = !l.aside[i - 1] && !l.aside[i];
                 }
             }
         }

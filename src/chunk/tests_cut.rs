@@ -234,6 +234,57 @@ fn a_text_document_without_blank_lines_is_cut_between_lines() {
     assert_eq!(c.len(), 1);
 }
 
+/// A Markdown paragraph of many lines and no blank line (a generated listing, a log
+/// pasted into a page) over four budgets is cut between its lines, each piece within the
+/// budget and under its section's heading; one under four budgets, and a single line of
+/// any length, stay whole.
+#[test]
+fn a_long_markdown_paragraph_is_cut_between_lines() {
+    let mut text = String::from("# Log\n\nIntro.\n\n");
+    for i in 1..=400 {
+        text.push_str(&format!("entry {i} of a listing without blank lines\n"));
+    }
+    text.push_str("\nAfter.\n");
+    let c = chunk_document(
+        &doc(&text, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert_eq!(check(&text, &c, 0, true), Ok(()));
+    let listing: Vec<_> = c.iter().filter(|p| p.body.contains("entry ")).collect();
+    assert!(listing.len() > 20, "{} pieces", listing.len());
+    assert!(
+        listing.iter().all(|p| split::tokens(p.body.len()) <= 64),
+        "a piece over the budget"
+    );
+    assert!(listing.iter().all(|p| p.heading_path == ["Log"]));
+    // the entries in order, each once
+    let seen: Vec<&str> = listing
+        .iter()
+        .flat_map(|p| p.body.lines())
+        .filter(|l| l.starts_with("entry "))
+        .collect();
+    assert_eq!(seen.len(), 400);
+    assert_eq!(seen[399], "entry 400 of a listing without blank lines");
+    // under four budgets: whole
+    let mut short = String::from("# Log\n\n");
+    for i in 1..=20 {
+        short.push_str(&format!("entry {i} of a short listing\n"));
+    }
+    let c = chunk_document(
+        &doc(&short, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert_eq!(c.len(), 1);
+    // one line of 40 budgets: one piece (a passage is whole lines)
+    let line = format!("# Wide\n\n{}\n", "word ".repeat(2048));
+    let c = chunk_document(
+        &doc(&line, SourceKind::Markdown),
+        &ChunkerConfig { max_tokens: 64 },
+    );
+    assert_eq!(check(&line, &c, 0, true), Ok(()));
+    assert_eq!(c.len(), 1);
+}
+
 #[test]
 fn unclosed_fence_is_never_cut() {
     let text = "# T\n\nintro\n\n```\na\n\nb\n\nc\n";

@@ -316,11 +316,17 @@ fn long_section(n: usize) -> String {
 #[test]
 fn every_response_stays_under_the_budget_and_pages_end_on_a_line() {
     let big = long_section(3000);
-    let (_t, idx) = indexed(&[("big.md", big.clone()), ("other.md", long_section(400))]);
-    let budget = Budget { tokens: 2_000 };
+    // more passages than the budget holds (a section is cut into pieces of about the
+    // chunk budget: a paragraph of many lines is cut between its lines)
+    let mut files = vec![("big.md", big.clone()), ("other.md", long_section(400))];
+    for name in ["more1.md", "more2.md", "more3.md", "more4.md", "more5.md"] {
+        files.push((name, long_section(100)));
+    }
+    let (_t, idx) = indexed(&files);
+    let budget = Budget { tokens: 1_000 };
     let max = budget.bytes();
     // MCP: read the 3,000-line section by id, page by page
-    let mut mcp = McpClient::start(&idx, &["--max-response-tokens", "2000"]);
+    let mut mcp = McpClient::start(&idx, &["--max-response-tokens", "1000"]);
     let (r, n) = mcp.call(
         "search_docs",
         json!({"query": "filler ordinary words", "limit": 20}),
@@ -330,7 +336,7 @@ fn every_response_stays_under_the_budget_and_pages_end_on_a_line() {
         r["content"][0]["text"]
             .as_str()
             .unwrap()
-            .contains("to stay under 2000 tokens"),
+            .contains("to stay under 1000 tokens"),
         "{r}"
     );
     let id = r["structuredContent"]["results"][0]["id"]
