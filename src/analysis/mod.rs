@@ -60,8 +60,36 @@
 mod english;
 mod tokenizer;
 
-pub use english::{inflections, is_stop_word, minimal_stem, STOP_WORDS};
+pub use english::{inflections, minimal_stem, STOP_WORDS};
 pub use tokenizer::is_cjk;
+
+/// Single CJK characters that are function words (Chinese particles, conjunctions,
+/// prepositions and pronouns such as `的`, `和`, `在`; Japanese particles such as `の`,
+/// `は`, `を`): alone in a query they say nothing of its topic, like an English stop word.
+/// Only a term of that one character counts: a bigram holding one (`目的`, `現在`) may be
+/// a word of its own.
+pub const CJK_FUNCTION_CHARS: &str =
+    "的了和是在与及或而也就都把被对从向为以于之其着过吗呢吧啊地得这那个我你他她它\
+     のにはをがでとへやかなねよ";
+
+/// True when `term` (folded) is a stop word: an English one ([`STOP_WORDS`]) or a single
+/// CJK function character ([`CJK_FUNCTION_CHARS`]). Read by the query side only.
+///
+/// ```
+/// use docfuse::analysis::is_stop_word;
+/// assert!(is_stop_word("the") && is_stop_word("的") && is_stop_word("の"));
+/// assert!(!is_stop_word("目的") && !is_stop_word("区") && !is_stop_word("cargo"));
+/// ```
+pub fn is_stop_word(term: &str) -> bool {
+    if english::is_stop_word(term) {
+        return true;
+    }
+    let mut chars = term.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => is_cjk(c) && CJK_FUNCTION_CHARS.contains(c),
+        _ => false,
+    }
+}
 
 #[cfg(test)]
 mod tests;

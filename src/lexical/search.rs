@@ -337,8 +337,9 @@ impl LexicalRun {
     }
 
     /// The query's words that say what it is about (stop words aside, unless it has only
-    /// those) and that no chunk of the index contains, in query order (analysed forms:
-    /// lower-cased, `France` → `france`). Non-empty means the documentation may not cover
+    /// those) and that no chunk of the index contains, in query order, as the query wrote
+    /// them, lower-cased (`France` → `france`, `ÄÖÜ` → `äöü`; a CJK run none of whose
+    /// bigrams any chunk holds, as written). Non-empty means the documentation may not cover
     /// the question: chunks ranked for the other words, or by meaning, are not about it.
     pub fn missing_words(&self) -> Vec<String> {
         self.spelled(self.missing_terms())
