@@ -8,7 +8,9 @@ use crate::retriever::{DocfuseRetriever, Passage, PassageRequest, RetrieveError}
 pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     let retriever = DocfuseRetriever::open(&a.index)?;
     let mut req = request(&a.target)?;
-    req.root = a.root;
+    if a.root.is_some() {
+        req.root = a.root;
+    }
     if a.start_line.is_some() {
         req.start_line = a.start_line;
     }
@@ -102,7 +104,8 @@ fn header(p: &Passage) -> String {
 }
 
 /// What `target` asks for: a chunk id (it holds `#`), else a path with an optional
-/// `:LINE` or `:START-END` suffix.
+/// `:LINE` or `:START-END` suffix, and an optional `ROOT:` prefix (`1:guide/install.md:12`,
+/// as search results show a path of an index of several roots).
 fn request(target: &str) -> anyhow::Result<PassageRequest> {
     if target.contains('#') {
         return Ok(PassageRequest {
@@ -114,8 +117,19 @@ fn request(target: &str) -> anyhow::Result<PassageRequest> {
         Some((path, range)) if !path.is_empty() && is_range(range) => (path, Some(range)),
         _ => (target, None),
     };
+    let rooted = path
+        .split_once(':')
+        .filter(|(n, rest)| {
+            !rest.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+        .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, rest)));
+    let (root, path) = match rooted {
+        Some((n, rest)) => (Some(n), rest),
+        None => (None, path),
+    };
     let mut req = PassageRequest {
         path: Some(path.to_string()),
+        root,
         ..PassageRequest::default()
     };
     if let Some(range) = lines {
@@ -160,6 +174,14 @@ mod tests {
             (Some("notes:todo.md"), None)
         );
         assert!(request("a.md:99999999999").is_err());
+        // a root as search results show it for an index of several roots
+        let r = request("1:guide/install.md:12").unwrap();
+        assert_eq!(
+            (r.root, r.path.as_deref(), r.start_line),
+            (Some(1), Some("guide/install.md"), Some(12))
+        );
+        let r = request("0:bom.md").unwrap();
+        assert_eq!((r.root, r.path.as_deref()), (Some(0), Some("bom.md")));
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn print_text(
         }
         print_line(&format!(
             "{}:{}  {}  ({:.3}){mark}",
-            printable(&m.path),
+            printable(&shown_path(d)),
             m.match_line,
             name_field(&heading),
             d.score
@@ -126,6 +126,19 @@ fn print_text(
         }
     }
     Ok(())
+}
+
+/// A result's path as its id shows it: `root:path` when the index has several roots (the
+/// form `docfuse read` takes), else the path.
+fn shown_path(d: &RetrievedDocument) -> String {
+    let m = &d.metadata;
+    let rooted =
+        d.id.strip_prefix(&format!("{}:", m.root))
+            .is_some_and(|rest| rest.starts_with(m.path.as_str()));
+    match rooted {
+        true => format!("{}:{}", m.root, m.path),
+        false => m.path.clone(),
+    }
 }
 
 fn print_proximity(p: &crate::read::ProximityExplain) -> anyhow::Result<()> {

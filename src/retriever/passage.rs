@@ -304,7 +304,7 @@ pub(super) fn indexed_root(
             }
         ))),
         _ => Err(RetrieveError::InvalidRequest(format!(
-            "`{}` is in several roots ({}): give `root`, as in search results",
+            "`{}` is in several roots ({}): give its root as search results show it (`N:path`): `--root N` on the command line, `root` over HTTP and MCP",
             shorten(rel),
             found
                 .iter()
