@@ -156,8 +156,9 @@ pub struct QueryParams {
     pub exact_id_gain: f32,
     pub exact_path_gain: f32,
     pub exact_symbol_gain: f32,
-    /// Weight of an English stop word of the query (a plain word outside quotes, never
-    /// part of an identifier) in the lexical score: 1 counts it like any word, 0 drops
+    /// Weight of a stop word of the query (an English one written as a plain word outside
+    /// quotes, never part of an identifier; a CJK function character such as `的`) in the
+    /// lexical score: 1 counts it like any word, 0 drops
     /// it. A query of stop words only keeps them all at full weight.
     #[serde(default = "one")]
     pub stop_weight: f32,

@@ -81,9 +81,12 @@ pub const CJK_FUNCTION_CHARS: &str =
 /// assert!(!is_stop_word("目的") && !is_stop_word("区") && !is_stop_word("cargo"));
 /// ```
 pub fn is_stop_word(term: &str) -> bool {
-    if english::is_stop_word(term) {
-        return true;
-    }
+    english::is_stop_word(term) || is_cjk_function_char(term)
+}
+
+/// True when `term` is a single CJK function character ([`CJK_FUNCTION_CHARS`]): a stop
+/// word wherever the query writes it (`Vec和HashMap`), as CJK is written without spaces.
+pub fn is_cjk_function_char(term: &str) -> bool {
     let mut chars = term.chars();
     match (chars.next(), chars.next()) {
         (Some(c), None) => is_cjk(c) && CJK_FUNCTION_CHARS.contains(c),

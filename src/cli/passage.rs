@@ -7,7 +7,8 @@ use crate::retriever::{DocfuseRetriever, Passage, PassageRequest, RetrieveError}
 
 pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     let retriever = DocfuseRetriever::open(&a.index)?;
-    let mut req = request(&a.target)?;
+    // an `N:` before the path names its root, unless `--root` does
+    let mut req = request(&a.target, a.root.is_none())?;
     if a.root.is_some() {
         req.root = a.root;
     }
@@ -31,6 +32,19 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
             retriever
                 .read_passage_page_blocking(&as_path, max)
                 .inspect(|_| req_id = None)
+                .map_err(|_| e)?
+        }
+        // `2024:notes.md` may be a path of that name, not root 2024's `notes.md`
+        Err(e) if a.root.is_none() && req.root.is_some() => {
+            let literal = request(&a.target, false)?;
+            let literal = PassageRequest {
+                start_line: req.start_line,
+                end_line: req.end_line,
+                ..literal
+            };
+            retriever
+                .read_passage_page_blocking(&literal, max)
+                .inspect(|_| req.root = None)
                 .map_err(|_| e)?
         }
         other => other?,
@@ -106,7 +120,7 @@ fn header(p: &Passage) -> String {
 /// What `target` asks for: a chunk id (it holds `#`), else a path with an optional
 /// `:LINE` or `:START-END` suffix, and an optional `ROOT:` prefix (`1:guide/install.md:12`,
 /// as search results show a path of an index of several roots).
-fn request(target: &str) -> anyhow::Result<PassageRequest> {
+fn request(target: &str, rooted: bool) -> anyhow::Result<PassageRequest> {
     if target.contains('#') {
         return Ok(PassageRequest {
             id: Some(target.to_string()),
@@ -117,8 +131,9 @@ fn request(target: &str) -> anyhow::Result<PassageRequest> {
         Some((path, range)) if !path.is_empty() && is_range(range) => (path, Some(range)),
         _ => (target, None),
     };
-    let rooted = path
-        .split_once(':')
+    let rooted = Some(path)
+        .filter(|_| rooted)
+        .and_then(|p| p.split_once(':'))
         .filter(|(n, rest)| {
             !rest.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
         })
@@ -156,32 +171,35 @@ mod tests {
 
     #[test]
     fn targets_are_ids_or_paths_with_lines() {
-        let r = request("guide/install.md#install/from-source").unwrap();
+        let r = request("guide/install.md#install/from-source", true).unwrap();
         assert_eq!(
             r.id.as_deref(),
             Some("guide/install.md#install/from-source")
         );
-        let r = request("guide/install.md:12-40").unwrap();
+        let r = request("guide/install.md:12-40", true).unwrap();
         assert_eq!(
             (r.path.as_deref(), r.start_line, r.end_line),
             (Some("guide/install.md"), Some(12), Some(40))
         );
-        let r = request("guide/install.md:7").unwrap();
+        let r = request("guide/install.md:7", true).unwrap();
         assert_eq!((r.start_line, r.end_line), (Some(7), Some(7)));
-        let r = request("notes:todo.md").unwrap();
+        let r = request("notes:todo.md", true).unwrap();
         assert_eq!(
             (r.path.as_deref(), r.start_line),
             (Some("notes:todo.md"), None)
         );
-        assert!(request("a.md:99999999999").is_err());
+        assert!(request("a.md:99999999999", true).is_err());
         // a root as search results show it for an index of several roots
-        let r = request("1:guide/install.md:12").unwrap();
+        let r = request("1:guide/install.md:12", true).unwrap();
         assert_eq!(
             (r.root, r.path.as_deref(), r.start_line),
             (Some(1), Some("guide/install.md"), Some(12))
         );
-        let r = request("0:bom.md").unwrap();
+        let r = request("0:bom.md", true).unwrap();
         assert_eq!((r.root, r.path.as_deref()), (Some(0), Some("bom.md")));
+        // `--root` given: the name as written
+        let r = request("2024:notes.md", false).unwrap();
+        assert_eq!((r.root, r.path.as_deref()), (None, Some("2024:notes.md")));
     }
 
     #[test]

@@ -92,12 +92,14 @@ impl QTerm {
     }
 }
 
-/// The runs of CJK characters in `query`, each with its analysed terms (bigrams).
+/// The runs of CJK characters in `query` as the analyser cuts them (folded: half-width
+/// kana made full-width; `・` and other marks between them cut a run), each with its
+/// analysed terms (bigrams).
 fn cjk_runs(query: &str) -> Vec<(String, Vec<String>)> {
     let mut runs: Vec<String> = Vec::new();
     let mut last_cjk = false;
-    for c in query.chars() {
-        let cjk = crate::analysis::is_cjk(c);
+    for c in crate::analysis::fold(query).chars() {
+        let cjk = crate::analysis::is_cjk(c) && c.is_alphanumeric();
         match (cjk, last_cjk, runs.last_mut()) {
             (true, true, Some(run)) => run.push(c),
             (true, _, _) => runs.push(c.to_string()),
@@ -740,8 +742,10 @@ impl LexicalIndex {
                     variants.push((v, w));
                 }
             }
-            // a lone CJK character is indexed only inside the bigrams that hold it
-            if let Some(c) = super::cjk::lone_cjk(&text) {
+            // a lone CJK character is indexed only inside the bigrams that hold it (a
+            // function character, `的`, is in too many to say anything)
+            let function = crate::analysis::is_cjk_function_char(&text);
+            if let Some(c) = super::cjk::lone_cjk(&text).filter(|_| !function) {
                 for b in self.bigrams_holding(s, c)? {
                     if !variants.iter().any(|(v, _)| *v == b) {
                         variants.push((b, 1.0));
@@ -921,9 +925,9 @@ pub(super) fn whole_identifier_terms(query: &str, qterms: &[QTerm]) -> Vec<bool>
         .collect()
 }
 
-/// The weight of each query term: `stop_weight` for an English stop word written as a
-/// plain word (outside quotes, not inside an identifier), else 1; all 1 when every term
-/// is a stop word.
+/// The weight of each query term: `stop_weight` for a stop word written as a plain word
+/// (outside quotes, not inside an identifier) and for a CJK function character
+/// wherever it is written, else 1; all 1 when every term is a stop word.
 fn term_weights(text: &str, terms: &[String], stop_weight: f32) -> Vec<f32> {
     if stop_weight >= 1.0 {
         return vec![1.0; terms.len()];
@@ -931,7 +935,10 @@ fn term_weights(text: &str, terms: &[String], stop_weight: f32) -> Vec<f32> {
     let plain = crate::analysis::plain_query_words(text);
     let stop: Vec<bool> = terms
         .iter()
-        .map(|t| crate::analysis::is_stop_word(t) && plain.contains(t.as_str()))
+        .map(|t| {
+            (crate::analysis::is_stop_word(t) && plain.contains(t.as_str()))
+                || crate::analysis::is_cjk_function_char(t)
+        })
         .collect();
     if stop.iter().all(|s| *s) {
         return vec![1.0; terms.len()];
