@@ -87,10 +87,16 @@ pub fn is_stop_word(term: &str) -> bool {
 /// True when `term` is a single CJK function character ([`CJK_FUNCTION_CHARS`]): a stop
 /// word wherever the query writes it (`Vec和HashMap`), as CJK is written without spaces.
 pub fn is_cjk_function_char(term: &str) -> bool {
+    lone_cjk(term).is_some_and(|c| CJK_FUNCTION_CHARS.contains(c))
+}
+
+/// The character of `term` when it is a single CJK character (the index holds one only
+/// inside the bigrams of its run, unless the run is that character alone).
+pub fn lone_cjk(term: &str) -> Option<char> {
     let mut chars = term.chars();
     match (chars.next(), chars.next()) {
-        (Some(c), None) => is_cjk(c) && CJK_FUNCTION_CHARS.contains(c),
-        _ => false,
+        (Some(c), None) if is_cjk(c) => Some(c),
+        _ => None,
     }
 }
 

@@ -13,15 +13,6 @@ use tantivy_fst::Automaton;
 /// Most bigrams one character is looked up as, the most frequent first.
 pub(super) const MAX_CJK_BIGRAMS: usize = 64;
 
-/// The character of `term` when it is a single CJK character.
-pub(super) fn lone_cjk(term: &str) -> Option<char> {
-    let mut chars = term.chars();
-    match (chars.next(), chars.next()) {
-        (Some(c), None) if crate::analysis::is_cjk(c) => Some(c),
-        _ => None,
-    }
-}
-
 impl LexicalIndex {
     /// The index terms of two characters, one of them `c`, by document frequency summed
     /// over fields and segments (highest first, ties by term), at most
@@ -162,8 +153,8 @@ mod tests {
         assert!(!accepts(&a, "端号"));
         assert!(!accepts(&a, "a口b"));
         assert!(accepts(&a, "a口"));
-        assert_eq!(lone_cjk("口"), Some('口'));
-        assert_eq!(lone_cjk("口号"), None);
-        assert_eq!(lone_cjk("a"), None);
+        assert_eq!(crate::analysis::lone_cjk("口"), Some('口'));
+        assert_eq!(crate::analysis::lone_cjk("口号"), None);
+        assert_eq!(crate::analysis::lone_cjk("a"), None);
     }
 }

@@ -745,7 +745,7 @@ impl LexicalIndex {
             // a lone CJK character is indexed only inside the bigrams that hold it (a
             // function character, `的`, is in too many to say anything)
             let function = crate::analysis::is_cjk_function_char(&text);
-            if let Some(c) = super::cjk::lone_cjk(&text).filter(|_| !function) {
+            if let Some(c) = crate::analysis::lone_cjk(&text).filter(|_| !function) {
                 for b in self.bigrams_holding(s, c)? {
                     if !variants.iter().any(|(v, _)| *v == b) {
                         variants.push((b, 1.0));
