@@ -6,7 +6,11 @@
 //! lines that hold it (the IDF idea applied within the query: the words of sixty stack
 //! frames repeat on every line and say less than the error line between them). Words the
 //! index never uses add nothing (a hash or an address in a log matches no passage); the
-//! earliest window wins a tie. The embedder would read only its first 256
+//! earliest window wins a tie. A term that only stack frames hold weighs a quarter
+//! ([`FRAME_WEIGHT`]), and when the window holds lines that are not frames (the error
+//! message) and one of their words is one the index uses, only those lines are
+//! searched: frames name the library's internals, which its documentation's reference
+//! pages also name, while the reader asks about the error. The embedder would read only its first 256
 //! word pieces, and the lexical side would score hundreds of terms: the window keeps the
 //! words that can find a passage.
 
@@ -18,6 +22,11 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 
 /// Most words in the searched part of a long query.
 pub const WINDOW_WORDS: usize = 48;
+
+/// The weight of a term that only stack frames of a long query hold, relative to one
+/// a message line holds: a frame names where the program was (a file, a function of
+/// the library's internals), the message what went wrong.
+const FRAME_WEIGHT: f32 = 0.25;
 
 /// What a long query was searched as.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +43,14 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
     if query.len() <= MAX_QUERY_BYTES {
         return None;
     }
-    let words: Vec<&str> = query.split_whitespace().collect();
+    let lines: Vec<&str> = query.lines().filter(|l| !l.trim().is_empty()).collect();
+    let frames = frame_lines(&lines);
+    // every word, and whether its line is a stack frame
+    let (words, in_frame): (Vec<&str>, Vec<bool>) = lines
+        .iter()
+        .zip(&frames)
+        .flat_map(|(l, f)| l.split_whitespace().map(move |w| (w, *f)))
+        .unzip();
     let mut idf: HashMap<String, f32> = HashMap::new();
     let terms: Vec<Vec<String>> = words
         .iter()
@@ -50,28 +66,15 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
             t
         })
         .collect();
-    // how many of the query's lines hold each term
-    let lines: Vec<&str> = query.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut in_lines: HashMap<String, usize> = HashMap::new();
-    for line in &lines {
-        let mut seen: Vec<String> = Vec::new();
-        crate::analysis::for_each_term(line, |t| {
-            if !seen.iter().any(|s| s == t) {
-                seen.push(t.to_string());
-            }
-        });
-        for t in seen {
-            *in_lines.entry(t).or_default() += 1;
-        }
-    }
-    let n_lines = lines.len().max(1) as f32;
-    for (term, w) in idf.iter_mut() {
-        let l = in_lines.get(term).copied().unwrap_or(1).max(1) as f32;
-        *w *= (1.0 + n_lines / l).ln();
-    }
+    weigh_within_query(&lines, &frames, &mut idf);
     let (start, end) = best_window(&words, &terms, &idf);
     let text = match end > start {
-        true => words[start..end].join(" "),
+        true => searched_text(
+            &words[start..end],
+            &in_frame[start..end],
+            &terms[start..end],
+            &idf,
+        ),
         // one word longer than the limit: its first bytes
         false => head(query.trim_start(), MAX_QUERY_BYTES).to_string(),
     };
@@ -79,6 +82,130 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
         text,
         query_bytes: query.len(),
     })
+}
+
+/// Multiplies each term's weight by `ln(1 + L / l)` (`L` lines, `l` of them holding
+/// it), and by [`FRAME_WEIGHT`] when only stack frames hold it.
+fn weigh_within_query(lines: &[&str], frames: &[bool], weight: &mut HashMap<String, f32>) {
+    let mut in_lines: HashMap<String, usize> = HashMap::new();
+    let mut in_message: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (line, frame) in lines.iter().zip(frames) {
+        let mut seen: Vec<String> = Vec::new();
+        crate::analysis::for_each_term(line, |t| {
+            if !seen.iter().any(|s| s == t) {
+                seen.push(t.to_string());
+            }
+        });
+        for t in seen {
+            if !frame {
+                in_message.insert(t.clone());
+            }
+            *in_lines.entry(t).or_default() += 1;
+        }
+    }
+    let n_lines = lines.len().max(1) as f32;
+    let any_frame = frames.iter().any(|f| *f);
+    for (term, w) in weight.iter_mut() {
+        let l = in_lines.get(term).copied().unwrap_or(1).max(1) as f32;
+        *w *= (1.0 + n_lines / l).ln();
+        if any_frame && !in_message.contains(term) {
+            *w *= FRAME_WEIGHT;
+        }
+    }
+}
+
+/// The text searched for a window of `words`: the words of its lines that are not
+/// stack frames (`in_frame`) when one of them is a word the index uses (the error
+/// message, not the library internals its frames name), else every word.
+fn searched_text(
+    words: &[&str],
+    in_frame: &[bool],
+    terms: &[Vec<String>],
+    weight: &HashMap<String, f32>,
+) -> String {
+    let known = |ts: &Vec<String>| ts.iter().any(|t| weight.get(t).is_some_and(|w| *w > 0.0));
+    let message_known = in_frame
+        .iter()
+        .zip(terms)
+        .any(|(frame, ts)| !frame && known(ts));
+    let kept: Vec<&str> = words
+        .iter()
+        .zip(in_frame)
+        .filter(|(_, frame)| !message_known || !**frame)
+        .map(|(w, _)| *w)
+        .collect();
+    kept.join(" ")
+}
+
+/// Which of `lines` are stack frames, by their shape in the common runtimes: Python's
+/// `File "…", line N, in f` and the source line and `^^^` marks under it; `at f
+/// (file:1:2)` of JavaScript, Java and C#, and Rust's `at ./src/x.rs:5:9`; Rust's
+/// numbered `12: crate::module::function`; and a bare `path/file.ext:LINE` (Go's
+/// `\t/src/x.go:42 +0x1d`).
+fn frame_lines(lines: &[&str]) -> Vec<bool> {
+    let mut out = Vec::with_capacity(lines.len());
+    // the indentation of the last Python frame header, whose source line follows it
+    let mut header_indent: Option<usize> = None;
+    for line in lines {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let python = t.starts_with("File \"") && t.contains("\", line ");
+        let under_header = header_indent.is_some_and(|h| indent > h);
+        let frame = python
+            || under_header
+            || t.chars().all(|c| "^~ ".contains(c))
+            || t.strip_prefix("at ").is_some_and(located)
+            || numbered_path(t)
+            || t.split_whitespace()
+                .next()
+                .is_some_and(|w| located(w) && t.split_whitespace().count() <= 2);
+        header_indent = match (python, under_header) {
+            (true, _) => Some(indent),
+            // a header's source line may run over several lines (`^^^` under it)
+            (false, true) => header_indent,
+            _ => None,
+        };
+        out.push(frame);
+    }
+    out
+}
+
+/// Whether `s` names a place in a source file: `file.ext:LINE` or `(…file.ext:LINE:COL)`.
+fn located(s: &str) -> bool {
+    s.split(|c: char| c == '(' || c == ')' || c.is_whitespace())
+        .any(|w| {
+            let mut parts = w.rsplitn(3, ':');
+            let last = parts.next().unwrap_or("");
+            let rest: Vec<&str> = parts.collect();
+            let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+            match rest.as_slice() {
+                [file] => digits(last) && has_extension(file),
+                [line, file] => {
+                    digits(last) && (digits(line) && has_extension(file) || has_extension(line))
+                }
+                _ => false,
+            }
+        })
+}
+
+/// Whether `s` ends in a file extension (`x.rs`, `/a/b.py`).
+fn has_extension(s: &str) -> bool {
+    s.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// Rust's numbered backtrace line: `12: crate::module::function`.
+fn numbered_path(t: &str) -> bool {
+    let Some((n, rest)) = t.split_once(": ") else {
+        return false;
+    };
+    !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && rest.split_whitespace().count() == 1
+        && rest.contains("::")
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
@@ -128,6 +255,70 @@ fn best_window(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stack_frames_are_told_from_messages_in_the_common_runtimes() {
+        let trace = [
+            "Traceback (most recent call last):",
+            "  File \"/app/main.py\", line 42, in <module>",
+            "    r = client.get(url)",
+            "        ^^^^^^^^^^^^^^^",
+            "  File \"/usr/lib/python3.11/site-packages/httpx/_client.py\", line 1066, in get",
+            "    return self.request(",
+            "httpx.ReadTimeout: The read operation timed out",
+            "TypeError: Cannot read properties of undefined (reading 'map')",
+            "    at render (/app/src/List.jsx:12:9)",
+            "\tat com.example.Main.run(Main.java:31)",
+            "thread 'main' panicked at src/main.rs:5:9:",
+            "   7: std::rt::lang_start_internal",
+            "             at ./library/std/src/rt.rs:174:5",
+            "\t/home/u/go/src/app/main.go:42 +0x1d",
+            "see https://example.com:8080/docs for details",
+            "error: could not compile `app` (bin \"app\") due to 1 previous error",
+        ];
+        let frames = frame_lines(&trace);
+        let expected = [
+            false, true, true, true, true, true, false, false, true, true, false, true, true, true,
+            false, false,
+        ];
+        for ((line, got), want) in trace.iter().zip(&frames).zip(expected) {
+            assert_eq!(*got, want, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_window_with_a_message_is_searched_on_its_message_lines() {
+        let words = [
+            "File",
+            "\"/x/_client.py\",",
+            "send",
+            "ReadTimeout:",
+            "timed",
+            "out",
+        ];
+        let in_frame = [true, true, true, false, false, false];
+        let terms: Vec<Vec<String>> = words
+            .iter()
+            .map(|w| {
+                vec![w
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()]
+            })
+            .collect();
+        let mut weight: HashMap<String, f32> = terms.iter().map(|t| (t[0].clone(), 1.0)).collect();
+        assert_eq!(
+            searched_text(&words, &in_frame, &terms, &weight),
+            "ReadTimeout: timed out"
+        );
+        // no word of the message is one the index uses: the frames are searched too
+        for t in ["readtimeout", "timed", "out"] {
+            weight.insert(t.to_string(), 0.0);
+        }
+        assert_eq!(
+            searched_text(&words, &in_frame, &terms, &weight),
+            words.join(" ")
+        );
+    }
 
     #[test]
     fn the_window_with_the_rarest_known_words_wins_and_ties_go_to_the_earliest() {

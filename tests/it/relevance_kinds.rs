@@ -618,3 +618,104 @@ fn the_end_of_a_long_chunk_is_seen_by_the_vector_side() {
     );
     assert_eq!(meta["window_rule"], 1);
 }
+
+#[test]
+fn a_pasted_stack_trace_is_searched_on_its_error_message() {
+    // a reference page names the library internals the frames name; a guide explains
+    // the error the last line reports
+    let t = indexed(
+        &[
+            NOISE[0],
+            NOISE[1],
+            (
+                "reference/transport.md",
+                "# Transport internals\n\n`Client.send` calls `_send_handling_auth`, then \
+                 `_send_handling_redirects` and `_send_single_request`, which hands the \
+                 request to `HTTPTransport.handle_request`. The connection pool's \
+                 `handle_request` reads the response; `map_httpcore_exceptions` turns \
+                 httpcore exceptions into httpx ones.\n",
+            ),
+            (
+                "guide/timeouts.md",
+                "# Timeouts\n\nA `ReadTimeout` is raised when the read operation timed out: \
+                 the server sent no data within the read timeout. Give a longer \
+                 `timeout=` to the client, or `None` to wait forever.\n",
+            ),
+        ],
+        &[],
+    );
+    let mut trace = String::from("Traceback (most recent call last):\n");
+    let calls = [
+        (
+            "httpx/_client.py",
+            "send",
+            "response = self._send_handling_auth(",
+        ),
+        (
+            "httpx/_client.py",
+            "_send_handling_auth",
+            "response = self._send_handling_redirects(",
+        ),
+        (
+            "httpx/_client.py",
+            "_send_handling_redirects",
+            "response = self._send_single_request(request)",
+        ),
+        (
+            "httpx/_client.py",
+            "_send_single_request",
+            "response = transport.handle_request(request)",
+        ),
+        (
+            "httpx/_transports/default.py",
+            "handle_request",
+            "with map_httpcore_exceptions():",
+        ),
+        (
+            "httpcore/_sync/connection_pool.py",
+            "handle_request",
+            "raise exc from None",
+        ),
+        (
+            "httpcore/_sync/connection.py",
+            "handle_request",
+            "return self._connection.handle_request(request)",
+        ),
+        (
+            "httpcore/_sync/http11.py",
+            "_receive_event",
+            "data = self._network_stream.read(",
+        ),
+        (
+            "contextlib.py",
+            "__exit__",
+            "self.gen.throw(typ, value, traceback)",
+        ),
+    ];
+    let mut i = 0;
+    while trace.len() < 5000 {
+        let (file, func, code) = calls[i % calls.len()];
+        trace.push_str(&format!(
+            "  File \"/usr/lib/python3.11/site-packages/{file}\", line {}, in {func}\n    {code}\n",
+            100 + i * 7
+        ));
+        i += 1;
+    }
+    trace.push_str("httpx.ReadTimeout: The read operation timed out\n");
+    let (code, v) = search(t.path(), &[trace.as_str()]);
+    assert_eq!(code, 0, "{v}");
+    let part = v["searched_as"].as_str().unwrap();
+    assert!(
+        part.contains("ReadTimeout: The read operation timed out"),
+        "{part}"
+    );
+    assert!(
+        !part.contains("handle_request"),
+        "frames are not searched: {part}"
+    );
+    assert_eq!(
+        paths(&v).first().map(String::as_str),
+        Some("guide/timeouts.md"),
+        "{v}"
+    );
+}
