@@ -1,4 +1,7 @@
-//! A query longer than [`MAX_QUERY_BYTES`] (an assistant pasting an error message or a
+//! A query that holds a stack trace (at least [`MIN_FRAMES`] frame lines) is searched
+//! on its lines that are not frames, when one of their words is one the index uses: the
+//! error message, not the 64 first terms of its frames. A query longer than
+//! [`MAX_QUERY_BYTES`] (an assistant pasting an error message or a
 //! log of kilobytes) is searched on its most informative part: the run of at most
 //! [`WINDOW_WORDS`] consecutive whitespace-separated words, and at most
 //! [`MAX_QUERY_BYTES`] bytes, whose distinct analysed terms weigh the most. A term weighs
@@ -35,16 +38,26 @@ pub struct Focused {
     pub text: String,
     /// The whole query's length, in bytes.
     pub query_bytes: usize,
+    /// The query holds a stack trace: only its lines that are not frames were searched.
+    pub trace: bool,
 }
+
+/// Fewest frame lines that make a query a stack trace (searched on its other lines).
+const MIN_FRAMES: usize = 2;
 
 /// The most informative part of `query` when it is longer than [`MAX_QUERY_BYTES`], else
 /// `None` (the query is searched whole).
 pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
-    if query.len() <= MAX_QUERY_BYTES {
+    let long = query.len() > MAX_QUERY_BYTES;
+    // a question of one or two lines is never a stack trace
+    if !long && query.lines().nth(MIN_FRAMES).is_none() {
         return None;
     }
     let lines: Vec<&str> = query.lines().filter(|l| !l.trim().is_empty()).collect();
     let frames = frame_lines(&lines);
+    if !long && frames.iter().filter(|f| **f).count() < MIN_FRAMES {
+        return None;
+    }
     // every word, and whether its line is a stack frame
     let (words, in_frame): (Vec<&str>, Vec<bool>) = lines
         .iter()
@@ -67,8 +80,11 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
         })
         .collect();
     weigh_within_query(&lines, &frames, &mut idf);
-    let (start, end) = best_window(&words, &terms, &idf);
-    let text = match end > start {
+    let (start, end) = match long {
+        true => best_window(&words, &terms, &idf),
+        false => (0, words.len()),
+    };
+    let (text, trace) = match end > start {
         true => searched_text(
             &words[start..end],
             &in_frame[start..end],
@@ -76,11 +92,13 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
             &idf,
         ),
         // one word longer than the limit: its first bytes
-        false => head(query.trim_start(), MAX_QUERY_BYTES).to_string(),
+        false => (head(query.trim_start(), MAX_QUERY_BYTES).to_string(), false),
     };
-    Some(Focused {
+    // a short query with frames but no message word the index uses: searched whole
+    (long || trace).then_some(Focused {
         text,
         query_bytes: query.len(),
+        trace,
     })
 }
 
@@ -114,15 +132,15 @@ fn weigh_within_query(lines: &[&str], frames: &[bool], weight: &mut HashMap<Stri
     }
 }
 
-/// The text searched for a window of `words`: the words of its lines that are not
-/// stack frames (`in_frame`) when one of them is a word the index uses (the error
-/// message, not the library internals its frames name), else every word.
+/// The text searched for a window of `words`, and whether it is only its lines that are
+/// not stack frames (`in_frame`): those when one of them is a word the index uses (the
+/// error message, not the library internals its frames name), else every word.
 fn searched_text(
     words: &[&str],
     in_frame: &[bool],
     terms: &[Vec<String>],
     weight: &HashMap<String, f32>,
-) -> String {
+) -> (String, bool) {
     let known = |ts: &Vec<String>| ts.iter().any(|t| weight.get(t).is_some_and(|w| *w > 0.0));
     let message_known = in_frame
         .iter()
@@ -134,7 +152,8 @@ fn searched_text(
         .filter(|(_, frame)| !message_known || !**frame)
         .map(|(w, _)| *w)
         .collect();
-    kept.join(" ")
+    let trace = message_known && in_frame.iter().any(|f| *f);
+    (kept.join(" "), trace)
 }
 
 /// Which of `lines` are stack frames, by their shape in the common runtimes: Python's
@@ -308,7 +327,7 @@ mod tests {
         let mut weight: HashMap<String, f32> = terms.iter().map(|t| (t[0].clone(), 1.0)).collect();
         assert_eq!(
             searched_text(&words, &in_frame, &terms, &weight),
-            "ReadTimeout: timed out"
+            ("ReadTimeout: timed out".to_string(), true)
         );
         // no word of the message is one the index uses: the frames are searched too
         for t in ["readtimeout", "timed", "out"] {
@@ -316,7 +335,7 @@ mod tests {
         }
         assert_eq!(
             searched_text(&words, &in_frame, &terms, &weight),
-            words.join(" ")
+            (words.join(" "), false)
         );
     }
 

@@ -151,8 +151,9 @@ pub struct SearchEnvelope {
     /// passages are no nearer than made-up words get has no results at all.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub semantic_neighbours_only: bool,
-    /// The part of a query over 4096 bytes that was searched (its most informative run
-    /// of words); left out when the query was searched whole.
+    /// The part of the query that was searched: the most informative run of words of a
+    /// query over 4096 bytes, or the lines of a pasted stack trace that are not frames;
+    /// left out when the query was searched whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub searched_as: Option<String>,
     pub results: Vec<SearchResult>,
@@ -263,13 +264,22 @@ pub fn coverage_note(
     }
 }
 
-/// What a reader should know of a long query searched on a part of it.
+/// What a reader should know of a query searched on a part of it: a long one's most
+/// informative run of words, a stack trace's lines that are not frames.
 fn focus_note(f: &super::Focused) -> String {
-    format!(
-        "The query is {} bytes long; it was searched on its most informative part (`searched_as`, at most {} words).",
-        f.query_bytes,
-        super::WINDOW_WORDS
-    )
+    match (f.query_bytes > super::MAX_QUERY_BYTES, f.trace) {
+        (true, false) => format!(
+            "The query is {} bytes long; it was searched on its most informative part (`searched_as`, at most {} words).",
+            f.query_bytes,
+            super::WINDOW_WORDS
+        ),
+        (true, true) => format!(
+            "The query is {} bytes long; it was searched on the lines of its most informative part (at most {} words) that are not stack frames (`searched_as`).",
+            f.query_bytes,
+            super::WINDOW_WORDS
+        ),
+        (false, _) => "The query holds a stack trace; it was searched on its lines that are not stack frames (`searched_as`).".to_string(),
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

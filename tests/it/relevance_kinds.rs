@@ -644,6 +644,39 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
         ],
         &[],
     );
+    // a trace past 4096 bytes (searched on a window of it) and one under it (searched
+    // whole but for its frames: before, its first 64 terms were all the frames')
+    for size in [5000, 1500] {
+        let trace = python_trace(size);
+        let (code, v) = search(t.path(), &[trace.as_str()]);
+        assert_eq!(code, 0, "{v}");
+        let part = v["searched_as"].as_str().unwrap();
+        assert!(
+            part.contains("ReadTimeout: The read operation timed out"),
+            "{part}"
+        );
+        assert!(
+            !part.contains("handle_request"),
+            "frames are not searched: {part}"
+        );
+        assert!(v["note"].as_str().unwrap().contains("stack frames"), "{v}");
+        assert_eq!(
+            paths(&v).first().map(String::as_str),
+            Some("guide/timeouts.md"),
+            "{v}"
+        );
+    }
+    // a question that quotes one frame line is searched as written
+    let (_, v) = search(
+        t.path(),
+        &["why does handle_request fail\n    at handle_request (/app/x.py:3:1)"],
+    );
+    assert!(v.get("searched_as").is_none(), "{v}");
+}
+
+/// A Python traceback of about `size` bytes through httpx's internals, ending with a
+/// `ReadTimeout`.
+fn python_trace(size: usize) -> String {
     let mut trace = String::from("Traceback (most recent call last):\n");
     let calls = [
         (
@@ -693,7 +726,7 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
         ),
     ];
     let mut i = 0;
-    while trace.len() < 5000 {
+    while trace.len() < size {
         let (file, func, code) = calls[i % calls.len()];
         trace.push_str(&format!(
             "  File \"/usr/lib/python3.11/site-packages/{file}\", line {}, in {func}\n    {code}\n",
@@ -702,20 +735,5 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
         i += 1;
     }
     trace.push_str("httpx.ReadTimeout: The read operation timed out\n");
-    let (code, v) = search(t.path(), &[trace.as_str()]);
-    assert_eq!(code, 0, "{v}");
-    let part = v["searched_as"].as_str().unwrap();
-    assert!(
-        part.contains("ReadTimeout: The read operation timed out"),
-        "{part}"
-    );
-    assert!(
-        !part.contains("handle_request"),
-        "frames are not searched: {part}"
-    );
-    assert_eq!(
-        paths(&v).first().map(String::as_str),
-        Some("guide/timeouts.md"),
-        "{v}"
-    );
+    trace
 }
