@@ -57,7 +57,7 @@ pub(super) fn answer(retriever: &DocfuseRetriever, a: &SearchArgs) -> anyhow::Re
         print_text(
             &r.documents,
             r.mode != crate::retriever::Mode::Lexical,
-            envelope.note.as_deref(),
+            (envelope.note.as_deref(), envelope.searched_as.as_deref()),
         )?;
     }
     let code = if r.documents.is_empty() {
@@ -78,17 +78,21 @@ pub(super) fn answer(retriever: &DocfuseRetriever, a: &SearchArgs) -> anyhow::Re
 /// The text answer; a result that holds none of the query's content words is marked (a
 /// semantic neighbour with vectors, else a match on stop words only), and the coverage
 /// note ([`coverage_note`]: words no passage contains, results that match none) goes to
-/// stderr, as the MCP tools say it.
+/// stderr, as the MCP tools say it, with the part of the query searched when it was not
+/// searched whole (`searched_as`: a long query's window, a stack trace's message).
 fn print_text(
     docs: &[RetrievedDocument],
     with_vectors: bool,
-    note: Option<&str>,
+    (note, searched_as): (Option<&str>, Option<&str>),
 ) -> anyhow::Result<()> {
     if docs.is_empty() {
         print_err("no results");
     }
     if let Some(note) = note {
         print_err(&format!("note: {note}"));
+    }
+    if let Some(part) = searched_as {
+        print_err(&format!("searched as: {part}"));
     }
     let unmatched = |d: &RetrievedDocument| d.metadata.matched_terms.is_empty();
     let unmatched_mark = if with_vectors {

@@ -73,6 +73,7 @@ mod document;
 mod filter;
 mod focus;
 mod format;
+mod frames;
 mod hybrid;
 mod inner;
 mod json;

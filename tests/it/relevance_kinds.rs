@@ -666,10 +666,10 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
             "{v}"
         );
     }
-    // a question that quotes one frame line is searched as written
+    // a question of several lines that quotes one frame line is searched as written
     let (_, v) = search(
         t.path(),
-        &["why does handle_request fail\n    at handle_request (/app/x.py:3:1)"],
+        &["why does handle_request fail\nafter a retry\n    at handle_request (/app/x.py:3:1)\nthanks"],
     );
     assert!(v.get("searched_as").is_none(), "{v}");
 }
