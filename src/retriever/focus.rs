@@ -34,14 +34,16 @@ pub const WINDOW_WORDS: usize = 48;
 /// the library's internals), the message what went wrong.
 const FRAME_WEIGHT: f32 = 0.25;
 
-/// What a long query was searched as.
+/// What a query was searched as: a long query's window, a stack trace's or compiler
+/// diagnostic's message lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Focused {
     /// The part searched.
     pub text: String,
     /// The whole query's length, in bytes.
     pub query_bytes: usize,
-    /// The query holds a stack trace: only its lines that are not frames were searched.
+    /// The query holds a stack trace or a compiler's source excerpt: only its message
+    /// lines were searched.
     pub trace: bool,
 }
 

@@ -1,13 +1,15 @@
-//! The lines of a pasted stack trace, told apart by their shape in the common runtimes:
-//! frames (where the program was: a file and line, a function of a library's
-//! internals), headers (`Traceback (most recent call last):`, `... 12 more`) and
-//! messages (what went wrong). Read by [`super::focus`].
+//! The lines of a pasted stack trace or compiler diagnostic, told apart by their shape
+//! in the common runtimes and compilers: frames (where the program was: a file and line,
+//! a function of a library's internals, a compiler's source excerpt), headers
+//! (`Traceback (most recent call last):`, `... 12 more`) and messages (what went wrong).
+//! Read by [`super::focus`].
 
 /// What one line of a query is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Line {
     Message,
-    /// A stack frame, or the source line or `^^^` marks under a Python frame.
+    /// A stack frame, the source line or `^^^` marks under a Python frame, or a line of
+    /// a compiler's source excerpt (`--> src/main.rs:5:14`, `4 |     let r1 = &mut s;`).
     Frame,
     /// A line every trace of its runtime holds (`Traceback (most recent call last):`,
     /// `stack backtrace:`, `During handling of the above exception…`, `... 12 more`).
@@ -35,6 +37,8 @@ pub(super) fn classify(lines: &[&str]) -> Vec<Line> {
     let mut out = Vec::with_capacity(lines.len());
     // the indentation of the last Python frame header, whose source line follows it
     let mut header_indent: Option<usize> = None;
+    // a compiler diagnostic's location line: its source excerpt's lines are frames
+    let anchored = lines.iter().any(|l| diagnostic_location(l.trim()));
     for line in lines {
         let t = line.trim_start_matches(|c: char| c == '|' || c.is_whitespace());
         let indent = line.len() - t.len();
@@ -42,7 +46,7 @@ pub(super) fn classify(lines: &[&str]) -> Vec<Line> {
         let under_header = header_indent.is_some_and(|h| indent > h);
         let kind = if HEADERS.iter().any(|h| t.starts_with(h)) || java_more(t) {
             Line::Header
-        } else if python || under_header || frame_shape(t) {
+        } else if python || under_header || frame_shape(t) || anchored && excerpt(line.trim()) {
             Line::Frame
         } else {
             Line::Message
@@ -76,6 +80,36 @@ fn frame_shape(t: &str) -> bool {
         // a bare location: Go's `/src/x.go:42 +0x1d`
         || (tokens.len() <= 2
             && tokens.first().is_some_and(|w| location(w) && w.contains(['/', '\\'])))
+}
+
+/// A compiler diagnostic's location: rustc's `--> src/main.rs:5:14` (`::: …` for a
+/// second file), or gcc's and clang's `main.c:3:5: error: …`.
+fn diagnostic_location(t: &str) -> bool {
+    if let Some(rest) = t.strip_prefix("--> ").or_else(|| t.strip_prefix("::: ")) {
+        return rest.split_whitespace().next().is_some_and(location);
+    }
+    let mut tokens = t.split_whitespace();
+    let (Some(place), Some(level)) = (tokens.next(), tokens.next()) else {
+        return false;
+    };
+    place.ends_with(':')
+        && location(place.trim_end_matches(':'))
+        && matches!(level, "error:" | "warning:" | "note:" | "fatal" | "error")
+}
+
+/// A line of a compiler's source excerpt (rustc, and clang's and gcc's `4 | code` form),
+/// trimmed: its location `--> src/main.rs:5:14`, `4 |     let r1 = &mut s;`, `|   ^^^
+/// label`, `...`; not a Markdown table row (`| a | b |`). The message and its `= note:`
+/// lines are not.
+fn excerpt(t: &str) -> bool {
+    if t.starts_with("--> ") || t.starts_with("::: ") {
+        return diagnostic_location(t);
+    }
+    let gutter = t
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start();
+    let table_row = gutter.len() > 1 && gutter.ends_with('|');
+    (gutter == "|" || gutter.starts_with("| ")) && !table_row || t == "..."
 }
 
 /// `at X`, `at X (location)`, `at X(location)`, `at async X (…)` or C#'s `at X in
@@ -242,6 +276,25 @@ mod tests {
             ("goroutine 1 [running]:", M),
             ("main.main()", F),
             ("\t/home/u/go/src/app/main.go:42 +0x1d", F),
+            (
+                "error[E0499]: cannot borrow `s` as mutable more than once at a time",
+                M,
+            ),
+            (" --> src/main.rs:5:14", F),
+            ("  |", F),
+            ("4 |     let r1 = &mut s;", F),
+            (
+                "  |              ------ first mutable borrow occurs here",
+                F,
+            ),
+            ("...", F),
+            ("  = help: consider cloning the value", M),
+        ]);
+        // without a diagnostic's location line, a gutter is not an excerpt
+        check(&[
+            ("| name | value |", M),
+            ("| a | b |", M),
+            ("4 | step four", M),
         ]);
     }
 
@@ -250,7 +303,7 @@ mod tests {
         check(&[
             ("main.c:3:5: error: expected ';' before '}' token", M),
             ("error[E0382]: borrow of moved value: `v`", M),
-            ("  --> src/main.rs:4:5", M),
+            ("  = note: move occurs because `v` has type `Vec<i32>`", M),
             (
                 "src/a.ts(3,5): error TS2322: Type 'string' is not assignable",
                 M,

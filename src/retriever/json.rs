@@ -274,11 +274,11 @@ fn focus_note(f: &super::Focused) -> String {
             super::WINDOW_WORDS
         ),
         (true, true) => format!(
-            "The query is {} bytes long; it was searched on the lines of its most informative part (at most {} words) that are not stack frames (`searched_as`).",
+            "The query is {} bytes long; it was searched on the lines of its most informative part (at most {} words) that are not stack frames or source excerpts (`searched_as`).",
             f.query_bytes,
             super::WINDOW_WORDS
         ),
-        (false, _) => "The query holds a stack trace; it was searched on its lines that are not stack frames (`searched_as`).".to_string(),
+        (false, _) => "The query holds a stack trace or a compiler's source excerpt; it was searched on its message lines (`searched_as`).".to_string(),
     }
 }
 

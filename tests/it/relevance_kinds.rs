@@ -659,7 +659,7 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
             !part.contains("handle_request"),
             "frames are not searched: {part}"
         );
-        assert!(v["note"].as_str().unwrap().contains("stack frames"), "{v}");
+        assert!(v["note"].as_str().unwrap().contains("stack"), "{v}");
         assert_eq!(
             paths(&v).first().map(String::as_str),
             Some("guide/timeouts.md"),
@@ -736,4 +736,49 @@ fn python_trace(size: usize) -> String {
     }
     trace.push_str("httpx.ReadTimeout: The read operation timed out\n");
     trace
+}
+
+#[test]
+fn a_pasted_compiler_diagnostic_is_searched_on_its_message() {
+    let t = indexed(
+        &[
+            NOISE[0],
+            (
+                "borrowing.md",
+                "# References\n\n## Mutable references\n\nYou cannot borrow a value as mutable \
+                 more than once at a time: a second mutable reference while the first is in \
+                 use is an error.\n",
+            ),
+            (
+                "pool.md",
+                "# A worker pool\n\nThe pool keeps each worker in a vector.\n\n```rust\nfn \
+                 main() {\n    let mut s = String::new();\n    let r1 = &mut s;\n    \
+                 r1.push_str(\"first\");\n    let r2 = &mut s;\n}\n```\n",
+            ),
+        ],
+        &[],
+    );
+    let diagnostic = "error[E0499]: cannot borrow `s` as mutable more than once at a time\n \
+                      --> src/main.rs:5:14\n  |\n4 |     let r1 = &mut s;\n  |              \
+                      ------ first mutable borrow occurs here\n5 |     let r2 = &mut s;\n  |   \
+                      ^^^^^^ second mutable borrow occurs here\n  = help: see E0499";
+    let (code, v) = search(t.path(), &[diagnostic]);
+    assert_eq!(code, 0, "{v}");
+    // the message and its `= help:` line; not the source excerpt
+    assert_eq!(
+        v["searched_as"],
+        "error[E0499]: cannot borrow `s` as mutable more than once at a time = help: see E0499",
+        "{v}"
+    );
+    assert_eq!(
+        paths(&v).first().map(String::as_str),
+        Some("borrowing.md"),
+        "{v}"
+    );
+    // a Markdown table is not a source excerpt: a question with one is searched whole
+    let (_, v) = search(
+        t.path(),
+        &["which of these borrows is mutable?\n| a | b |\n| --- | --- |\n| r1 | r2 |"],
+    );
+    assert!(v.get("searched_as").is_none(), "{v}");
 }
