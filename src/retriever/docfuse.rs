@@ -357,10 +357,10 @@ impl DocfuseRetriever {
         // lexical searches never queue behind an embedding.
         let prepared = if super::search::may_embed(&self.inner().index, &query, &options) {
             let (q, o) = (query.clone(), options.clone());
-            self.run_blocking(Lane::Embed, move |inner| {
+            let p = self.run_blocking(Lane::Embed, move |inner| {
                 Ok(super::search::prepare(inner, &q, &o))
-            })
-            .await?
+            });
+            Some(p.await?)
         } else {
             None
         };

@@ -74,21 +74,7 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
         .zip(&kinds)
         .flat_map(|(l, k)| l.split_whitespace().map(move |w| (w, *k != Line::Message)))
         .unzip();
-    let mut weight: HashMap<String, f32> = HashMap::new();
-    let terms: Vec<Vec<String>> = words
-        .iter()
-        .map(|w| {
-            let mut t = Vec::new();
-            crate::analysis::for_each_term(w, |term| t.push(term.to_string()));
-            for term in &t {
-                if !weight.contains_key(term) {
-                    let v = index.lexical().idf_of(term).unwrap_or(0.0);
-                    weight.insert(term.clone(), v);
-                }
-            }
-            t
-        })
-        .collect();
+    let (terms, mut weight) = terms_and_idf(index, &words);
     weigh_within_query(&lines, &kinds, &mut weight);
     // a trace whose message says what it is about (a word the index uses, not a
     // stop word): only its message lines
@@ -118,6 +104,27 @@ pub fn focus(index: &DocIndex, query: &str) -> Option<Focused> {
         query_bytes: query.len(),
         trace,
     })
+}
+
+/// Each word's analysed terms, and each distinct term's IDF over the index (0 for a term
+/// no chunk holds).
+fn terms_and_idf(index: &DocIndex, words: &[&str]) -> (Vec<Vec<String>>, HashMap<String, f32>) {
+    let mut idf: HashMap<String, f32> = HashMap::new();
+    let terms = words
+        .iter()
+        .map(|w| {
+            let mut t = Vec::new();
+            crate::analysis::for_each_term(w, |term| t.push(term.to_string()));
+            for term in &t {
+                if !idf.contains_key(term) {
+                    let v = index.lexical().idf_of(term).unwrap_or(0.0);
+                    idf.insert(term.clone(), v);
+                }
+            }
+            t
+        })
+        .collect();
+    (terms, idf)
 }
 
 /// Multiplies each term's weight by `ln(1 + L / l)` (`L` lines, `l` of them holding

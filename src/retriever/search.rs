@@ -24,22 +24,26 @@ pub(super) fn may_embed(index: &DocIndex, query: &str, options: &RetrieveOptions
         && !crate::read::is_symbol_query(query)
 }
 
-/// The vector a search of `query` will ask for, made ahead of it
-/// ([`DocIndex::prepare_query`]) for [`search`]'s `prepared`. `None` when the search will
-/// not embed ([`may_embed`]) or the vector side is not usable; an embedding error is left
-/// for the search to report.
-pub(super) fn prepare(
-    inner: &Inner,
-    query: &str,
-    options: &RetrieveOptions,
-) -> Option<PreparedQuery> {
+/// What [`prepare`] works out ahead of a search of one query, for [`search`]'s
+/// `prepared`: the part of the query to search ([`super::focus::focus`]) and its vector.
+pub(super) struct Prepared {
+    focused: Option<super::Focused>,
+    /// `None` when the search will not embed ([`may_embed`]) or the vector side is not
+    /// usable; an embedding error is left for the search to report.
+    vector: Option<PreparedQuery>,
+}
+
+/// The part of `query` a search will search and the vector it will ask for, made ahead
+/// of it ([`DocIndex::prepare_query`]).
+pub(super) fn prepare(inner: &Inner, query: &str, options: &RetrieveOptions) -> Prepared {
     let index = &inner.index;
     let focused = super::focus::focus(index, query);
-    let query = focused.as_ref().map_or(query, |f| f.text.as_str());
-    if !may_embed(index, query, options) {
-        return None;
-    }
-    index.prepare_query(query).ok().flatten()
+    let searched = focused.as_ref().map_or(query, |f| f.text.as_str());
+    let vector = match may_embed(index, searched, options) {
+        true => index.prepare_query(searched).ok().flatten(),
+        false => None,
+    };
+    Prepared { focused, vector }
 }
 
 /// Runs a search on the calling thread.
@@ -52,12 +56,16 @@ pub(super) fn search(
     inner: &Inner,
     query: &str,
     options: &RetrieveOptions,
-    prepared: Option<&PreparedQuery>,
+    prepared: Option<&Prepared>,
 ) -> Result<Retrieval, RetrieveError> {
     let index = &inner.index;
     let filter = super::request::validate_search(query, options)?;
-    // a pasted log or error message: its most informative part
-    let focused = super::focus::focus(index, query);
+    // a pasted log or error message: its most informative part (worked out once)
+    let focused = match prepared {
+        Some(p) => p.focused.clone(),
+        None => super::focus::focus(index, query),
+    };
+    let prepared = prepared.and_then(|p| p.vector.as_ref());
     let query = focused.as_ref().map_or(query, |f| f.text.as_str());
     let floor = options.floor.unwrap_or(0.0);
     // No more results than chunks: a huge limit must not size the engine's buffers.
