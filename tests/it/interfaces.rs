@@ -70,6 +70,14 @@ fn http(idx: &Path, config: HttpConfig, req: Request<Body>) -> (StatusCode, Valu
     })
 }
 
+/// The JSON answer to a search of `q` from the CLI (run in `dir`, index `idx` there) and
+/// from HTTP.
+fn cli_and_http_json(dir: &Path, idx: &Path, q: &str) -> [Value; 2] {
+    let cli = stdout(&docfuse(dir, &["search", "--index", "idx", "--json", q]));
+    let (_, h, _) = http(idx, HttpConfig::default(), post(&json!({"query": q})));
+    [serde_json::from_str(&cli).unwrap(), h]
+}
+
 fn post(body: &Value) -> Request<Body> {
     Request::builder()
         .header(axum::http::header::HOST, "localhost")
@@ -812,13 +820,7 @@ fn a_question_whose_words_no_passage_holds_says_so_on_every_interface() {
     ]);
     let q = "what is the capital of France";
     // JSON (CLI and HTTP): the missing words, and no result counted as a lexical match
-    let v: Value = serde_json::from_str(&stdout(&docfuse(
-        t.path(),
-        &["search", "--index", "idx", "--json", q],
-    )))
-    .unwrap();
-    let (_, h, _) = http(&idx, HttpConfig::default(), post(&json!({"query": q})));
-    for v in [&v, &h] {
+    for v in &cli_and_http_json(t.path(), &idx, q) {
         assert_eq!(v["missing_words"], json!(["capital", "france"]), "{v}");
         assert!(
             v["note"].as_str().unwrap().contains("may not cover"),
@@ -1058,4 +1060,45 @@ fn a_long_result_list_keeps_the_text_of_the_best_results() {
     assert_eq!(status, StatusCode::OK);
     assert!(n <= budget.bytes(), "{n} bytes");
     assert!(v["results"][0]["content"].is_string(), "{v}");
+}
+
+#[test]
+fn a_pasted_stack_trace_is_searched_on_its_message_on_every_interface() {
+    let (t, idx) = indexed(&[
+        (
+            "internals.md",
+            "# Transport internals\n\n`send` calls `handle_request`, which reads the \
+             response in `_receive_event`.\n"
+                .into(),
+        ),
+        (
+            "timeouts.md",
+            "# Timeouts\n\nA `ReadTimeout` is raised when the read operation timed out.\n".into(),
+        ),
+    ]);
+    let q = "Traceback (most recent call last):\n  File \"/x/_client.py\", line 9, in send\n    \
+             return self.handle_request(request)\n  File \"/x/_http11.py\", line 3, in \
+             _receive_event\n    data = self._read()\nhttpx.ReadTimeout: The read operation \
+             timed out";
+    let want = "httpx.ReadTimeout: The read operation timed out";
+    for v in &cli_and_http_json(t.path(), &idx, q) {
+        assert_eq!(v["searched_as"], want, "{v}");
+        assert_eq!(v["results"][0]["path"], "timeouts.md", "{v}");
+    }
+    let o = docfuse(t.path(), &["search", "--index", "idx", q]);
+    assert!(
+        stderr(&o).contains(&format!("searched as: {want}")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).starts_with("timeouts.md"), "{}", stdout(&o));
+    let mut mcp = McpClient::start(&idx, &[]);
+    let (r, _) = mcp.call("search_docs", json!({"query": q}));
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(want), "{text}");
+    let first = text.find("timeouts.md").expect("timeouts.md is a result");
+    assert!(
+        text.find("internals.md").is_none_or(|other| first < other),
+        "{text}"
+    );
 }
