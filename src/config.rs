@@ -231,7 +231,9 @@ pub struct QueryParams {
     #[serde(default = "info_share")]
     pub info_share: f32,
     /// Page-role prior: a chunk of a change log (`CHANGELOG.md`, `HISTORY.rst`,
-    /// `release-notes/…`; `chunk::is_changelog`) is multiplied by this, on both sides
+    /// `release-notes/…`; `chunk::is_changelog`) or of a change-log section of another
+    /// page (`## Release notes`, `# Stabilized and removed features`;
+    /// `chunk::is_changelog_section`) is multiplied by this, on both sides
     /// of fusion, unless the question asks about changes (`changed`, `deprecated`,
     /// `v1.80`, …): its entries restate settings that reference pages define. 1: off.
     #[serde(default = "changelog_prior")]

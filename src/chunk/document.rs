@@ -281,45 +281,6 @@ pub fn is_agent_doc(rel_path: &str, audience: Option<&str>) -> bool {
     audience == Some("agent") || AGENT_DOC_NAMES.contains(&name)
 }
 
-/// File stems (lower-cased, `-`/`_`/`.`/space removed) of a change log in any case.
-const CHANGELOG_STEMS: [&str; 5] = [
-    "changelog",
-    "changelogs",
-    "releasenotes",
-    "releasehistory",
-    "whatsnew",
-];
-
-/// File stems that name a change log only written in capitals (`HISTORY.md`,
-/// `NEWS.rst`, `CHANGES.txt`), as projects name them: `history.md` may be a page about a
-/// `history` API, `releases.md` one about making releases.
-const CHANGELOG_UPPER_STEMS: [&str; 4] = ["HISTORY", "NEWS", "CHANGES", "RELEASES"];
-
-/// Folder names (lower-cased, `-`/`_` removed) whose pages are change logs.
-const CHANGELOG_FOLDERS: [&str; 4] = ["changelog", "changelogs", "releasenotes", "changes"];
-
-/// Whether a document is a change log (`CHANGELOG.md`, `HISTORY.rst`,
-/// `release-notes/1.2.md`): its entries restate settings and commands that other pages
-/// define (`QueryParams::changelog_prior`).
-pub fn is_changelog(rel_path: &str) -> bool {
-    let norm = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !matches!(c, '-' | '_' | ' ' | '.'))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let mut parts: Vec<&str> = rel_path.split('/').collect();
-    let Some(file) = parts.pop() else {
-        return false;
-    };
-    let stem = file.split_once('.').map_or(file, |(s, _)| s);
-    CHANGELOG_STEMS.contains(&norm(stem).as_str())
-        || CHANGELOG_UPPER_STEMS.contains(&stem)
-        || parts
-            .iter()
-            .any(|d| CHANGELOG_FOLDERS.contains(&norm(d).as_str()))
-}
-
 /// A section before budget cutting: 0-based inclusive line range.
 struct Section {
     heading_path: Vec<String>,

@@ -85,6 +85,7 @@ pub fn front_matter(doc: &SourceDoc) -> DocFrontMatter {
 
 pub use crate::config::ChunkerConfig;
 
+mod changelog;
 mod cmark;
 mod containers;
 mod display;
@@ -110,11 +111,12 @@ mod source;
 mod split;
 mod templates;
 
+pub use changelog::{is_changelog, is_changelog_section};
 pub use display::{
     display_line, is_attribute_block, name_field, printable, visible_lines, visible_lines_of,
 };
 pub use document::{
-    chunk_document, chunk_document_with_links, is_agent_doc, is_changelog, Chunked, AGENT_DOC_NAMES,
+    chunk_document, chunk_document_with_links, is_agent_doc, Chunked, AGENT_DOC_NAMES,
 };
 pub use ids::section_id;
 pub use kinds::{Chunk, ChunkKind, EntryKind, SourceDoc, SourceKind, NAV_FILES};

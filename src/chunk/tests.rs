@@ -1066,3 +1066,34 @@ fn change_logs_are_named_by_their_file_or_folder() {
         assert!(!super::is_changelog(p), "{p}");
     }
 }
+
+#[test]
+fn change_log_sections_are_named_by_a_heading_of_their_path() {
+    for id in [
+        "guide/config.md#configuration/changelog",
+        "guide/config.md#configuration/changelog/210~2",
+        "reference/unstable.md#stabilized-and-removed-features/edition-2021",
+        "README.md#release-notes",
+        "docs/intro.md#whats-new-in-20",
+        "docs/intro.md#whats-new",
+        "api.md#router/changes-in-v3",
+        "api.md#history-since-120",
+        "api.md#version-history",
+    ] {
+        assert!(super::is_changelog_section(id), "{id}");
+    }
+    for id in [
+        "reference/unstable.md#unstable-features/script",
+        "api.md#router/history",
+        "guide/releasing.md#releases",
+        "guide/build.md#rebuild-on-files-changes",
+        "migration.md#breaking-changes",
+        "docs/new.md#whats-next",
+        "docs/news.md#press",
+        "CHANGELOG.md",
+        "profiles.md#release",
+        "changelog.md#overview",
+    ] {
+        assert!(!super::is_changelog_section(id), "{id}");
+    }
+}

@@ -87,6 +87,12 @@ pub fn write_graph(
                 .map(|d| crate::chunk::is_changelog(&d.entry.rel_path))
                 .collect(),
         ),
+        changelog_sections: chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, (id, _))| crate::chunk::is_changelog_section(id))
+            .map(|(ord, _)| ord as u64)
+            .collect(),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
@@ -138,6 +144,10 @@ struct PageRanks {
     /// Per document: a change log (`chunk::is_changelog`); empty when no document is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     changelog: Vec<bool>,
+    /// The ordinals of the chunks in a change-log section of a page
+    /// (`chunk::is_changelog_section`), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    changelog_sections: Vec<u64>,
 }
 
 /// Per document: whether its source kind passes `is`; empty when none does (an index of
@@ -181,7 +191,29 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
     out.code = per_chunk(&r.code, &r.chunks);
     out.routes = per_chunk(&r.routes, &r.chunks);
     out.changelog = per_chunk(&r.changelog, &r.chunks);
+    mark(&mut out.changelog, &r.changelog_sections, chunks);
     (out.canonicality.len() as u64 == chunks).then_some(out)
+}
+
+/// Sets `flags[ord]` for each of `ords` below `chunks`, first giving an empty `flags`
+/// (no chunk set) its `chunks` entries.
+fn mark(flags: &mut Vec<bool>, ords: &[u64], chunks: u64) {
+    let ords: Vec<usize> = ords
+        .iter()
+        .filter(|o| **o < chunks)
+        .map(|o| *o as usize)
+        .collect();
+    if ords.is_empty() {
+        return;
+    }
+    if flags.is_empty() {
+        *flags = vec![false; chunks as usize];
+    }
+    for o in ords {
+        if let Some(f) = flags.get_mut(o) {
+            *f = true;
+        }
+    }
 }
 
 /// Per-document `flags` spread over each document's `chunks`; empty when the shapes

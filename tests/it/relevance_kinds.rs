@@ -497,6 +497,24 @@ fn the_lexical_share_follows_the_information_it_matched() {
     assert!(got < 0.8, "{e}");
 }
 
+/// `fetch-timeout seconds` finds `config.md` first in lexical and hybrid mode, and the
+/// restatement in `log_path` at the change-log prior (0.5).
+fn definition_above_restatement(dir: &Path, log_path: &str, label: &str) {
+    for mode in ["lexical", "hybrid"] {
+        let (code, v) = search(dir, &["--mode", mode, "--explain", "fetch-timeout seconds"]);
+        assert_eq!(code, 0, "{label} {mode}: {v}");
+        assert_eq!(paths(&v)[0], "config.md", "{label} {mode}: {v}");
+        let log_hit = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == log_path)
+            .cloned()
+            .unwrap_or(Value::Null);
+        assert_eq!(log_hit["explain"]["prior"], 0.5, "{label} {mode}: {v}");
+    }
+}
+
 /// A change log restates what a reference page defines: its entries count half
 /// (`changelog_prior`) unless the question asks about changes.
 #[test]
@@ -510,22 +528,7 @@ fn the_definition_ranks_above_the_change_log_that_restates_it() {
                      bounds each attempt: after that many seconds without data the \
                      attempt is abandoned and counted as failed.\n";
     let t = indexed(&[("CHANGELOG.md", log), ("config.md", reference)], &[]);
-    for mode in ["lexical", "hybrid"] {
-        let (code, v) = search(
-            t.path(),
-            &["--mode", mode, "--explain", "fetch-timeout seconds"],
-        );
-        assert_eq!(code, 0, "{v}");
-        assert_eq!(paths(&v)[0], "config.md", "{mode}: {v}");
-        let log_hit = v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["path"] == "CHANGELOG.md")
-            .cloned()
-            .unwrap_or(Value::Null);
-        assert_eq!(log_hit["explain"]["prior"], 0.5, "{mode}: {v}");
-    }
+    definition_above_restatement(t.path(), "CHANGELOG.md", "");
     // a question about changes takes the change log at full weight
     let (_, v) = search(
         t.path(),
@@ -538,6 +541,59 @@ fn the_definition_ranks_above_the_change_log_that_restates_it() {
     );
     let r = v["results"].as_array().unwrap();
     assert!(r.iter().all(|x| x["explain"]["prior"] == 1.0), "{v}");
+}
+
+/// A change log kept as a section of another page (`## Release notes` at the foot of a
+/// guide, `# Stabilized and removed features` in a reference) restates like a change-log
+/// file: its chunks count half unless the question asks about changes, and the guide's
+/// other sections keep their full weight.
+#[test]
+fn a_change_log_section_of_a_page_ranks_below_the_definition() {
+    let reference = "# Configuration\n\n## Network\n\nSettings for downloads.\n\n\
+                     ### Retries\n\nFailed downloads are retried three times, waiting a \
+                     little longer each time, before the install gives up and reports the \
+                     error with the address it could not reach. The `fetch-timeout` setting \
+                     bounds each attempt: after that many seconds without data the \
+                     attempt is abandoned and counted as failed.\n";
+    for heading in [
+        "## Release notes",
+        "## What's new in 2.0",
+        "# Stabilized and removed features",
+        "## Changes in v2.1",
+    ] {
+        let guide = format!(
+            "# Guide\n\n## Installing\n\nRun the installer and follow its prompts.\n\n\
+             {heading}\n\n### Download timeouts\n\nThe `fetch-timeout` setting has been \
+             stabilized; `fetch-timeout` accepts seconds. See [retries](config.md#retries).\n"
+        );
+        let t = indexed(
+            &[("guide.md", guide.as_str()), ("config.md", reference)],
+            &[],
+        );
+        definition_above_restatement(t.path(), "guide.md", heading);
+        // the guide's own sections keep their weight
+        let (_, v) = search(
+            t.path(),
+            &["--mode", "lexical", "--explain", "installer prompts"],
+        );
+        assert_eq!(paths(&v)[0], "guide.md", "{heading}: {v}");
+        assert_eq!(v["results"][0]["explain"]["prior"], 1.0, "{heading}: {v}");
+        // a question about changes takes the section at full weight
+        let (_, v) = search(
+            t.path(),
+            &[
+                "--mode",
+                "lexical",
+                "--explain",
+                "when was fetch-timeout stabilized",
+            ],
+        );
+        let r = v["results"].as_array().unwrap();
+        assert!(
+            r.iter().all(|x| x["explain"]["prior"] == 1.0),
+            "{heading}: {v}"
+        );
+    }
 }
 
 /// A method documented under its object's heading (`## Reply` › `### .hijack()`, as API
