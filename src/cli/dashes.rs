@@ -7,6 +7,12 @@ use clap::CommandFactory;
 
 /// `args` with every unknown `-word` of a `search` command moved into the query.
 pub fn query_dashes(args: Vec<String>) -> Vec<String> {
+    query_dashes_moved(args).0
+}
+
+/// [`query_dashes`], and the `-words` it moved into the query (those written before
+/// any `--` of the command line), for a note that says so.
+pub fn query_dashes_moved(args: Vec<String>) -> (Vec<String>, Vec<String>) {
     // `search` must be the subcommand: only global flags may come before it.
     let Some(at) = args
         .iter()
@@ -15,11 +21,11 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
         .map(|i| i + 1)
         .filter(|&i| args[i] == "search")
     else {
-        return args;
+        return (args, Vec::new());
     };
     let cmd = super::args::Cli::command();
     let Some(search) = cmd.find_subcommand("search") else {
-        return args;
+        return (args, Vec::new());
     };
     let mut known: Vec<(String, bool)> = Vec::new();
     for a in search.get_arguments() {
@@ -42,6 +48,7 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
     }
     let mut head: Vec<String> = args[..=at].to_vec();
     let mut words: Vec<String> = Vec::new();
+    let mut moved: Vec<String> = Vec::new();
     let mut rest = args[at + 1..].iter();
     while let Some(a) = rest.next() {
         if a == "--" {
@@ -73,14 +80,38 @@ pub fn query_dashes(args: Vec<String>) -> Vec<String> {
                 }
             }
             None if known.iter().any(|(k, _)| is_typo_of(name, k)) => head.push(a.clone()),
-            None => words.push(a.clone()),
+            None => {
+                moved.push(a.clone());
+                words.push(a.clone());
+            }
         }
     }
     if !words.is_empty() {
         head.push("--".into());
         head.extend(words);
     }
-    head
+    (head, moved)
+}
+
+/// The note for `-words` a search moved into its query (`-k` for `--limit`, say), so a
+/// mistaken option is not searched silently; `None` when none was moved.
+pub fn moved_note(moved: &[String]) -> Option<String> {
+    let first = moved.first()?;
+    let names = moved
+        .iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (is, it) = match moved.len() {
+        1 => ("is not an option", "it was"),
+        _ => ("are not options", "they were"),
+    };
+    Some(format!(
+        "note: {names} {is} of `docfuse search`, so {it} searched as part of the query \
+         (`docfuse search --help` lists the options; `-n`/`--limit` sets how many results)\n\
+         hint: to search for `{first}` without this note, put the query after `--`: \
+         `docfuse search -- {first} …`"
+    ))
 }
 
 /// `args` with a negative number given to an option that takes a value joined to it
@@ -241,5 +272,27 @@ mod tests {
             query_dashes(v(&["docfuse", "search", "--", "-a", "--json"])),
             v(&["docfuse", "search", "--", "-a", "--json"])
         );
+    }
+
+    #[test]
+    fn the_dash_words_moved_into_a_query_are_named() {
+        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "-k", "4", "cargo fix"]));
+        assert_eq!(moved, v(&["-k"]));
+        let note = moved_note(&moved).unwrap_or_default();
+        assert!(note.contains("`-k` is not an option"), "{note}");
+        assert!(note.contains("--limit"), "{note}");
+        // words after `--` are the query as written: nothing to note
+        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "--", "-k", "4"]));
+        assert!(moved.is_empty());
+        assert_eq!(moved_note(&moved), None);
+        // options, values and typos of options are not moved
+        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "-n", "3", "--json", "x"]));
+        assert!(moved.is_empty());
+        let (_, moved) =
+            query_dashes_moved(v(&["docfuse", "search", "--top", "3", "--no-deps", "x"]));
+        assert_eq!(moved, v(&["--top", "--no-deps"]));
+        assert!(moved_note(&moved)
+            .unwrap_or_default()
+            .contains("are not options"));
     }
 }

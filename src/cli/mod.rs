@@ -56,7 +56,7 @@ pub use output::{EXIT_ERROR, EXIT_NO_HITS, EXIT_OK};
 /// Runs the CLI with the process arguments and returns the exit code.
 pub fn run() -> i32 {
     let argv: Vec<String> = std::env::args().collect();
-    let args = dashes::query_dashes(dashes::negative_values(argv.clone()));
+    let (args, moved) = dashes::query_dashes_moved(dashes::negative_values(argv.clone()));
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -65,6 +65,9 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    if let Some(note) = dashes::moved_note(&moved) {
+        eprintln!("{note}");
+    }
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Index(a) => index::run(a),

@@ -320,6 +320,30 @@ fn a_query_may_start_with_a_dash_and_eval_names_labels_that_match_nothing() {
     let o = docfuse(t.path(), &["search", "--index", "idx", "--torch-backend"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).starts_with("o.md:3"), "{}", stdout(&o));
+    // a moved word is named, so a mistaken option (`-k` for `-n`) is not searched silently
+    assert!(
+        stderr(&o).contains("`--torch-backend` is not an option"),
+        "{}",
+        stderr(&o)
+    );
+    let o = docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--json", "-k", "4", "backend"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["query"], "-k 4 backend", "{v}");
+    assert!(
+        stderr(&o).contains("`-k` is not an option"),
+        "{}",
+        stderr(&o)
+    );
+    let o = docfuse(
+        t.path(),
+        &["search", "--index", "idx", "--", "--torch-backend"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not an option"), "{}", stderr(&o));
     let q = t.path().join("q.jsonl");
     fs::write(
         &q,
