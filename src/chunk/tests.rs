@@ -1049,6 +1049,10 @@ fn change_logs_are_named_by_their_file_or_folder() {
         "whats-new.md",
         "changelog/2024.md",
         "docs/release_notes/v3.md",
+        "blog/2020-10-tokio-0-3.md",
+        "docs/blog/announcing-vite5.md",
+        "_posts/2024-01-02-release.md",
+        "content/news/2024.md",
     ] {
         assert!(super::is_changelog(p), "{p}");
     }
@@ -1062,6 +1066,9 @@ fn change_logs_are_named_by_their_file_or_folder() {
         "docs/news.md",
         "docs/releases.md",
         "docs/releases/1.2.md",
+        "docs/blog.md",
+        "guide/blogging.md",
+        "docs/posting-forms.md",
     ] {
         assert!(!super::is_changelog(p), "{p}");
     }
@@ -1074,22 +1081,34 @@ fn change_log_sections_are_named_by_a_heading_of_their_path() {
         "guide/config.md#configuration/changelog/210~2",
         "reference/unstable.md#stabilized-and-removed-features/edition-2021",
         "README.md#release-notes",
+        "README.md#version-20-release-notes",
         "docs/intro.md#whats-new-in-20",
+        "docs/intro.md#whats-new-in-version-3",
         "docs/intro.md#whats-new",
+        "docs/intro.md#whats-changed",
         "api.md#router/changes-in-v3",
+        "api.md#changes-in-version-20",
         "api.md#history-since-120",
         "api.md#version-history",
+        "docs/c#/guide.md#release-notes",
     ] {
         assert!(super::is_changelog_section(id), "{id}");
     }
     for id in [
         "reference/unstable.md#unstable-features/script",
         "api.md#router/history",
+        "api.md#router/history-1",
         "guide/releasing.md#releases",
+        "guide/releasing.md#3-release",
+        "guide/releasing.md#release-for-arm64",
         "guide/build.md#rebuild-on-files-changes",
+        "guide/http.md#history-of-http2",
+        "guide/s3.md#changes-in-s3",
+        "deploy.md#deploy/release-in-k8s",
         "migration.md#breaking-changes",
         "docs/new.md#whats-next",
         "docs/news.md#press",
+        "docs/c#/whats-new/install.md#install",
         "CHANGELOG.md",
         "profiles.md#release",
         "changelog.md#overview",

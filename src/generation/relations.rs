@@ -87,16 +87,37 @@ pub fn write_graph(
                 .map(|d| crate::chunk::is_changelog(&d.entry.rel_path))
                 .collect(),
         ),
-        changelog_sections: chunks
-            .iter()
-            .enumerate()
-            .filter(|(_, (id, _))| crate::chunk::is_changelog_section(id))
-            .map(|(ord, _)| ord as u64)
-            .collect(),
+        changelog_sections: changelog_sections(docs, chunks),
     };
     let json = serde_json::to_vec(&ranks).map_err(|e| Error::Config(format!("pagerank: {e}")))?;
     write_atomic(&gen_dir.join(PAGERANK_FILE), &json)?;
     Ok(graph)
+}
+
+/// The ordinals of the chunks of documents (Markdown, MDX, text; not source code, specs
+/// or project files) that lie in a change-log section (`chunk::is_changelog_section`).
+fn changelog_sections(docs: &[Loaded], chunks: &[(String, String)]) -> Vec<u64> {
+    use crate::chunk::SourceKind;
+    let mut out = Vec::new();
+    let mut first = 0usize;
+    for d in docs {
+        let n = d.entry.chunks as usize;
+        let prose = matches!(
+            d.doc.kind,
+            SourceKind::Markdown | SourceKind::Mdx | SourceKind::Text
+        );
+        if prose {
+            let ids = chunks.get(first..first + n).unwrap_or(&[]);
+            out.extend(
+                ids.iter()
+                    .enumerate()
+                    .filter(|(_, (id, _))| crate::chunk::is_changelog_section(id))
+                    .map(|(i, _)| (first + i) as u64),
+            );
+        }
+        first += n;
+    }
+    out
 }
 
 /// Each root's folder for resolving links across roots: the root itself, or for a file
@@ -168,8 +189,9 @@ fn nonempty(flags: Vec<bool>) -> Vec<bool> {
 /// The small file a search reads for canonicality.
 pub const PAGERANK_FILE: &str = "pagerank.json";
 
-/// The canonicality of each chunk's page (`[0, 1]`) and whether it is written for agents,
-/// by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
+/// The canonicality of each chunk's page (`[0, 1]`), whether it is written for agents,
+/// and its roles (a module or package, a route, a change log: its page's or its
+/// section's), by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
 /// version or its shape does not match.
 pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
     let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;

@@ -49,7 +49,8 @@ pub struct PagePriors {
     /// The page is a project file (`docfuse.toml`): its entries are ownership records,
     /// intent and change routes (`[chunks]`; empty: none is).
     pub routes: Vec<bool>,
-    /// The page is a change log (`chunk::is_changelog`; `[chunks]`; empty: none is).
+    /// The chunk is in a change log: its page is one (`chunk::is_changelog`) or its
+    /// section is (`chunk::is_changelog_section`); `[chunks]`; empty: none is.
     pub changelog: Vec<bool>,
 }
 
@@ -153,7 +154,7 @@ impl LexicalIndex {
             .unwrap_or(false)
     }
 
-    /// Whether the page of chunk `ord` is a change log.
+    /// Whether chunk `ord` is in a change log (its page or its section).
     pub(crate) fn is_changelog(&self, ord: u64) -> bool {
         usize::try_from(ord)
             .ok()

@@ -1,5 +1,5 @@
-//! Page roles a query may not be asking for: a change log restates what reference pages
-//! define, so its entries weigh `QueryParams::changelog_prior` unless the question asks
+//! Page roles a query may not be asking for: a change log (or a blog's post) restates
+//! what reference pages define, so its entries weigh `QueryParams::changelog_prior` unless the question asks
 //! about changes (a word of [`CHANGE_WORDS`] or a version such as `v1.80`).
 
 use std::collections::HashSet;
@@ -8,8 +8,12 @@ use std::collections::HashSet;
 /// change logs as readily as by any page. (`change`, `release`, `version`, `fixed` and
 /// `added` are left out: "how do I change the registry", "a release build" and "a fixed
 /// version" ask about the thing itself.)
-const CHANGE_WORDS: [&str; 13] = [
+const CHANGE_WORDS: [&str; 17] = [
     "changelog",
+    "announced",
+    "announcement",
+    "announcing",
+    "blog",
     "changed",
     "changes",
     "released",
@@ -78,6 +82,7 @@ mod tests {
         assert!(!asks("a 3.5 KB limit"));
         assert!(asks("cargo 1.80.0 lockfile"));
         assert!(asks("what is new in v1.80?"));
+        assert!(asks("the blog post announcing io_uring support"));
         assert!(asks("breaking in 2.0.0-rc.1"));
         assert!(!asks("bind to 127.0.0.1 instead"));
         assert!(!asks("logs from 2024-01-15"));
