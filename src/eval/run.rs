@@ -89,9 +89,11 @@ impl EvalReport {
 }
 
 /// Evaluates `questions` on `index` with `opts` (its limit is raised to [`EVAL_DEPTH`] and
-/// its floor set to 0, so the metrics judge the ranking, not the cut). Questions without
-/// a relevant label ([`unjudged`]) are left out. Latency is the in-process time of each
-/// search call.
+/// its floor set to 0, so the metrics judge the ranking, not the cut). Each question is
+/// searched on the part a search would search ([`crate::read::focus`]: a pasted trace's
+/// message lines, a long question's window). Questions without a relevant label
+/// ([`unjudged`]) are left out. Latency is the in-process time of each search call,
+/// that part's choice included.
 ///
 /// # Errors
 /// Whatever [`DocIndex::search`] returns.
@@ -123,7 +125,11 @@ pub fn evaluate_at(
     let mut outcomes = Vec::with_capacity(questions.len());
     for q in questions.iter().filter(|q| !q.judgments.is_empty()) {
         let t = Instant::now();
-        let hits = index.search(&q.query, &opts)?.hits;
+        let focused = crate::read::focus(index, &q.query);
+        let searched = focused
+            .as_ref()
+            .map_or(q.query.as_str(), |f| f.text.as_str());
+        let hits = index.search(searched, &opts)?.hits;
         let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
         let ranked: Vec<_> = hits.iter().map(|h| &h.chunk).collect();
         let g = gains(&ranked, &q.judgments);

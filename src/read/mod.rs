@@ -1,7 +1,8 @@
 //! The read side: an opened index and everything that answers a query over it.
 //!
 //! Each file imports only files after it in this order (a test checks it): `verify`,
-//! `status` → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and their
+//! `status`, `focus` (the part of a query to search: a pasted trace's message, a long
+//! query's window), `frames` (stack-trace lines) → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and their
 //! fusion over the parts) → `freshness`, `proximity`, `vectors` (vector side and query
 //! embedder), `remote` (a vector store attached to a folder), `symbols` (queries of
 //! symbols, matched as written) → `opened` (the generation:
@@ -12,6 +13,8 @@
 //! `generation` (the files of a published generation), the indexes (`lexical`, `embed`,
 //! `vector`, `graph`), `fusion` and `store`.
 
+mod focus;
+mod frames;
 mod freshness;
 mod hit;
 mod hybrid;
@@ -26,6 +29,7 @@ mod symbols;
 mod vectors;
 mod verify;
 
+pub use focus::{focus, Focused, MAX_QUERY_BYTES, WINDOW_WORDS};
 pub use freshness::{FileChecks, FileState, Freshness};
 pub use hit::{
     FusionExplain, Hit, HitExplain, Mode, ProximityExplain, RelationView, SearchOptions,

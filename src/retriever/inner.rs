@@ -50,7 +50,7 @@ pub struct Retrieval {
     /// the passages they keep, not of the whole index.
     pub filtered: bool,
     /// The part a query over [`super::MAX_QUERY_BYTES`] was searched as, if it was.
-    pub focused: Option<super::focus::Focused>,
+    pub focused: Option<super::Focused>,
     /// Every result is a neighbour by meaning alone (no chunk matched a word of the
     /// query in any form, and the answer used vectors).
     pub neighbours_only: bool,

@@ -71,9 +71,7 @@ mod budget;
 mod docfuse;
 mod document;
 mod filter;
-mod focus;
 mod format;
-mod frames;
 mod hybrid;
 mod inner;
 mod json;
@@ -84,6 +82,7 @@ mod search;
 #[cfg(test)]
 mod tests;
 
+pub use crate::read::{Focused, WINDOW_WORDS};
 pub use budget::{
     cut_at_line, fit_contents, fit_response, largest_that_fits, Budget, CUT_MARK,
     DEFAULT_RESPONSE_TOKENS, MIN_RESPONSE_TOKENS,
@@ -93,7 +92,6 @@ pub use docfuse::{
 };
 pub use document::{Document, DocumentChunk, DocumentRequest};
 pub use filter::{PathFilter, PathFilters};
-pub use focus::{Focused, WINDOW_WORDS};
 pub use format::{estimate_tokens, format_retrieved_documents, BYTES_PER_TOKEN};
 pub use hybrid::{create_hybrid_retriever, fuse_lists, Combination, FusedItem, HybridRetriever};
 pub use json::{coverage_note, SearchEnvelope, SearchResult};

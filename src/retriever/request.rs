@@ -9,11 +9,11 @@ use super::passage::PassageRequest;
 use super::{Mode, RetrieveError, RetrieveOptions};
 use serde_json::{Map, Value};
 
-pub use super::focus::MAX_QUERY_BYTES;
+pub use crate::read::MAX_QUERY_BYTES;
 
 /// Longest query accepted, in bytes (an error message or a log pasted whole). One longer
 /// than [`MAX_QUERY_BYTES`] is searched on its most informative part
-/// ([`super::focus::focus`]), with a note.
+/// ([`crate::read::focus`]), with a note.
 pub const MAX_PASTED_BYTES: usize = 32 * 1024;
 /// Most results one search returns.
 pub const MAX_LIMIT: usize = 100;

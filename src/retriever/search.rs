@@ -25,7 +25,7 @@ pub(super) fn may_embed(index: &DocIndex, query: &str, options: &RetrieveOptions
 }
 
 /// What [`prepare`] works out ahead of a search of one query, for [`search`]'s
-/// `prepared`: the part of the query to search ([`super::focus::focus`]) and its vector.
+/// `prepared`: the part of the query to search ([`crate::read::focus`]) and its vector.
 pub(super) struct Prepared {
     focused: Option<super::Focused>,
     /// `None` when the search will not embed ([`may_embed`]) or the vector side is not
@@ -37,7 +37,7 @@ pub(super) struct Prepared {
 /// of it ([`DocIndex::prepare_query`]).
 pub(super) fn prepare(inner: &Inner, query: &str, options: &RetrieveOptions) -> Prepared {
     let index = &inner.index;
-    let focused = super::focus::focus(index, query);
+    let focused = crate::read::focus(index, query);
     let searched = focused.as_ref().map_or(query, |f| f.text.as_str());
     let vector = match may_embed(index, searched, options) {
         true => index.prepare_query(searched).ok().flatten(),
@@ -63,7 +63,7 @@ pub(super) fn search(
     // a pasted log or error message: its most informative part (worked out once)
     let focused = match prepared {
         Some(p) => p.focused.clone(),
-        None => super::focus::focus(index, query),
+        None => crate::read::focus(index, query),
     };
     let prepared = prepared.and_then(|p| p.vector.as_ref());
     let query = focused.as_ref().map_or(query, |f| f.text.as_str());

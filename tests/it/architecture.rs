@@ -88,6 +88,8 @@ const ORDERED: &[(&str, &[&str])] = &[
         &[
             "verify",
             "status",
+            "focus",
+            "frames",
             "index",
             "hybrid",
             "freshness",

@@ -20,7 +20,7 @@
 //! can find a passage.
 
 use super::frames::Line;
-use crate::read::DocIndex;
+use super::index::DocIndex;
 use std::collections::{HashMap, HashSet};
 
 /// Longest query searched as it is, in bytes (a longer one is searched on a part of it).
