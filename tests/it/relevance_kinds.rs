@@ -752,6 +752,29 @@ fn a_pasted_stack_trace_is_searched_on_its_error_message() {
         &["why does handle_request fail\nafter a retry\n    at handle_request (/app/x.py:3:1)\nthanks"],
     );
     assert!(v.get("searched_as").is_none(), "{v}");
+    // eval searches a question as search does
+    let q = t.path().join("q.jsonl");
+    let line = serde_json::json!({"id": "t1", "query": python_trace(1500),
+        "relevant": [{"path": "guide/timeouts.md", "heading": "Timeouts", "grade": 2}]});
+    fs::write(&q, format!("{line}\n")).unwrap();
+    let o = docfuse(
+        t.path(),
+        &[
+            "eval",
+            "--index",
+            "idx",
+            "--queries",
+            q.to_str().unwrap(),
+            "--per-query",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["reports"][0]["per_query"][0]["first_relevant_rank"], 1,
+        "{v}"
+    );
 }
 
 /// A Python traceback of about `size` bytes through httpx's internals, ending with a
