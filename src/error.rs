@@ -39,6 +39,10 @@ pub enum Error {
         /// Written by a newer docfuse (else an older one).
         newer: bool,
     },
+    /// The index folder given holds other files and no index (a folder of documents):
+    /// nothing is written into it.
+    #[error("`{dir}` is not a docfuse index and holds other files (`{entry}`): nothing was written there\nhint: `--index` names the folder the index is written to: give a new or empty one, or leave it out (default `.docfuse`); the folders to index are the ROOT arguments")]
+    NotAnIndexFolder { dir: PathBuf, entry: String },
     /// The index folder cannot be written (read-only disk, another owner).
     #[error("the index folder `{dir}` is read-only ({source}): nothing was changed\nhint: refresh it where it is writable, or index into another folder with `--index`")]
     ReadOnly {

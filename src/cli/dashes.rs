@@ -59,6 +59,11 @@ pub fn query_dashes_moved(args: Vec<String>) -> (Vec<String>, Vec<String>) {
             words.push(a.clone());
             continue;
         }
+        // `-vvv`: the global verbosity flag, however many `v`s
+        if is_global_flag(a) {
+            head.push(a.clone());
+            continue;
+        }
         let name = a.split('=').next().unwrap_or(a);
         // `-n3`: a short option with its value attached
         let attached = !a.starts_with("--")
@@ -81,7 +86,9 @@ pub fn query_dashes_moved(args: Vec<String>) -> (Vec<String>, Vec<String>) {
             }
             None if known.iter().any(|(k, _)| is_typo_of(name, k)) => head.push(a.clone()),
             None => {
-                moved.push(a.clone());
+                if looks_like_an_option(a) {
+                    moved.push(a.clone());
+                }
                 words.push(a.clone());
             }
         }
@@ -93,25 +100,63 @@ pub fn query_dashes_moved(args: Vec<String>) -> (Vec<String>, Vec<String>) {
     (head, moved)
 }
 
-/// The note for `-words` a search moved into its query (`-k` for `--limit`, say), so a
-/// mistaken option is not searched silently; `None` when none was moved.
-pub fn moved_note(moved: &[String]) -> Option<String> {
+/// The note for `-words` a search moved into its query (`-k` for `-n`, say), so a
+/// mistaken option is not searched silently: what was searched, and the command line
+/// that searches it as written without the note (`args`, [`query_dashes`]'s result).
+/// `None` when none was moved.
+pub fn moved_note(args: &[String], moved: &[String]) -> Option<String> {
     let first = moved.first()?;
     let names = moved
         .iter()
         .map(|m| format!("`{m}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let (is, it) = match moved.len() {
-        1 => ("is not an option", "it was"),
-        _ => ("are not options", "they were"),
+    let is = match moved.len() {
+        1 => "is not an option",
+        _ => "are not options",
     };
+    let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let query = args.get(split + 1..).unwrap_or(&[]).join(" ");
+    // `-k 4`, `--top 3`: a number after a moved word was most likely a limit
+    let limit = args
+        .get(split + 1..)
+        .unwrap_or(&[])
+        .windows(2)
+        .any(|w| moved.contains(&w[0]) && w[1].parse::<f64>().is_ok());
+    let command: Vec<String> = std::iter::once("docfuse".to_string())
+        .chain(args.iter().skip(1).map(|a| shell_word(a)))
+        .collect();
     Some(format!(
-        "note: {names} {is} of `docfuse search`, so {it} searched as part of the query \
-         (`docfuse search --help` lists the options; `-n`/`--limit` sets how many results)\n\
-         hint: to search for `{first}` without this note, put the query after `--`: \
-         `docfuse search -- {first} …`"
+        "note: {names} {is} of `docfuse search`: searched for `{query}`{}\n\
+         hint: to search for `{first}` as written, without this note: `{}`",
+        match limit {
+            true => " (`-n`/`--limit` sets how many results)",
+            false => "",
+        },
+        command.join(" ")
     ))
+}
+
+/// `word` as a shell would need it typed: single-quoted unless every character is one
+/// no shell reads specially.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || "-_./:=@,+%".contains(c);
+    match !word.is_empty() && word.chars().all(plain) {
+        true => word.to_string(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
+/// A word shaped like an option (`-k`, `--top`, `--top=3`), as one mistyped would be;
+/// not query text that starts with a dash (`-> impl Trait`, `-1`, `--`).
+fn looks_like_an_option(word: &str) -> bool {
+    let name = word.split('=').next().unwrap_or(word);
+    let bare = name.trim_start_matches('-');
+    (1..=2).contains(&(name.len() - bare.len()))
+        && bare.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && bare
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// `args` with a negative number given to an option that takes a value joined to it
@@ -276,23 +321,51 @@ mod tests {
 
     #[test]
     fn the_dash_words_moved_into_a_query_are_named() {
-        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "-k", "4", "cargo fix"]));
+        let (args, moved) = query_dashes_moved(v(&["docfuse", "search", "-k", "4", "cargo fix"]));
         assert_eq!(moved, v(&["-k"]));
-        let note = moved_note(&moved).unwrap_or_default();
+        let note = moved_note(&args, &moved).unwrap_or_default();
         assert!(note.contains("`-k` is not an option"), "{note}");
+        assert!(note.contains("searched for `-k 4 cargo fix`"), "{note}");
         assert!(note.contains("--limit"), "{note}");
+        assert!(
+            note.contains("`docfuse search -- -k 4 'cargo fix'`"),
+            "{note}"
+        );
+        // options stay before `--` in the line to type; no limit hint without a number
+        let (args, moved) =
+            query_dashes_moved(v(&["docfuse", "search", "--torch-backend", "--json"]));
+        let note = moved_note(&args, &moved).unwrap_or_default();
+        assert!(
+            note.contains("`docfuse search --json -- --torch-backend`"),
+            "{note}"
+        );
+        assert!(!note.contains("--limit"), "{note}");
         // words after `--` are the query as written: nothing to note
-        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "--", "-k", "4"]));
+        let (args, moved) = query_dashes_moved(v(&["docfuse", "search", "--", "-k", "4"]));
         assert!(moved.is_empty());
-        assert_eq!(moved_note(&moved), None);
-        // options, values and typos of options are not moved
-        let (_, moved) = query_dashes_moved(v(&["docfuse", "search", "-n", "3", "--json", "x"]));
-        assert!(moved.is_empty());
-        let (_, moved) =
+        assert_eq!(moved_note(&args, &moved), None);
+        // options, values, typos of options and verbosity are not moved
+        for line in [
+            v(&["docfuse", "search", "-n", "3", "--json", "x"]),
+            v(&["docfuse", "search", "-vvvv", "x"]),
+            v(&["docfuse", "search", "--limt", "3", "x"]),
+        ] {
+            assert!(query_dashes_moved(line.clone()).1.is_empty(), "{line:?}");
+        }
+        // query text that starts with a dash is searched without a note
+        let (args, moved) = query_dashes_moved(v(&["docfuse", "search", "-> impl Trait"]));
+        assert!(moved.is_empty(), "{moved:?}");
+        assert_eq!(args.last().map(String::as_str), Some("-> impl Trait"));
+        let (args, moved) = query_dashes_moved(v(&["docfuse", "search", "--x", "-> impl", "a>b"]));
+        let note = moved_note(&args, &moved).unwrap_or_default();
+        assert!(
+            note.contains("`docfuse search -- --x '-> impl' 'a>b'`"),
+            "{note}"
+        );
+        let (args, moved) =
             query_dashes_moved(v(&["docfuse", "search", "--top", "3", "--no-deps", "x"]));
         assert_eq!(moved, v(&["--top", "--no-deps"]));
-        assert!(moved_note(&moved)
-            .unwrap_or_default()
-            .contains("are not options"));
+        let note = moved_note(&args, &moved).unwrap_or_default();
+        assert!(note.contains("are not options"), "{note}");
     }
 }

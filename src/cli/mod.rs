@@ -57,6 +57,7 @@ pub use output::{EXIT_ERROR, EXIT_NO_HITS, EXIT_OK};
 pub fn run() -> i32 {
     let argv: Vec<String> = std::env::args().collect();
     let (args, moved) = dashes::query_dashes_moved(dashes::negative_values(argv.clone()));
+    let note = dashes::moved_note(&args, &moved);
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -65,7 +66,7 @@ pub fn run() -> i32 {
             return code;
         }
     };
-    if let Some(note) = dashes::moved_note(&moved) {
+    if let Some(note) = note {
         eprintln!("{note}");
     }
     init_logging(cli.verbose);
@@ -161,7 +162,14 @@ fn building_hint(e: anyhow::Error) -> anyhow::Error {
             "no docfuse index at `{d}` yet: a first build is running ({holder})\nhint: wait for it to finish; `docfuse refresh --index {d}` and `docfuse search --refresh` wait for it",
             d = dir.display()
         ),
-        None => e,
+        // a folder of documents given as the index: index it, into a folder of its own
+        None => match crate::store::foreign_entry(dir) {
+            Some(entry) => anyhow::anyhow!(
+                "no docfuse index at `{d}`: it holds other files (`{entry}`), documents perhaps\nhint: `--index` names the index folder; to index `{d}`, run `docfuse index {d}` (the index goes to `.docfuse` here), then search without `--index`",
+                d = dir.display()
+            ),
+            None => e,
+        },
     }
 }
 

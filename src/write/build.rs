@@ -36,6 +36,7 @@ use std::time::Instant;
 /// [`Error::Config`] for an invalid configuration or no root; [`Error::Root`] for a
 /// missing or unlistable root; [`Error::Locked`] when another writer holds the lock and
 /// `no_wait` is set; [`Error::ReadOnly`] when the index folder cannot be written;
+/// [`Error::NotAnIndexFolder`] when it holds other files and no index;
 /// [`Error::IndexVersion`] for an index of a newer docfuse; [`Error::Io`] /
 /// [`Error::Tantivy`] on write failures.
 pub fn build(
@@ -274,8 +275,16 @@ fn build_locked(
     Ok(report)
 }
 
-/// Creates the index folder; a folder that cannot be written is [`Error::ReadOnly`].
+/// Creates the index folder; a folder that cannot be written is [`Error::ReadOnly`],
+/// one that holds other files and no index (a folder of documents) is
+/// [`Error::NotAnIndexFolder`], before anything is written into it.
 fn create_index_dir(index_dir: &Path) -> Result<()> {
+    if let Some(entry) = crate::store::foreign_entry(index_dir) {
+        return Err(Error::NotAnIndexFolder {
+            dir: index_dir.to_path_buf(),
+            entry,
+        });
+    }
     std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create", index_dir, e))?;
     let probe = index_dir.join(format!(".write-probe.{}", std::process::id()));
     match std::fs::write(&probe, b"") {

@@ -1387,3 +1387,45 @@ fn no_results_on_a_stale_index_say_it_is_stale() {
     );
     assert!(stderr(&o).contains("docfuse refresh"), "{}", stderr(&o));
 }
+
+/// A folder of documents given as `--index` (`docfuse index other-docs --index docs`) is
+/// refused before anything is written into it, and a search of it says how to index it.
+#[test]
+fn a_folder_of_documents_is_not_taken_for_an_index_folder() {
+    let d = indexed_docs(&[("a.md", "# Alpha\n\nSome text about alpha.\n")], &[]);
+    let other = d.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("b.md"), "# Beta\n\nSome text about beta.\n").unwrap();
+    let o = docfuse(
+        d.path(),
+        &["index", "--no-embeddings", "other", "--index", "docs"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("`docs` is not a docfuse index and holds other files (`a.md`)"),
+        "{}",
+        stderr(&o)
+    );
+    let mut left: Vec<String> = fs::read_dir(d.path().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec!["a.md"], "nothing is written into the documents");
+    let o = docfuse(d.path(), &["search", "--index", "docs", "alpha"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("run `docfuse index docs`"),
+        "{}",
+        stderr(&o)
+    );
+    // an empty folder, and the index folder itself, are fine
+    fs::create_dir(d.path().join("empty")).unwrap();
+    for index in ["empty", ".docfuse"] {
+        let o = docfuse(
+            d.path(),
+            &["index", "--no-embeddings", "other", "--index", index],
+        );
+        assert_eq!(o.status.code(), Some(0), "{index}: {}", stderr(&o));
+    }
+}
