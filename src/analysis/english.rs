@@ -269,9 +269,51 @@ pub fn inflections(term: &str) -> Vec<String> {
     out
 }
 
+/// Whether `form`, a longer word that begins with `word`, is an inflection of it: `word`
+/// with `s`, `es`, `ed` or `ing` (`turns`, `turned`, `turning`), `d` after an `e`
+/// (`used`), or its last consonant doubled before `ed`/`ing` (`stopped`, `stopping`).
+/// Not a derived word (`capitalize` of `capital`, `builder` of `build`).
+pub fn is_inflected_form(word: &str, form: &str) -> bool {
+    let Some(rest) = form.strip_prefix(word) else {
+        return false;
+    };
+    let last = word.chars().last();
+    let doubled = last
+        .filter(|c| c.is_ascii_lowercase() && !"aeiouy".contains(*c))
+        .and_then(|c| rest.strip_prefix(c));
+    matches!(rest, "s" | "es" | "ed" | "ing")
+        || (rest == "d" && word.ends_with('e'))
+        || doubled.is_some_and(|r| matches!(r, "ed" | "ing"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inflected_forms_are_told_from_derived_words() {
+        for (w, f) in [
+            ("turn", "turned"),
+            ("turn", "turning"),
+            ("turn", "turns"),
+            ("use", "used"),
+            ("stop", "stopped"),
+            ("stop", "stopping"),
+            ("match", "matches"),
+        ] {
+            assert!(is_inflected_form(w, f), "{w} {f}");
+        }
+        for (w, f) in [
+            ("capital", "capitalize"),
+            ("build", "builder"),
+            ("turn", "turnover"),
+            ("turn", "turn"),
+            ("spawn", "spawnd"),
+            ("read", "ready"),
+        ] {
+            assert!(!is_inflected_form(w, f), "{w} {f}");
+        }
+    }
 
     #[test]
     fn minimal_stemmer_follows_lucene() {

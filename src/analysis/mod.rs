@@ -60,7 +60,7 @@
 mod english;
 mod tokenizer;
 
-pub use english::{inflections, minimal_stem, STOP_WORDS};
+pub use english::{inflections, is_inflected_form, minimal_stem, STOP_WORDS};
 pub use tokenizer::is_cjk;
 
 /// Single CJK characters that are function words (Chinese particles, conjunctions,

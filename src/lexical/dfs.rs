@@ -18,6 +18,9 @@ pub(super) struct TermSpec<'a> {
     /// How many of `variants` are the word and its inflections (the rest are longer
     /// words it begins).
     pub whole_variants: usize,
+    /// The prefix expansions (past `whole_variants`) that are inflections of the word:
+    /// they make it found too.
+    pub inflected: &'a [usize],
     /// The inflections were added to a word the collection uses: they do not count in
     /// the document frequency.
     pub extra_inflections: bool,
@@ -53,6 +56,12 @@ pub(super) fn added_inflection(extra_inflections: bool, whole_variants: usize, v
 }
 
 impl TermSpec<'_> {
+    /// Whether variant `v` is the word itself or an inflection of it (a prefix
+    /// expansion is not, unless it is an inflected form).
+    fn is_whole(&self, v: usize) -> bool {
+        v < self.whole_variants || self.inflected.contains(&v)
+    }
+
     fn key(&self) -> String {
         let mut k = format!(
             "{}{}{}",
@@ -133,7 +142,7 @@ fn count_in(
     if !deletes {
         // a term info is written only for a term some document holds
         out.any |= !lists.is_empty();
-        out.whole |= lists.iter().any(|(_, v, _)| *v < term.whole_variants);
+        out.whole |= lists.iter().any(|(_, v, _)| term.is_whole(*v));
         if let [(_, _, info)] = counted.as_slice() {
             out.df += u64::from(info.doc_freq);
             return Ok(());
@@ -150,7 +159,7 @@ fn count_in(
         while doc != TERMINATED {
             if !sr.is_deleted(doc) {
                 out.any = true;
-                out.whole |= *v < term.whole_variants;
+                out.whole |= term.is_whole(*v);
                 if !count {
                     // only whether a chunk holds it
                     break;

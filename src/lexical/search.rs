@@ -63,6 +63,10 @@ pub(super) struct QTerm {
     /// which score but do not make the word found ([`LexicalRun::missing_words`]) nor a
     /// chunk a match of it ([`Hit::matched_terms`]).
     pub(super) whole_variants: usize,
+    /// The prefix expansions that are inflections of the word (`turned`, `turning` for
+    /// `turn`; [`crate::analysis::is_inflected_form`]): they score as prefix expansions
+    /// but make the word found, as the inflections before them do.
+    pub(super) inflected: Vec<usize>,
     /// The inflections (`variants[1..whole_variants]`) are added to a word the
     /// collection uses (a plural's singular at `plural_weight`): they score, but the
     /// term's document frequency is that of its other variants, so its IDF stays that of
@@ -73,7 +77,8 @@ pub(super) struct QTerm {
 impl QTerm {
     /// Whether a matched posting is of the word itself or an inflection of it.
     pub(super) fn whole(&self, m: &super::accs::Matched) -> bool {
-        (m.variant as usize) < self.whole_variants
+        let v = m.variant as usize;
+        v < self.whole_variants || self.inflected.contains(&v)
     }
 
     /// Whether variant `v` is an inflection added to a word the collection uses.
@@ -775,6 +780,9 @@ impl LexicalIndex {
                 exp.truncate(p.prefix_max_expansions);
                 variants.extend(exp.into_iter().map(|(t, _)| (t, p.prefix_weight)));
             }
+            let inflected = (whole_variants..variants.len())
+                .filter(|&v| crate::analysis::is_inflected_form(&text, &variants[v].0))
+                .collect();
             out.push(QTerm {
                 text,
                 variants,
@@ -782,6 +790,7 @@ impl LexicalIndex {
                 stop: false,
                 content: true,
                 whole_variants,
+                inflected,
                 extra_inflections: extra,
             });
         }

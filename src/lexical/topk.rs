@@ -309,6 +309,7 @@ fn spec_of(q: &QTerm) -> TermSpec<'_> {
     TermSpec {
         variants: &q.variants,
         whole_variants: q.whole_variants,
+        inflected: &q.inflected,
         extra_inflections: q.extra_inflections,
         stop: q.stop,
     }

@@ -1107,7 +1107,7 @@ fn a_word_found_only_inside_longer_words_is_missing() {
             ),
             (
                 "deploy.md",
-                "# Deploy\n\nThe deploy step uploads the build.\n",
+                "# Deploy\n\nThe deploy step uploaded the build before stopping.\n",
             ),
         ],
         &[],
@@ -1131,6 +1131,13 @@ fn a_word_found_only_inside_longer_words_is_missing() {
         v.get("missing_words").is_none() && v.get("note").is_none(),
         "{v}"
     );
+    // so is a longer word that is an inflected form of it (`upload` in `uploaded`,
+    // `stopping`): found, and the passage a lexical match
+    let (code, v) = search_json(d.path(), &["upload"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v.get("missing_words").is_none(), "{v}");
+    assert_eq!(v["results"][0]["path"], "deploy.md", "{v}");
+    assert_eq!(v["results"][0]["lexical_match"], true, "{v}");
 }
 
 /// A plural in the question matches the singular in the text, always: also when the
