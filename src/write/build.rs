@@ -345,6 +345,12 @@ fn previous_of(index_dir: &Path, opts: &BuildOptions, notes: &mut Vec<Warning>) 
             Ok((None, Vec::new(), None))
         }
         Existing::Current(m) => {
+            if let Some(v) = m.vectors.as_ref().filter(|_| !opts.wants_vectors()) {
+                note(format!(
+                    "the index had vectors ({} chunks, {}); --no-embeddings builds it lexical-only, so vector search is off from now on\nhint: to add documents without embedding them yet, use --max-chunks 0 instead; to bring vector search back, run `docfuse index` without --no-embeddings (unchanged chunks' vectors are reused)",
+                    v.embedded, v.model
+                ));
+            }
             let roots = root_names(&m.source);
             match Previous::open(index_dir, *m) {
                 Ok(p) => Ok((Some(p), roots, None)),

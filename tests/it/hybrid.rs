@@ -859,3 +859,39 @@ fn the_dynamic_int8_variant_is_a_new_identity_with_close_vectors() {
         "{v}"
     );
 }
+
+/// `index --no-embeddings` on an index with vectors builds it lexical-only: it says so,
+/// with the two ways out, and `--max-chunks 0` keeps the vectors instead.
+#[test]
+fn a_lexical_only_build_of_an_index_with_vectors_says_vector_search_is_off() {
+    let d = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let docs = docs.to_str().unwrap();
+    let o = docfuse(d.path(), &["index", docs]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let kept = d.path().join("kept");
+    copy_tree(&d.path().join(".docfuse"), &kept);
+    let o = docfuse(d.path(), &["index", "--json", "--no-embeddings", docs]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["vectors"], false, "{v}");
+    let warning = v["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains("vector search is off"), "{v}");
+    assert!(warning.contains("--max-chunks 0"), "{v}");
+    let o = docfuse(
+        d.path(),
+        &[
+            "index",
+            "--json",
+            "--max-chunks",
+            "0",
+            "--index",
+            "kept",
+            docs,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["vectors"], true, "{v}");
+    assert!(v["warnings"].as_array().is_none_or(|w| w.is_empty()), "{v}");
+}
