@@ -107,7 +107,14 @@ pub fn locate_models() -> Result<ModelPaths> {
             .ok_or_else(|| missing("the ONNX Runtime library"))?,
     };
     if !ort_dylib.is_file() {
-        return Err(missing(&format!("`{}`", ort_dylib.display())));
+        let what = format!("`{}`", ort_dylib.display());
+        return Err(match std::env::var_os(ENV_ORT_DYLIB) {
+            // the path was given: no default place was looked in
+            Some(_) => Error::VectorsUnavailable(format!(
+                "{what} not found\nhint: {ENV_ORT_DYLIB} names the ONNX Runtime library file (libonnxruntime.so…); point it at one that exists, or unset it to search the default places"
+            )),
+            None => missing(&what),
+        });
     }
     check_library(&ort_dylib)?;
     Ok(ModelPaths {

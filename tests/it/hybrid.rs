@@ -894,4 +894,20 @@ fn a_lexical_only_build_of_an_index_with_vectors_says_vector_search_is_off() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["vectors"], true, "{v}");
     assert!(v["warnings"].as_array().is_none_or(|w| w.is_empty()), "{v}");
+    // a library path given that does not exist is named as given, not as searched for
+    let o = docfuse_env(
+        d.path(),
+        &["search", "--json", "--index", "kept", "run tasks"],
+        &[
+            ("DOCFUSE_ORT_DYLIB", "/nonexistent/libonnxruntime.so"),
+            ("DOCFUSE_QUERY_CACHE", "off"),
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let why = v["degraded"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("`/nonexistent/libonnxruntime.so` not found"),
+        "{v}"
+    );
+    assert!(!why.contains("looked in"), "{v}");
 }
