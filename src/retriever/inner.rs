@@ -54,6 +54,10 @@ pub struct Retrieval {
     /// Every result is a neighbour by meaning alone (no chunk matched a word of the
     /// query in any form, and the answer used vectors).
     pub neighbours_only: bool,
+    /// The filters keep no indexed file at all (a prefix such as `docs/` when paths are
+    /// relative to the `docs` root): an indexed path to show as an example, or an empty
+    /// string for an index without one. `None` when some file passes (or no filter).
+    pub no_file_passes: Option<String>,
 }
 
 /// Where a chunk is, without its text (kept only for a JSONL source, which has no files).

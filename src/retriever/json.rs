@@ -195,6 +195,11 @@ impl SearchEnvelope {
                 r.filtered,
             )
         };
+        // filters that keep no file: say so, not that the words are missing
+        let note = match &r.no_file_passes {
+            Some(example) => Some(no_file_note(example)),
+            None => note,
+        };
         let note = match &r.focused {
             Some(f) => Some(
                 [focus_note(f), note.unwrap_or_default()]
@@ -262,6 +267,17 @@ pub fn coverage_note(
             quoted(missing_words)
         )),
     }
+}
+
+/// The note for filters that keep no indexed file; `example` is an indexed path.
+fn no_file_note(example: &str) -> String {
+    let shown = match example.is_empty() {
+        true => String::new(),
+        false => format!(", as results show them (`{example}`)"),
+    };
+    format!(
+        "No indexed file passes the filters, so nothing was searched: paths are relative to an indexed root{shown}."
+    )
 }
 
 /// What a reader should know of a query searched on a part of it: a long one's most

@@ -112,7 +112,7 @@ pub(super) fn search(
         None => vec![1; hits.len()],
     };
     let best = hits.first().map_or(0.0, |h| h.score);
-    let documents = hits
+    let documents: Vec<RetrievedDocument> = hits
         .into_iter()
         .zip(groups)
         .map(|(mut h, chunks)| {
@@ -142,8 +142,22 @@ pub(super) fn search(
             d
         })
         .collect();
+    // nothing found under filters: is it that no file passes them at all?
+    let no_file_passes = match filter.is_empty() || !documents.is_empty() {
+        true => None,
+        false => index.snapshot().ok().and_then(|s| {
+            let passes = |p: &str| filter.matches(p) && filter.matches_path_kind(p);
+            (!s.files.iter().any(|f| passes(&f.rel_path))).then(|| {
+                s.files
+                    .first()
+                    .map(|f| f.rel_path.clone())
+                    .unwrap_or_default()
+            })
+        }),
+    };
     Ok(Retrieval {
         documents,
+        no_file_passes,
         mode,
         degraded,
         generation,

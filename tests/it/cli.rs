@@ -1436,3 +1436,27 @@ fn a_folder_of_documents_is_not_taken_for_an_index_folder() {
         assert_eq!(o.status.code(), Some(0), "{index}: {}", stderr(&o));
     }
 }
+
+/// Filters that keep no indexed file (`--path-prefix docs/` when paths are relative to
+/// the `docs` root) say so, with an indexed path as an example, not that the query's
+/// words are missing.
+#[test]
+fn filters_that_keep_no_file_say_so() {
+    let d = indexed_docs(
+        &[("deploy.md", "# Deploy\n\nThe deploy step uploads.\n")],
+        &[],
+    );
+    let (code, v) = search_json(d.path(), &["--path-prefix", "docs/", "deploy"]);
+    assert_eq!(code, 1, "{v}");
+    let note = v["note"].as_str().unwrap_or_default();
+    assert!(note.contains("No indexed file passes the filters"), "{v}");
+    assert!(note.contains("`deploy.md`"), "{v}");
+    // a file passes, the word is missing: the note is about the word
+    let (code, v) = search_json(d.path(), &["--path-prefix", "dep", "zzzqqq"]);
+    assert_eq!(code, 1, "{v}");
+    let note = v["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("No passage the filters keep contains `zzzqqq`"),
+        "{v}"
+    );
+}
