@@ -270,9 +270,11 @@ pub fn inflections(term: &str) -> Vec<String> {
 }
 
 /// Whether `form`, a longer word that begins with `word`, is an inflection of it: `word`
-/// with `s`, `es`, `ed` or `ing` (`turns`, `turned`, `turning`), `d` after an `e`
-/// (`used`), or its last consonant doubled before `ed`/`ing` (`stopped`, `stopping`).
-/// Not a derived word (`capitalize` of `capital`, `builder` of `build`).
+/// with `s` or `ed` (`turns`, `turned`), `es` after `s`, `x`, `z`, `ch` or `sh`
+/// (`matches`), `d` after an `e` (`used`), or its last consonant doubled before
+/// `ed`/`ing` (`stopped`, `stopping`). Not a derived word (`capitalize` of `capital`,
+/// `builder` of `build`), and not a plain `-ing`, which is as often a noun of its own
+/// (`heading`, `meaning`, `setting`) as the verb's form.
 pub fn is_inflected_form(word: &str, form: &str) -> bool {
     let Some(rest) = form.strip_prefix(word) else {
         return false;
@@ -281,7 +283,9 @@ pub fn is_inflected_form(word: &str, form: &str) -> bool {
     let doubled = last
         .filter(|c| c.is_ascii_lowercase() && !"aeiouy".contains(*c))
         .and_then(|c| rest.strip_prefix(c));
-    matches!(rest, "s" | "es" | "ed" | "ing")
+    let sibilant = word.ends_with(['s', 'x', 'z']) || word.ends_with("ch") || word.ends_with("sh");
+    matches!(rest, "s" | "ed")
+        || (rest == "es" && sibilant)
         || (rest == "d" && word.ends_with('e'))
         || doubled.is_some_and(|r| matches!(r, "ed" | "ing"))
 }
@@ -294,7 +298,6 @@ mod tests {
     fn inflected_forms_are_told_from_derived_words() {
         for (w, f) in [
             ("turn", "turned"),
-            ("turn", "turning"),
             ("turn", "turns"),
             ("use", "used"),
             ("stop", "stopped"),
@@ -310,6 +313,10 @@ mod tests {
             ("turn", "turn"),
             ("spawn", "spawnd"),
             ("read", "ready"),
+            ("head", "heading"),
+            ("mean", "meaning"),
+            ("stat", "states"),
+            ("plan", "planes"),
         ] {
             assert!(!is_inflected_form(w, f), "{w} {f}");
         }

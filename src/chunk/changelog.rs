@@ -79,7 +79,7 @@ const CHANGELOG_VERSIONED_SECTIONS: [&str; 4] = ["changes", "history", "releases
 
 /// Words that go with a version in a heading (`in version 2`, `since v3`), left out of
 /// its name.
-const VERSION_WORDS: [&str; 6] = ["in", "since", "version", "v", "the", "this"];
+const VERSION_WORDS: [&str; 8] = ["in", "since", "for", "of", "version", "v", "the", "this"];
 
 /// Whether the chunk `chunk_id` (`path#slug/slug…`, [`super::section_id`] shape) lies in
 /// a change-log section: one heading of its path names a change log
@@ -102,15 +102,15 @@ fn is_version(word: &str) -> bool {
 }
 
 /// Whether one heading slug names a change log. A number that opens a heading of more
-/// words is a step's number (`3-release`), and one that closes a heading without a word
-/// of [`VERSION_WORDS`] before it is the suffix that tells repeated headings apart
-/// (`history-1`): neither is a version.
+/// words is a step's number (`3-release`), and one digit that closes a heading without a
+/// word of [`VERSION_WORDS`] before it is the suffix that tells repeated headings apart
+/// (`history-1`): neither is a version (`changes-20` for `Changes 2.0`, `changes-v3` are).
 fn names_a_changelog(slug: &str) -> bool {
     let words: Vec<&str> = slug.split('-').filter(|w| !w.is_empty()).collect();
     let n = words.len();
     let versioned = words.iter().enumerate().any(|(i, w)| {
         let step = i == 0 && n > 1;
-        let suffix = i + 1 == n && n > 1 && !VERSION_WORDS.contains(&words[i - 1]);
+        let suffix = i + 1 == n && n > 1 && w.len() == 1 && !VERSION_WORDS.contains(&words[i - 1]);
         is_version(w) && !step && !suffix
     });
     let named = |skip: &dyn Fn(&str) -> bool| -> String {

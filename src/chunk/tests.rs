@@ -1091,6 +1091,9 @@ fn change_log_sections_are_named_by_a_heading_of_their_path() {
         "api.md#history-since-120",
         "api.md#version-history",
         "docs/c#/guide.md#release-notes",
+        "docs/intro.md#release-notes-for-20",
+        "api.md#changes-v3",
+        "api.md#changes-20",
     ] {
         assert!(super::is_changelog_section(id), "{id}");
     }

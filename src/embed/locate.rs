@@ -101,14 +101,14 @@ pub fn locate_models() -> Result<ModelPaths> {
             });
         }
     }
-    let ort_dylib = match std::env::var_os(ENV_ORT_DYLIB) {
+    let ort_dylib = match std::env::var_os(ENV_ORT_DYLIB).filter(|p| !p.is_empty()) {
         Some(p) => PathBuf::from(p),
         None => first_existing(&roots, |r| r.join(ORT_FILE))
             .ok_or_else(|| missing("the ONNX Runtime library"))?,
     };
     if !ort_dylib.is_file() {
         let what = format!("`{}`", ort_dylib.display());
-        return Err(match std::env::var_os(ENV_ORT_DYLIB) {
+        return Err(match std::env::var_os(ENV_ORT_DYLIB).filter(|p| !p.is_empty()) {
             // the path was given: no default place was looked in
             Some(_) => Error::VectorsUnavailable(format!(
                 "{what} not found\nhint: {ENV_ORT_DYLIB} names the ONNX Runtime library file (libonnxruntime.so…); point it at one that exists, or unset it to search the default places"

@@ -84,7 +84,7 @@ pub fn write_graph(
         routes: kind_flags(docs, |k| k == crate::chunk::SourceKind::Project),
         changelog: nonempty(
             docs.iter()
-                .map(|d| crate::chunk::is_changelog(&d.entry.rel_path))
+                .map(|d| is_prose(d) && crate::chunk::is_changelog(&d.entry.rel_path))
                 .collect(),
         ),
         changelog_sections: changelog_sections(docs, chunks),
@@ -97,16 +97,11 @@ pub fn write_graph(
 /// The ordinals of the chunks of documents (Markdown, MDX, text; not source code, specs
 /// or project files) that lie in a change-log section (`chunk::is_changelog_section`).
 fn changelog_sections(docs: &[Loaded], chunks: &[(String, String)]) -> Vec<u64> {
-    use crate::chunk::SourceKind;
     let mut out = Vec::new();
     let mut first = 0usize;
     for d in docs {
         let n = d.entry.chunks as usize;
-        let prose = matches!(
-            d.doc.kind,
-            SourceKind::Markdown | SourceKind::Mdx | SourceKind::Text
-        );
-        if prose {
+        if is_prose(d) {
             let ids = chunks.get(first..first + n).unwrap_or(&[]);
             out.extend(
                 ids.iter()
@@ -118,6 +113,16 @@ fn changelog_sections(docs: &[Loaded], chunks: &[(String, String)]) -> Vec<u64> 
         first += n;
     }
     out
+}
+
+/// A document of prose (Markdown, MDX, text), which alone may be a change log: a source
+/// file under `posts/` is code, a project file's records are routes.
+fn is_prose(d: &Loaded) -> bool {
+    use crate::chunk::SourceKind;
+    matches!(
+        d.doc.kind,
+        SourceKind::Markdown | SourceKind::Mdx | SourceKind::Text
+    )
 }
 
 /// Each root's folder for resolving links across roots: the root itself, or for a file

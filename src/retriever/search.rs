@@ -142,12 +142,12 @@ pub(super) fn search(
             d
         })
         .collect();
-    // nothing found under filters: is it that no file passes them at all?
+    // nothing found under filters: is it that no file passes the path filters at all?
+    // (kinds aside: a kind no entry has is another matter)
     let no_file_passes = match filter.is_empty() || !documents.is_empty() {
         true => None,
         false => index.snapshot().ok().and_then(|s| {
-            let passes = |p: &str| filter.matches(p) && filter.matches_path_kind(p);
-            (!s.files.iter().any(|f| passes(&f.rel_path))).then(|| {
+            (!s.files.iter().any(|f| filter.matches(&f.rel_path))).then(|| {
                 s.files
                     .first()
                     .map(|f| f.rel_path.clone())

@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Names docfuse writes at the top of an index folder (besides `gen-NNNNNN/` folders and
 /// dot-files, its temporary and probe files).
-const INDEX_ENTRIES: [&str; 9] = [
+const INDEX_ENTRIES: [&str; 13] = [
     super::MANIFEST_FILE,
     "writer.lock",
     "ingest.lock",
@@ -16,6 +16,11 @@ const INDEX_ENTRIES: [&str; 9] = [
     "model-cache",
     "embed-queue.jsonl",
     "embed-cache.bin",
+    // what file systems and file managers put in any folder
+    "lost+found",
+    "Thumbs.db",
+    "desktop.ini",
+    "@eaDir",
 ];
 
 /// The first entry (by name) of the existing folder `dir` that docfuse did not write,
