@@ -12,6 +12,20 @@ pub fn run(a: ReadArgs) -> anyhow::Result<i32> {
     if a.root.is_some() {
         req.root = a.root;
     }
+    // `path:20-30` and `--start-line 5` both say where to start: one must give way, and
+    // which one is the reader's call
+    for (flag, given, in_target) in [
+        ("--start-line", a.start_line, req.start_line),
+        ("--end-line", a.end_line, req.end_line),
+    ] {
+        if let (Some(g), Some(t)) = (given, in_target) {
+            anyhow::ensure!(
+                g == t,
+                "`{}` names lines and `{flag} {g}` another: give the lines one way\nhint: `docfuse read PATH:START-END`, or `docfuse read PATH {flag} N`",
+                a.target
+            );
+        }
+    }
     if a.start_line.is_some() {
         req.start_line = a.start_line;
     }

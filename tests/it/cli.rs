@@ -1460,3 +1460,23 @@ fn filters_that_keep_no_file_say_so() {
         "{v}"
     );
 }
+
+/// `read PATH:START-END` with a `--start-line` or `--end-line` that says otherwise is
+/// refused (before, the option won silently); the same value twice is fine.
+#[test]
+fn read_refuses_lines_given_two_ways() {
+    let d = indexed_docs(
+        &[("deploy.md", "# Deploy\n\nOne.\n\nTwo.\n\nThree.\n")],
+        &[],
+    );
+    let o = docfuse(d.path(), &["read", "deploy.md:3-5", "--start-line", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("`deploy.md:3-5` names lines and `--start-line 1` another"),
+        "{}",
+        stderr(&o)
+    );
+    let o = docfuse(d.path(), &["read", "deploy.md:3-5", "--end-line", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("One."), "{}", stdout(&o));
+}
