@@ -1419,6 +1419,18 @@ fn a_folder_of_documents_is_not_taken_for_an_index_folder() {
         .collect();
     left.sort();
     assert_eq!(left, vec!["a.md"], "nothing is written into the documents");
+    // nor by an ingester (refused before it connects or takes its lock)
+    let o = docfuse(
+        d.path(),
+        &["ingest", "--nats", "nats://127.0.0.1:1", "--index", "docs"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("is not a docfuse index"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("docs/ingest.lock").exists());
     let o = docfuse(d.path(), &["search", "--index", "docs", "alpha"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(
