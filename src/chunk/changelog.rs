@@ -33,8 +33,8 @@ const CHANGELOG_FOLDERS: [&str; 9] = [
 ];
 
 /// Whether a document is a change log (`CHANGELOG.md`, `HISTORY.rst`,
-/// `release-notes/1.2.md`) or a blog post (`blog/announcing-v2.md`): its entries restate settings and commands that other pages
-/// define (`QueryParams::changelog_prior`).
+/// `release-notes/1.2.md`) or a blog post (`blog/announcing-v2.md`): its entries restate
+/// settings and commands that other pages define (`QueryParams::changelog_prior`).
 pub fn is_changelog(rel_path: &str) -> bool {
     let norm = |s: &str| -> String {
         s.chars()

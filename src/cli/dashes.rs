@@ -116,11 +116,10 @@ pub fn moved_note(args: &[String], moved: &[String]) -> Option<String> {
         _ => "are not options",
     };
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    let query = args.get(split + 1..).unwrap_or(&[]).join(" ");
+    let words = args.get(split + 1..).unwrap_or(&[]);
+    let query = words.join(" ");
     // `-k 4`, `--top 3`: a number after a moved word was most likely a limit
-    let limit = args
-        .get(split + 1..)
-        .unwrap_or(&[])
+    let limit = words
         .windows(2)
         .any(|w| moved.contains(&w[0]) && w[1].parse::<f64>().is_ok());
     let command: Vec<String> = std::iter::once("docfuse".to_string())

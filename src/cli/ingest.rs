@@ -43,9 +43,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     // a folder of documents given as the index: refused before its lock file is made
-    if let Some(entry) = crate::store::foreign_entry(&folder) {
-        return Err(crate::Error::NotAnIndexFolder { dir: folder, entry }.into());
-    }
+    crate::store::ensure_index_folder(&folder)?;
     // one ingester per index: two would share the durable consumer, each taking some of a
     // service's events, and could apply them out of order
     let _folder_lock = hold_ingest_lock(&folder)?;

@@ -196,8 +196,8 @@ pub const PAGERANK_FILE: &str = "pagerank.json";
 
 /// The canonicality of each chunk's page (`[0, 1]`), whether it is written for agents,
 /// and its roles (a module or package, a route, a change log: its page's or its
-/// section's), by ordinal (`[chunks]` each); `None` when the generation has no PageRank of this
-/// version or its shape does not match.
+/// section's), by ordinal (`[chunks]` each); `None` when the generation has no PageRank
+/// of this version or its shape does not match.
 pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PagePriors> {
     let bytes = crate::fsio::read_regular(gen_dir.join(PAGERANK_FILE)).ok()?;
     let r: PageRanks = serde_json::from_slice(&bytes).ok()?;
@@ -225,19 +225,11 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
 /// Sets `flags[ord]` for each of `ords` below `chunks`, first giving an empty `flags`
 /// (no chunk set) its `chunks` entries.
 fn mark(flags: &mut Vec<bool>, ords: &[u64], chunks: u64) {
-    let ords: Vec<usize> = ords
-        .iter()
-        .filter(|o| **o < chunks)
-        .map(|o| *o as usize)
-        .collect();
-    if ords.is_empty() {
-        return;
-    }
-    if flags.is_empty() {
+    if flags.is_empty() && ords.iter().any(|o| *o < chunks) {
         *flags = vec![false; chunks as usize];
     }
     for o in ords {
-        if let Some(f) = flags.get_mut(o) {
+        if let Some(f) = usize::try_from(*o).ok().and_then(|o| flags.get_mut(o)) {
             *f = true;
         }
     }

@@ -1,6 +1,7 @@
 //! Page roles a query may not be asking for: a change log (or a blog's post) restates
-//! what reference pages define, so its entries weigh `QueryParams::changelog_prior` unless the question asks
-//! about changes (a word of [`CHANGE_WORDS`] or a version such as `v1.80`).
+//! what reference pages define, so its entries weigh `QueryParams::changelog_prior`
+//! unless the question asks about changes (a word of [`CHANGE_WORDS`] or a version such
+//! as `v1.80`).
 
 use std::collections::HashSet;
 

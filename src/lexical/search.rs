@@ -63,7 +63,7 @@ pub(super) struct QTerm {
     /// which score but do not make the word found ([`LexicalRun::missing_words`]) nor a
     /// chunk a match of it ([`Hit::matched_terms`]).
     pub(super) whole_variants: usize,
-    /// The prefix expansions that are inflections of the word (`turned`, `turning` for
+    /// The prefix expansions that are inflections of the word (`turned`, `turns` for
     /// `turn`; [`crate::analysis::is_inflected_form`]): they score as prefix expansions
     /// but make the word found, as the inflections before them do.
     pub(super) inflected: Vec<usize>,

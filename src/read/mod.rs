@@ -1,13 +1,12 @@
 //! The read side: an opened index and everything that answers a query over it.
 //!
-//! Each file imports only files after it in this order (a test checks it): `verify`,
-//! `status`, `focus` (the part of a query to search: a pasted trace's message, a long
-//! query's window), `frames` (stack-trace lines) → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and their
-//! fusion over the parts) → `freshness`, `proximity`, `vectors` (vector side and query
-//! embedder), `remote` (a vector store attached to a folder), `symbols` (queries of
-//! symbols, matched as written) → `opened` (the generation:
-//! manifest, lexical index, snapshot) → `query_cache`, `hit` (options in, hits out),
-//! `matchline`.
+//! Each file imports only files after it in this order (a test checks it): `verify`, `status`,
+//! `focus` (the part of a query to search: a pasted trace's message, a long query's window),
+//! `frames` (stack-trace lines) → `index` ([`DocIndex`]: holds the parts) → `hybrid` (the modes and
+//! their fusion over the parts) → `freshness`, `proximity`, `vectors` (vector side and query
+//! embedder), `remote` (a vector store attached to a folder), `symbols` (queries of symbols,
+//! matched as written) → `opened` (the generation: manifest, lexical index, snapshot) →
+//! `query_cache`, `hit` (options in, hits out), `matchline`.
 //!
 //! Must not import: `write`, `views`, `retriever`, `cli`, `server`, `pgstore`. Imports
 //! `generation` (the files of a published generation), the indexes (`lexical`, `embed`,

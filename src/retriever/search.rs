@@ -146,7 +146,7 @@ pub(super) fn search(
     // (kinds aside: a kind no entry has is another matter)
     let no_file_passes = match filter.is_empty() || !documents.is_empty() {
         true => None,
-        false => index.snapshot().ok().and_then(|s| {
+        false => index.opened().snapshot_ref().ok().and_then(|s| {
             (!s.files.iter().any(|f| filter.matches(&f.rel_path))).then(|| {
                 s.files
                     .first()

@@ -43,6 +43,21 @@ pub fn foreign_entry(dir: &Path) -> Option<String> {
     names.into_iter().next()
 }
 
+/// Refuses `dir` as an index folder when it holds other files and no index
+/// ([`foreign_entry`]), before anything is written into it.
+///
+/// # Errors
+/// [`crate::Error::NotAnIndexFolder`] naming the first such entry.
+pub fn ensure_index_folder(dir: &Path) -> crate::Result<()> {
+    match foreign_entry(dir) {
+        Some(entry) => Err(crate::Error::NotAnIndexFolder {
+            dir: dir.to_path_buf(),
+            entry,
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ mod versions;
 
 pub use atomic::{link_or_copy, sync_dir, write_atomic, write_atomic_private};
 pub use contents::{check_hashes, check_sizes, list_contents, GenerationFile};
-pub use folder::foreign_entry;
+pub use folder::{ensure_index_folder, foreign_entry};
 pub use manifest::{
     manifest_generation, read_json as read_manifest_json, CollectionShape, EmbeddingsState,
     Existing, Manifest, PartialFile, SourceSpec, VectorsInfo, MANIFEST_FILE,

@@ -279,12 +279,7 @@ fn build_locked(
 /// one that holds other files and no index (a folder of documents) is
 /// [`Error::NotAnIndexFolder`], before anything is written into it.
 fn create_index_dir(index_dir: &Path) -> Result<()> {
-    if let Some(entry) = crate::store::foreign_entry(index_dir) {
-        return Err(Error::NotAnIndexFolder {
-            dir: index_dir.to_path_buf(),
-            entry,
-        });
-    }
+    crate::store::ensure_index_folder(index_dir)?;
     std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create", index_dir, e))?;
     let probe = index_dir.join(format!(".write-probe.{}", std::process::id()));
     match std::fs::write(&probe, b"") {
