@@ -238,6 +238,13 @@ pub struct QueryParams {
     /// `v1.80`, …): its entries restate settings that reference pages define. 1: off.
     #[serde(default = "changelog_prior")]
     pub changelog_prior: f32,
+    /// Page-role prior: a template copy (a chunk whose visible text is on three or more
+    /// pages of distinct names, such as an option block every command page repeats;
+    /// `generation::template_sections`) is multiplied by this, on both sides of fusion:
+    /// each copy restates the others, and the section about the asked command should
+    /// come first. 1: off.
+    #[serde(default = "template_prior")]
+    pub template_prior: f32,
 
     /// Section evidence: a chunk's lexical score is `(1 − w) × its own BM25F + w × the
     /// BM25F of its whole section` (all the section's pieces as one document: body and
@@ -283,6 +290,14 @@ fn info_share() -> f32 {
 /// 0.9–0.3 raise nDCG@10 of every mode and change no MRR@10 by more than +0.011
 /// (`benches/QUALITY.md`, round 4).
 fn changelog_prior() -> f32 {
+    0.5
+}
+
+/// Default [`QueryParams::template_prior`]: a template copy counts half, as a change
+/// log's entry does. On the Cargo book (507 copies in 30 command pages) 0.3–0.7 give the
+/// same nDCG@10 and MRR@10 of hybrid, 0.9 most of the gain (`benches/QUALITY.md`,
+/// round 7).
+fn template_prior() -> f32 {
     0.5
 }
 
@@ -332,6 +347,7 @@ impl Default for QueryParams {
             code_alpha: code_alpha(),
             info_share: info_share(),
             changelog_prior: changelog_prior(),
+            template_prior: template_prior(),
 
             section_weight: section_weight(),
             page_weight: 0.0,

@@ -10,6 +10,15 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// The first 8 bytes of the sha256 of `bytes`, big-endian: a compact fingerprint that is
+/// the same on every build and machine (unlike `std`'s hashers).
+pub fn sha256_u64(bytes: &[u8]) -> u64 {
+    let d = Sha256::digest(bytes);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&d[..8]);
+    u64::from_be_bytes(first)
+}
+
 /// Lowercase hex sha256 of everything `reader` yields, read in 1 MiB pieces (no
 /// whole-file buffer).
 ///

@@ -88,6 +88,7 @@ pub use crate::config::ChunkerConfig;
 mod changelog;
 mod cmark;
 mod containers;
+mod copies;
 mod display;
 mod document;
 mod fences;
@@ -112,6 +113,7 @@ mod split;
 mod templates;
 
 pub use changelog::{is_changelog, is_changelog_section};
+pub use copies::copy_fingerprint;
 pub use display::{
     display_line, is_attribute_block, name_field, printable, visible_lines, visible_lines_of,
 };

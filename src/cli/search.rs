@@ -175,7 +175,7 @@ fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
     if let Some(f) = &x.fusion {
         let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
         // the entry priors (module, routing) also multiply the vector part
-        let prior = f.module_prior * f.route_prior * f.changelog_prior;
+        let prior = f.module_prior * f.route_prior * f.changelog_prior * f.template_prior;
         let times = match (prior - 1.0).abs() > f32::EPSILON {
             true => format!(" × prior {prior:.2}"),
             false => String::new(),

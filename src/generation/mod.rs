@@ -5,12 +5,13 @@
 //! generation in use from being deleted.
 //!
 //! Each file imports only files after it in this order (a test checks it): `export`,
-//! `relations`, `previous`, `source`, `jsonl`, `docread`, `lock`, `readers`, `queue`.
+//! `relations`, `copies`, `previous`, `source`, `jsonl`, `docread`, `lock`, `readers`, `queue`.
 //!
 //! Must not import: `write`, `read`, `views`, `retriever`, `cli`, `server`, `pgstore`.
 //! Imports ingest (`discover`, `chunk`), storage (`store`) and indexes (`lexical`,
 //! `graph`, `vector`).
 
+mod copies;
 mod docread;
 mod export;
 mod jsonl;
@@ -21,6 +22,7 @@ mod readers;
 mod relations;
 mod source;
 
+pub use copies::{write_copies, COPIES_FILE};
 pub use docread::read_document;
 pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
 pub use jsonl::read_jsonl;

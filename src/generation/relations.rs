@@ -24,10 +24,20 @@ struct LinksFile {
 
 /// The links of a generation's documents in snapshot order; `None` when the file is
 /// missing, unreadable or of another version (the caller extracts them again).
+/// Each document's chunk fingerprints (`DocLinks::bodies`) are those of `copies.json`,
+/// empty when it lacks them.
 pub fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
     let bytes = crate::fsio::read_regular(gen_dir.join(LINKS_FILE)).ok()?;
     let file: LinksFile = serde_json::from_slice(&bytes).ok()?;
-    (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)
+    let mut documents =
+        (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)?;
+    let copies = super::copies::previous_copies(gen_dir).unwrap_or_default();
+    if copies.len() == documents.len() {
+        for (l, c) in documents.iter_mut().zip(copies) {
+            l.bodies = c;
+        }
+    }
+    Some(documents)
 }
 
 /// Writes `links.json` and `graph.json` for `docs` (snapshot order, chunk counts set),
@@ -84,7 +94,7 @@ pub fn write_graph(
         routes: kind_flags(docs, |k| k == crate::chunk::SourceKind::Project),
         changelog: nonempty(
             docs.iter()
-                .map(|d| is_prose(d) && crate::chunk::is_changelog(&d.entry.rel_path))
+                .map(|d| d.is_prose() && crate::chunk::is_changelog(&d.entry.rel_path))
                 .collect(),
         ),
         changelog_sections: changelog_sections(docs, chunks),
@@ -101,7 +111,7 @@ fn changelog_sections(docs: &[Loaded], chunks: &[(String, String)]) -> Vec<u64> 
     let mut first = 0usize;
     for d in docs {
         let n = d.entry.chunks as usize;
-        if is_prose(d) {
+        if d.is_prose() {
             let ids = chunks.get(first..first + n).unwrap_or(&[]);
             out.extend(
                 ids.iter()
@@ -113,16 +123,6 @@ fn changelog_sections(docs: &[Loaded], chunks: &[(String, String)]) -> Vec<u64> 
         first += n;
     }
     out
-}
-
-/// A document of prose (Markdown, MDX, text), which alone may be a change log: a source
-/// file under `posts/` is code, a project file's records are routes.
-fn is_prose(d: &Loaded) -> bool {
-    use crate::chunk::SourceKind;
-    matches!(
-        d.doc.kind,
-        SourceKind::Markdown | SourceKind::Mdx | SourceKind::Text
-    )
 }
 
 /// Each root's folder for resolving links across roots: the root itself, or for a file
@@ -219,6 +219,11 @@ pub fn chunk_priors(gen_dir: &Path, chunks: u64) -> Option<crate::lexical::PageP
     out.routes = per_chunk(&r.routes, &r.chunks);
     out.changelog = per_chunk(&r.changelog, &r.chunks);
     mark(&mut out.changelog, &r.changelog_sections, chunks);
+    mark(
+        &mut out.template,
+        &super::copies::template_ordinals(gen_dir),
+        chunks,
+    );
     (out.canonicality.len() as u64 == chunks).then_some(out)
 }
 
@@ -260,7 +265,8 @@ pub fn chunk_counts(gen_dir: &Path) -> Option<Vec<u32>> {
 const GRAPH_FILES: [&str; 3] = [LINKS_FILE, GRAPH_FILE, PAGERANK_FILE];
 
 /// Whether a new generation's graph files would equal the previous generation's: the same
-/// documents in the same order with the same links (and audience), and the same chunk ids
+/// documents in the same order with the same links (and audience; the words of their
+/// chunks, `DocLinks::bodies`, do not count), and the same chunk ids
 /// (so the same sections for anchors and the same chunk counts). Then a refresh links
 /// them instead of resolving, ranking and writing them again.
 pub fn graph_unchanged(
@@ -281,9 +287,12 @@ pub fn graph_unchanged(
             .iter()
             .zip(docs)
             .all(|(o, d)| o.root == d.entry.root && o.rel_path == d.entry.rel_path);
+    let same_links = previous_links.is_some_and(|p| {
+        p.len() == links.len() && p.iter().zip(links).all(|(a, b)| a.same_graph(b))
+    });
     has_files
         && same_docs
-        && previous_links == Some(links)
+        && same_links
         && previous_chunks.len() == chunks.len()
         && previous_chunks.iter().zip(chunks).all(|(a, b)| a.0 == b.0)
 }

@@ -38,6 +38,19 @@ pub struct Loaded {
     pub carried: bool,
 }
 
+impl Loaded {
+    /// A document of prose (Markdown, MDX, text), which alone may be a change log or a
+    /// template copy: a source file under `posts/` is code, a project file's records are
+    /// routes.
+    pub fn is_prose(&self) -> bool {
+        use crate::chunk::SourceKind;
+        matches!(
+            self.doc.kind,
+            SourceKind::Markdown | SourceKind::Mdx | SourceKind::Text
+        )
+    }
+}
+
 /// One line of a sources file.
 #[derive(Serialize, Deserialize)]
 struct SourceRecord {

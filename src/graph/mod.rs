@@ -37,7 +37,7 @@ use resolve::{folder, is_asset, is_external, split_target, Lookup, Match};
 
 /// Version of the graph rules (relation kinds, resolution, PageRank settings); recorded
 /// in `graph.json`. A reader treats a graph of another version as absent.
-pub const GRAPH_METRICS_VERSION: u32 = 11;
+pub const GRAPH_METRICS_VERSION: u32 = 12;
 
 /// The graph of a generation, in the generation folder.
 pub const GRAPH_FILE: &str = "graph.json";

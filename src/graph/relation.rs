@@ -109,9 +109,39 @@ pub struct DocLinks {
     /// document naming one of them mentions the file ([`LinkForm::Symbol`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub symbols: Vec<String>,
+    /// Per chunk, in order: the fingerprint of its heading and visible text
+    /// (`chunk::copy_fingerprint`, 0: too short), from which a generation's template
+    /// copies are found (one block stamped on many pages). Kept in `copies.json`, not
+    /// with the links: it is no part of the graph ([`DocLinks::same_graph`]).
+    #[serde(skip)]
+    pub bodies: Vec<u64>,
 }
 
 impl DocLinks {
+    /// Whether `self` and `other` give the graph the same document: all but the chunks'
+    /// fingerprints (`bodies`) equal.
+    pub fn same_graph(&self, other: &DocLinks) -> bool {
+        let DocLinks {
+            links,
+            external,
+            for_agents,
+            names,
+            routes,
+            anchors,
+            labels,
+            symbols,
+            bodies: _,
+        } = self;
+        *links == other.links
+            && *external == other.external
+            && *for_agents == other.for_agents
+            && *names == other.names
+            && *routes == other.routes
+            && *anchors == other.anchors
+            && *labels == other.labels
+            && *symbols == other.symbols
+    }
+
     /// Splits `raw` into the links kept and the count of external ones.
     pub fn of(raw: Vec<RawLink>) -> DocLinks {
         let total = raw.len();
@@ -131,6 +161,7 @@ impl DocLinks {
             anchors: Vec::new(),
             labels: Vec::new(),
             symbols: Vec::new(),
+            bodies: Vec::new(),
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct PagePriors {
     /// The chunk is in a change log: its page is one (`chunk::is_changelog`) or its
     /// section is (`chunk::is_changelog_section`); `[chunks]`; empty: none is.
     pub changelog: Vec<bool>,
+    /// The chunk is a template copy: its visible text is on three or more pages
+    /// (`generation` finds them); `[chunks]`; empty: none is.
+    pub template: Vec<bool>,
 }
 
 /// Ordinals of a segment's documents: the `ord` (position in the bucket) and `bucket`
@@ -159,6 +162,15 @@ impl LexicalIndex {
         usize::try_from(ord)
             .ok()
             .and_then(|o| self.priors.changelog.get(o))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether chunk `ord` is a template copy (its text is on three or more pages).
+    pub(crate) fn is_template(&self, ord: u64) -> bool {
+        usize::try_from(ord)
+            .ok()
+            .and_then(|o| self.priors.template.get(o))
             .copied()
             .unwrap_or(false)
     }

@@ -329,6 +329,15 @@ impl LexicalRun {
         }
     }
 
+    /// The template prior of chunk `ord`: `template_prior` for a template copy, else 1.
+    /// Fusion applies it to the vector side too.
+    pub fn template_prior(&self, index: &LexicalIndex, ord: u64, params: &QueryParams) -> f32 {
+        match index.is_template(ord) {
+            true => params.template_prior,
+            false => 1.0,
+        }
+    }
+
     /// The query's analysed terms that match some chunk, with their IDF (the weights the
     /// ranking gave them), in query order.
     pub fn term_weights(&self) -> Vec<(String, f32)> {
@@ -1261,10 +1270,13 @@ impl LexicalIndex {
         for r in &mut ranked {
             let acc = accs.get(r.acc);
             // a change log's named symbol is a restatement too
-            let role = match !intents.changes && self.is_changelog(acc.ord) {
+            let mut role = match !intents.changes && self.is_changelog(acc.ord) {
                 true => p.changelog_prior,
                 false => 1.0,
             };
+            if self.is_template(acc.ord) {
+                role *= p.template_prior;
+            }
             for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
                 *part = if hit { gain * best * role } else { 0.0 };
             }
@@ -1318,6 +1330,10 @@ impl LexicalIndex {
         // a change log restates what reference pages define
         if !intents.changes && self.is_changelog(acc.ord) {
             parts.prior *= p.changelog_prior;
+        }
+        // a block stamped on many pages restates itself on each
+        if self.is_template(acc.ord) {
+            parts.prior *= p.template_prior;
         }
         if p.agent && self.for_agents(acc.ord) {
             parts.audience = p.audience_fit;

@@ -348,11 +348,15 @@ impl LexicalIndex {
             true => 1.0,
             false => up(p.changelog_prior),
         };
+        let template = match priors.template.is_empty() {
+            true => 1.0,
+            false => up(p.template_prior),
+        };
         let audience = match p.agent && priors.for_agents.iter().any(|a| *a) {
             true => up(p.audience_fit),
             false => 1.0,
         };
-        module * route * changelog * audience
+        module * route * changelog * template * audience
     }
 }
 

@@ -140,6 +140,9 @@ pub struct FusionExplain {
     /// The change-log prior on the vector part: `QueryParams::changelog_prior` for a
     /// change log's chunk when the query does not ask about changes; 1 otherwise.
     pub changelog_prior: f32,
+    /// The template prior on the vector part: `QueryParams::template_prior` for a
+    /// template copy (its text is on three or more pages); 1 otherwise.
+    pub template_prior: f32,
 }
 
 /// A query's results and how they were produced.

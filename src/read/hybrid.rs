@@ -77,7 +77,7 @@ impl<'a> Parts<'a> {
             &operators.join(" "),
             OPERATOR_POOL,
             0.0,
-            crate::lexical::changelog_prior_for(query, opts.params.changelog_prior),
+            super::symbols::RolePriors::for_query(query, &opts.params),
             false,
         )?;
         let best = |hits: &[super::hit::Hit]| hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
@@ -145,7 +145,7 @@ impl<'a> Parts<'a> {
                 query,
                 opts.limit,
                 opts.params.floor,
-                crate::lexical::changelog_prior_for(query, opts.params.changelog_prior),
+                super::symbols::RolePriors::for_query(query, &opts.params),
                 opts.explain,
             )?;
             if matches!(opts.mode, Mode::Vector | Mode::Hybrid) {
@@ -312,9 +312,13 @@ impl<'a> Parts<'a> {
         let module_prior = |ord: u64| run.module_prior(self.g.lexical(), ord, &opts.params);
         let owner_prior = |ord: u64| run.owner_prior(self.g.lexical(), ord, &opts.params);
         let changelog_prior = |ord: u64| run.changelog_prior(self.g.lexical(), ord, &opts.params);
+        let template_prior = |ord: u64| run.template_prior(self.g.lexical(), ord, &opts.params);
         for f in &mut fused {
             // the lexical part already holds the priors (in its lexical score)
-            let prior = module_prior(f.key) * owner_prior(f.key) * changelog_prior(f.key);
+            let prior = module_prior(f.key)
+                * owner_prior(f.key)
+                * changelog_prior(f.key)
+                * template_prior(f.key);
             if mode == Mode::Hybrid {
                 f.score += f.vector_part * (prior - 1.0);
             } else {
@@ -367,6 +371,7 @@ impl<'a> Parts<'a> {
                     module_prior: module_prior(f.key),
                     route_prior: owner_prior(f.key),
                     changelog_prior: changelog_prior(f.key),
+                    template_prior: template_prior(f.key),
                 };
                 let mut hit =
                     self.fused_hit(&run, ord, f.score, opts.explain.then_some(explain))?;

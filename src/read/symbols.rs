@@ -119,9 +119,28 @@ struct Seen {
     named: Vec<bool>,
 }
 
+/// The page-role priors a symbol search applies (`QueryParams::changelog_prior` for
+/// the query, `QueryParams::template_prior`).
+#[derive(Debug, Clone, Copy)]
+pub struct RolePriors {
+    pub changelog: f32,
+    pub template: f32,
+}
+
+impl RolePriors {
+    /// The priors `params` give a search for `query`.
+    pub fn for_query(query: &str, params: &crate::config::QueryParams) -> RolePriors {
+        RolePriors {
+            changelog: crate::lexical::changelog_prior_for(query, params.changelog_prior),
+            template: params.template_prior,
+        }
+    }
+}
+
 /// Ranks the chunks of `g` that hold a symbol of `query`, best first (ties by ordinal),
 /// at most `limit`, none under `floor` × the best score; a change log's chunk is scored
-/// × `changelog_prior` (a query of symbols asks about no change). With `explain`, each
+/// × `roles.changelog` (a query of symbols asks about no change), a template copy
+/// × `roles.template`. With `explain`, each
 /// hit carries its parts ([`explain_hit`]). Each hit's
 /// `matched_terms` are
 /// the symbols it holds; its match line is set by the caller from the returned weights
@@ -134,7 +153,7 @@ pub fn symbol_search(
     query: &str,
     limit: usize,
     floor: f32,
-    changelog_prior: f32,
+    roles: RolePriors,
     explain: bool,
 ) -> Result<SearchResponse> {
     let symbols = symbols_of(query);
@@ -162,9 +181,15 @@ pub fn symbol_search(
         .map(|i| seen.iter().filter(|s| holds(s, i)).count() as u64)
         .collect();
     let idfs: Vec<f32> = df.iter().map(|&d| idf(n, d)).collect();
-    let role = |ord: u64| match lexical.is_changelog(ord) {
-        true => changelog_prior,
-        false => 1.0,
+    let role = |ord: u64| {
+        let changelog = match lexical.is_changelog(ord) {
+            true => roles.changelog,
+            false => 1.0,
+        };
+        match lexical.is_template(ord) {
+            true => changelog * roles.template,
+            false => changelog,
+        }
     };
     let mut scored: Vec<(f32, usize)> = seen
         .iter()

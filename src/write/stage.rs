@@ -292,6 +292,7 @@ pub(super) fn write_generation(
             &kept,
             previous.map(|p| p.gen_dir.as_path()),
         )?;
+        crate::generation::write_copies(&gen.dir, &plan.docs, &links)?;
         match previous.filter(|_| same_graph) {
             Some(prev) => {
                 for f in link_graph(prev, &gen.dir)? {
@@ -468,8 +469,9 @@ fn keep_bucket(
     Ok(())
 }
 
-/// The links of document `p` of a kept bucket: the previous generation's record of them,
-/// or — for an index written before links were kept — extracted from its text again.
+/// The links (and chunk fingerprints) of document `p` of a kept bucket: the previous
+/// generation's record of them, or — for an index written before links or fingerprints
+/// were kept — extracted from its text again.
 fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Result<DocLinks> {
     let d = &plan.docs[p];
     let names = crate::generation::root_names(&plan.spec);
@@ -477,7 +479,13 @@ fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Resu
     let recorded = c
         .previous
         .position(root, &d.entry.rel_path)
-        .and_then(|j| c.links.as_ref()?.get(j));
+        .and_then(|j| {
+            let chunks = c.previous.snapshot.files.get(j)?.chunks as usize;
+            Some((c.links.as_ref()?.get(j)?, chunks))
+        })
+        // a document of a generation without fingerprints (`copies.json`) is read again
+        .filter(|(l, chunks)| !d.is_prose() || l.bodies.len() == *chunks)
+        .map(|(l, _)| l);
     if let Some(links) = recorded {
         return Ok(links.clone());
     }
@@ -486,10 +494,22 @@ fn kept_links(c: &Carry<'_>, plan: &Plan, p: usize, opts: &BuildOptions) -> Resu
         text,
         ..d.doc.clone()
     };
-    Ok(doc_graph_links(chunk_document_with_links(
-        &doc,
-        &opts.config.chunker,
-    )))
+    let mut chunked = chunk_document_with_links(&doc, &opts.config.chunker);
+    let chunks = std::mem::take(&mut chunked.chunks);
+    let mut links = doc_graph_links(chunked);
+    links.bodies = copy_fingerprints(&chunks);
+    Ok(links)
+}
+
+/// Each chunk's `chunk::copy_fingerprint` (its own heading and text), in order.
+fn copy_fingerprints(chunks: &[crate::chunk::Chunk]) -> Vec<u64> {
+    chunks
+        .iter()
+        .map(|c| {
+            let heading = c.heading_path.last().map_or("", String::as_str);
+            crate::chunk::copy_fingerprint(heading, &c.body)
+        })
+        .collect()
 }
 
 /// What the graph keeps of a chunked document: its links, audience and names.
@@ -581,8 +601,10 @@ fn prepare_doc(
         );
     }
     let chunks = std::mem::take(&mut chunked.chunks);
+    let mut links = doc_graph_links(chunked);
+    links.bodies = copy_fingerprints(&chunks);
     let mut work = DocWork {
-        links: doc_graph_links(chunked),
+        links,
         text,
         prepared: Vec::with_capacity(chunks.len()),
         ids: Vec::with_capacity(chunks.len()),

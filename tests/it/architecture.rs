@@ -108,6 +108,7 @@ const ORDERED: &[(&str, &[&str])] = &[
         &[
             "export",
             "relations",
+            "copies",
             "previous",
             "source",
             "jsonl",

@@ -510,3 +510,53 @@ fn anchors_of_other_site_generators_name_their_sections_and_a_broken_one_is_stil
         Some("config/server.md#server-options/serverproxy")
     );
 }
+
+/// The template copies of a generation (`copies.json`'s ordinals), with whether its
+/// graph file was linked from the previous generation.
+fn templates_of(idx: &Path) -> (usize, bool) {
+    use std::os::unix::fs::MetadataExt;
+    let gen = DocIndex::open(idx).unwrap().generation_dir();
+    let v: serde_json::Value =
+        serde_json::from_slice(&fs::read(gen.join("copies.json")).unwrap()).unwrap();
+    let linked = fs::metadata(gen.join("graph.json")).unwrap().nlink() == 2;
+    (v["templates"].as_array().unwrap().len(), linked)
+}
+
+/// A refresh finds template copies among documents it carries (their fingerprints come
+/// from the previous `copies.json`), and an edit that changes a copy's words but no link
+/// updates the copies while the graph is linked.
+#[test]
+fn a_refresh_keeps_template_copies_of_carried_documents_up_to_date() {
+    let block = "### Manifest Options\n\n`--locked`: asserts that the exact same dependencies \
+                 and versions are used as when the lock file was generated.\n";
+    let page = |c: &str| format!("# tool-{c}(1)\n\n## DESCRIPTION\n\nThe {c} command.\n\n{block}");
+    let dir = tempfile::tempdir().unwrap();
+    let (docs, idx) = (dir.path().join("docs"), dir.path().join("idx"));
+    let (check, build, test) = (page("check"), page("build"), page("test"));
+    write_site(
+        &docs,
+        &[
+            ("tool-check.md", &check),
+            ("tool-build.md", &build),
+            ("tool-test.md", &test),
+            ("intro.md", "# Intro\n\nWelcome.\n"),
+        ],
+    );
+    // one document per bucket, so a refresh carries the unchanged ones
+    build_at(&idx, &docs, 1);
+    assert_eq!(templates_of(&idx).0, 3);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::write(docs.join("intro.md"), "# Intro\n\nWelcome, reader.\n").unwrap();
+    let r = build_in_buckets(&idx, &docs, 1, false);
+    assert_eq!(r.files.changed, 1, "{r:?}");
+    assert_eq!(templates_of(&idx), (3, true));
+    // one copy's words change: two pages are no template
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::write(docs.join("tool-test.md"), test.replace("asserts", "checks")).unwrap();
+    build_at(&idx, &docs, 1);
+    assert_eq!(templates_of(&idx), (0, true));
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::write(docs.join("tool-test.md"), &test).unwrap();
+    build_at(&idx, &docs, 1);
+    assert_eq!(templates_of(&idx), (3, true));
+}

@@ -885,3 +885,105 @@ fn a_pasted_compiler_diagnostic_is_searched_on_its_message() {
     );
     assert!(v.get("searched_as").is_none(), "{v}");
 }
+
+/// A command page in the shape of a generated manual: a description of its own and an
+/// option block that every command page repeats word for word.
+fn command_page(command: &str, description: &str) -> String {
+    format!(
+        "# tool-{command}(1)\n\n## DESCRIPTION\n\n{description}\n\n## OPTIONS\n\n\
+         ### Manifest Options\n\n`--manifest-path` *path*: path to the manifest file. By \
+         default the tool searches for it in the current folder and its parents.\n\n\
+         `--locked`: asserts that the exact same dependencies and versions are used as \
+         when the lock file was generated, and fails when the lock file is missing or \
+         would change. Use it where deterministic builds are wanted, such as CI.\n"
+    )
+}
+
+/// A block stamped on many pages (an option list every command page repeats) restates
+/// itself on each: its copies count `template_prior` (0.5), so the section about the
+/// asked command comes first. Pages of one name in other folders (a versioned site) are
+/// not templates: there each copy is its version's answer.
+#[test]
+fn a_template_section_ranks_below_the_page_it_is_stamped_on() {
+    let pages = [
+        (
+            "check",
+            "Check a local package and all of its dependencies for errors. This will \
+             essentially compile the packages without performing the final step of code \
+             generation, which is faster than running a build. The compiler will save \
+             metadata files to disk so that future runs will reuse them if the source has \
+             not been modified.",
+        ),
+        (
+            "build",
+            "Compile local packages and all of their dependencies into binaries and \
+             libraries, ready to run.",
+        ),
+        ("test", "Compile the package's tests and run them."),
+    ];
+    let texts: Vec<(String, String)> = pages
+        .iter()
+        .map(|(c, d)| (format!("commands/tool-{c}.md"), command_page(c, d)))
+        .collect();
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let t = indexed(&files, &[]);
+    let q = "tool check dependencies versions";
+    for mode in ["lexical", "hybrid"] {
+        let (code, v) = search(t.path(), &["--mode", mode, "--explain", q]);
+        assert_eq!(code, 0, "{mode}: {v}");
+        let first = &v["results"][0];
+        assert_eq!(
+            (first["path"].as_str(), first["heading_path"][1].as_str()),
+            (Some("commands/tool-check.md"), Some("DESCRIPTION")),
+            "{mode}: {v}"
+        );
+    }
+    // the prior decides it: at full weight the page's own copy would be first
+    let (_, v) = search(t.path(), &["--mode", "lexical", "--explain", q]);
+    let score = |last: &str| {
+        let r = v["results"].as_array().unwrap().iter().find(|r| {
+            r["path"] == "commands/tool-check.md"
+                && r["heading_path"].as_array().unwrap().last().unwrap() == last
+        });
+        r.map_or(0.0, |r| r["score"].as_f64().unwrap())
+    };
+    assert!(
+        score("Manifest Options") / 0.5 > score("DESCRIPTION"),
+        "{v}"
+    );
+    let (_, v) = search(
+        t.path(),
+        &["--mode", "lexical", "--explain", "locked dependencies"],
+    );
+    let r = v["results"].as_array().unwrap();
+    let copies = r
+        .iter()
+        .filter(|x| x["heading_path"][2] == "Manifest Options");
+    assert_eq!(copies.count(), 3, "{v}");
+    for hit in r {
+        let copy = hit["heading_path"][2] == "Manifest Options";
+        let prior = if copy { 0.5 } else { 1.0 };
+        assert_eq!(hit["explain"]["prior"], prior, "{hit}");
+    }
+    // two pages sharing a block, or one page in three versions' folders: no template
+    for names in [
+        ["commands/tool-check.md", "commands/tool-build.md"].as_slice(),
+        ["v1/tool-check.md", "v2/tool-check.md", "v3/tool-check.md"].as_slice(),
+    ] {
+        let files: Vec<(&str, &str)> = names.iter().map(|p| (*p, files[0].1)).collect();
+        let t = indexed(&files, &[]);
+        let (_, v) = search(
+            t.path(),
+            &["--mode", "lexical", "--explain", "locked dependencies"],
+        );
+        let r = v["results"].as_array().unwrap();
+        assert!(!r.is_empty(), "{names:?}: {v}");
+        assert!(
+            r.iter().all(|x| x["explain"]["prior"] == 1.0),
+            "{names:?}: {v}"
+        );
+    }
+}
