@@ -12,7 +12,7 @@ const MIN_BODY: usize = 40;
 /// not count. 0 when the body is shorter than 40 characters so normalised (no
 /// fingerprint). The heading counts so that a page's opening section, titled with the
 /// page's own name, is no copy although its body is a notice every page of a group
-/// opens with. Stable across builds and machines (stored in `links.json`).
+/// opens with. Stable across builds and machines (stored in `copies.json`).
 pub fn copy_fingerprint(heading: &str, body: &str) -> u64 {
     let body = words(body);
     if body.chars().count() < MIN_BODY {

@@ -578,7 +578,7 @@ pub struct EvalArgs {
     /// prefix_min_chars, prefix_max_expansions, prefix_weight, about_gain, exact_id_gain,
     /// exact_path_gain, exact_symbol_gain, stop_weight, stop_about, stem_weight,
     /// plural_weight, canon_gain, prox_gain (graph proximity, 0 by default), path_prior,
-    /// symbol_prior, module_prior; `exhaustive=true,false`: lexical results found by
+    /// symbol_prior, module_prior, changelog_prior, template_prior; `exhaustive=true,false`: lexical results found by
     /// scoring every posting or with score bounds, the same results). The floor is always
     /// 0 in eval.
     #[arg(long, value_name = "NAME=V,V,...")]

@@ -4,7 +4,7 @@
 //! an edit that changes words but no link still links the graph of the previous
 //! generation; a refresh carries the fingerprints of the documents it does not read.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -60,10 +60,17 @@ pub fn write_copies(gen_dir: &Path, docs: &[Loaded], links: &[DocLinks]) -> Resu
     write_atomic(&gen_dir.join(COPIES_FILE), &json)
 }
 
-/// Per document of a generation (snapshot order), its chunks' fingerprints; `None` when
-/// the file is missing, unreadable or of another version.
-pub fn previous_copies(gen_dir: &Path) -> Option<Vec<Vec<u64>>> {
-    read(gen_dir).map(|f| f.documents)
+/// `links` (a generation's, in snapshot order: `previous_links`) with each document's
+/// chunk fingerprints (`DocLinks::bodies`) from the generation's `copies.json`; left
+/// empty when it is missing, unreadable, of another version or of other documents.
+pub fn with_fingerprints(gen_dir: &Path, mut links: Vec<DocLinks>) -> Vec<DocLinks> {
+    let copies = read(gen_dir).map(|f| f.documents).unwrap_or_default();
+    if copies.len() == links.len() {
+        for (l, c) in links.iter_mut().zip(copies) {
+            l.bodies = c;
+        }
+    }
+    links
 }
 
 /// The ordinals of a generation's template copies (ascending); empty when it has none or
@@ -92,18 +99,21 @@ fn fingerprinted(d: &Loaded, l: &DocLinks) -> bool {
 /// (`version-1/api.md`, `version-2/api.md`: a versioned or translated site) count once:
 /// there a copy is the answer for its version.
 fn template_sections(docs: &[Loaded], bodies: &[Vec<u64>]) -> Vec<u64> {
-    let name = |d: &Loaded| {
-        let file = d.entry.rel_path.rsplit('/').next().unwrap_or("");
-        file.split_once('.')
-            .map_or(file, |(stem, _)| stem)
-            .to_lowercase()
-    };
-    let mut pages: HashMap<u64, HashSet<String>> = HashMap::new();
-    for (d, b) in docs.iter().zip(bodies) {
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let names: Vec<u32> = docs
+        .iter()
+        .map(|d| {
+            let next = ids.len() as u32;
+            *ids.entry(page_name(&d.entry.rel_path)).or_insert(next)
+        })
+        .collect();
+    // per fingerprint, the distinct page names holding it, up to TEMPLATE_PAGES
+    let mut pages: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (name, b) in names.iter().zip(bodies) {
         for f in b.iter().filter(|f| **f != 0) {
-            let names = pages.entry(*f).or_default();
-            if names.len() < TEMPLATE_PAGES {
-                names.insert(name(d));
+            let seen = pages.entry(*f).or_default();
+            if seen.len() < TEMPLATE_PAGES && !seen.contains(name) {
+                seen.push(*name);
             }
         }
     }
@@ -120,4 +130,47 @@ fn template_sections(docs: &[Loaded], bodies: &[Vec<u64>]) -> Vec<u64> {
         first += u64::from(d.entry.chunks);
     }
     out
+}
+
+/// The name a page goes by across folders: its file name without the extension and
+/// without a language part (`guide.fr.md`, `index.pt-br.md` → `guide`, `index`), so a
+/// versioned or translated site's copies of one page count once. `pandas.DataFrame.md`
+/// stays `pandas.DataFrame`.
+fn page_name(rel_path: &str) -> &str {
+    let file = rel_path.rsplit('/').next().unwrap_or("");
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    match stem.rsplit_once('.') {
+        Some((base, lang)) if is_language(lang) => base,
+        _ => stem,
+    }
+}
+
+/// A language tag as sites put it in file names: `fr`, `en`, `pt-br`, `zh_CN`.
+fn is_language(s: &str) -> bool {
+    let (lang, region) = s.split_once(['-', '_']).unwrap_or((s, ""));
+    let letters = |s: &str| s.bytes().all(|b| b.is_ascii_alphabetic());
+    lang.len() == 2
+        && lang.bytes().all(|b| b.is_ascii_lowercase())
+        && (region.is_empty() || (region.len() == 2 && letters(region)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_name;
+
+    #[test]
+    fn a_page_name_drops_the_extension_and_a_language() {
+        for (path, name) in [
+            ("commands/cargo-check.md", "cargo-check"),
+            ("v1/api.md", "api"),
+            ("content/guide.fr.md", "guide"),
+            ("index.pt-br.md", "index"),
+            ("index.zh_CN.mdx", "index"),
+            ("pandas.DataFrame.md", "pandas.DataFrame"),
+            ("v1.2.md", "v1.2"),
+            ("README", "README"),
+        ] {
+            assert_eq!(page_name(path), name, "{path}");
+        }
+    }
 }

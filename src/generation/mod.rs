@@ -22,7 +22,7 @@ mod readers;
 mod relations;
 mod source;
 
-pub use copies::{write_copies, COPIES_FILE};
+pub use copies::{with_fingerprints, write_copies, COPIES_FILE};
 pub use docread::read_document;
 pub use export::{chunk_keys, export, ChunkKey, Exported, ExportedChunk, ExportedDoc};
 pub use jsonl::read_jsonl;

@@ -24,20 +24,12 @@ struct LinksFile {
 
 /// The links of a generation's documents in snapshot order; `None` when the file is
 /// missing, unreadable or of another version (the caller extracts them again).
-/// Each document's chunk fingerprints (`DocLinks::bodies`) are those of `copies.json`,
-/// empty when it lacks them.
+/// Their chunk fingerprints (`DocLinks::bodies`) are not read
+/// (`generation::with_fingerprints` adds them).
 pub fn previous_links(gen_dir: &Path) -> Option<Vec<DocLinks>> {
     let bytes = crate::fsio::read_regular(gen_dir.join(LINKS_FILE)).ok()?;
     let file: LinksFile = serde_json::from_slice(&bytes).ok()?;
-    let mut documents =
-        (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)?;
-    let copies = super::copies::previous_copies(gen_dir).unwrap_or_default();
-    if copies.len() == documents.len() {
-        for (l, c) in documents.iter_mut().zip(copies) {
-            l.bodies = c;
-        }
-    }
-    Some(documents)
+    (file.graph_metrics_version == GRAPH_METRICS_VERSION).then_some(file.documents)
 }
 
 /// Writes `links.json` and `graph.json` for `docs` (snapshot order, chunk counts set),

@@ -42,7 +42,9 @@ pub struct Explain {
     /// `symbol_prior` for a symbol-shaped one naming its symbol, else 1; times
     /// `module_prior` for a module or package entry when the query asks for code, and
     /// `route_prior` for an ownership record or route when the query asks who owns
-    /// something or the record's title covers the query.
+    /// something or the record's title covers the query; times `changelog_prior` for a
+    /// change log's chunk when the query does not ask about changes, and
+    /// `template_prior` for a template copy.
     pub prior: f32,
     /// `audience_fit` for agent documentation under `agent`, else 1.
     pub audience_fit: f32,

@@ -3,7 +3,7 @@
 //! read on a second thread while the roots are walked.
 
 use crate::generation::previous_chunks;
-use crate::generation::previous_links;
+use crate::generation::{previous_links, with_fingerprints};
 use crate::graph::DocLinks;
 use std::path::PathBuf;
 use std::thread::JoinHandle;
@@ -25,7 +25,7 @@ pub(super) struct Prefetch {
 fn read(gen_dir: &std::path::Path) -> Prefetched {
     Prefetched {
         chunks: previous_chunks(gen_dir),
-        links: previous_links(gen_dir),
+        links: previous_links(gen_dir).map(|l| with_fingerprints(gen_dir, l)),
     }
 }
 
