@@ -2,14 +2,16 @@
 //! graph can tell a template section (the Cargo book's `Manifest Options`, repeated word
 //! for word on 30 command pages) from a section written once.
 
-/// Shortest normalised body (characters) that is fingerprinted: below it (`Coming soon.`,
-/// a lone link) two pages agreeing says nothing.
-const MIN_BODY: usize = 40;
+/// Shortest normalised body (characters) that is fingerprinted: below it (`Coming soon`,
+/// `None.`) two pages agreeing says nothing. Short blocks are copies too: a `SEE ALSO`
+/// line, pnpm's `--json`: "Log output in JSON format" (25); 12 and 40 give the same
+/// hybrid figures on every set (`benches/QUALITY.md`, round 7).
+const MIN_BODY: usize = 12;
 
 /// A fingerprint of a chunk's own heading (`heading`, the last of its heading path) and
 /// its plain text (`body`, `Chunk::body`): the first 8 bytes of the sha256 of their
 /// words, lowercased and joined by single spaces, so wrapping, case and punctuation do
-/// not count. 0 when the body is shorter than 40 characters so normalised (no
+/// not count. 0 when the body is shorter than 12 characters so normalised (no
 /// fingerprint). The heading counts so that a page's opening section, titled with the
 /// page's own name, is no copy although its body is a notice every page of a group
 /// opens with. Stable across builds and machines (stored in `copies.json`).
