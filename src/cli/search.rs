@@ -129,8 +129,20 @@ fn print_text(
             print_explain(e)?;
         }
     }
+    if docs.iter().any(|d| d.metadata.explain.is_some()) {
+        print_line(EXPLAIN_LEGEND)?;
+    }
     Ok(())
 }
+
+/// What the parts `--explain` prints mean (docs/ranking.md has each in full).
+const EXPLAIN_LEGEND: &str = "legend: lexical = BM25F (Robertson & Zaragoza, 2009) × prior × \
+aboutness + exact parts; per term, tf~ = its frequency weighted by field and normalised by \
+length, summed over fields, and → its part idf × tf~ / (k1 + tf~); prior = query-shape and \
+page-role multipliers (module, route, change log 0.5, template copy 0.5: a block repeated on \
+three or more pages); z = the cosine in standard deviations above the query's mean cosine \
+over the collection; information matched = the share of the query's IDF the lexical side \
+found. See docs/ranking.md.";
 
 /// A result's path as its id shows it: `root:path` when the index has several roots (the
 /// form `docfuse read` takes), else the path.
@@ -174,11 +186,21 @@ fn print_proximity(p: &crate::read::ProximityExplain) -> anyhow::Result<()> {
 fn print_explain(x: &HitExplain) -> anyhow::Result<()> {
     if let Some(f) = &x.fusion {
         let rank = |r: Option<u32>| r.map_or("-".to_string(), |r| r.to_string());
-        // the entry priors (module, routing) also multiply the vector part
+        // the entry and page-role priors also multiply the vector part, each named
+        let named: Vec<String> = [
+            ("module", f.module_prior),
+            ("route", f.route_prior),
+            ("change log", f.changelog_prior),
+            ("template copy", f.template_prior),
+        ]
+        .iter()
+        .filter(|(_, v)| (v - 1.0).abs() > f32::EPSILON)
+        .map(|(name, v)| format!("{name} {v:.2}"))
+        .collect();
         let prior = f.module_prior * f.route_prior * f.changelog_prior * f.template_prior;
-        let times = match (prior - 1.0).abs() > f32::EPSILON {
-            true => format!(" × prior {prior:.2}"),
-            false => String::new(),
+        let times = match named.is_empty() {
+            false => format!(" × prior {prior:.2} ({})", named.join(", ")),
+            true => String::new(),
         };
         print_line(&format!(
             "    fused = lexical part {:.3} (score {:.3}, rank {}, × information matched {:.3}) + vector part {:.3}{times} (cosine {:.3}, z {:.2}, rank {}) + exact bonus {:.3} + canonicality bonus {:.3}",

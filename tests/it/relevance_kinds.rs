@@ -954,6 +954,26 @@ fn a_template_section_ranks_below_the_page_it_is_stamped_on() {
         score("Manifest Options") / 0.5 > score("DESCRIPTION"),
         "{v}"
     );
+    // the text explanation names the prior and ends with what its parts mean
+    let o = docfuse(
+        t.path(),
+        &[
+            "search",
+            "--index",
+            "idx",
+            "--mode",
+            "hybrid",
+            "--explain",
+            q,
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("× prior 0.50 (template copy 0.50)"), "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("legend: ") && last.contains("tf~") && last.contains("z = "),
+        "{text}"
+    );
     let (_, v) = search(
         t.path(),
         &["--mode", "lexical", "--explain", "locked dependencies"],
