@@ -1269,14 +1269,8 @@ impl LexicalIndex {
         let gains = [p.exact_id_gain, p.exact_path_gain, p.exact_symbol_gain];
         for r in &mut ranked {
             let acc = accs.get(r.acc);
-            // a change log's named symbol is a restatement too
-            let mut role = match !intents.changes && self.is_changelog(acc.ord) {
-                true => p.changelog_prior,
-                false => 1.0,
-            };
-            if self.is_template(acc.ord) {
-                role *= p.template_prior;
-            }
+            // a restatement's exact matches count as it does
+            let role = self.restatement_prior(acc.ord, p, intents);
             for ((part, hit), gain) in r.parts.exact.iter_mut().zip(acc.exact).zip(gains) {
                 *part = if hit { gain * best * role } else { 0.0 };
             }
@@ -1299,6 +1293,22 @@ impl LexicalIndex {
                 .then_with(|| a.acc.cmp(&b.acc))
         });
         ranked
+    }
+
+    /// The prior of chunk `ord` as a restatement, on its lexical score and its exact
+    /// parts: `changelog_prior` for a change log's chunk (a change log restates what
+    /// reference pages define) unless the query asks about changes, times
+    /// `template_prior` for a template copy (a block stamped on many pages restates
+    /// itself on each); 1 otherwise.
+    fn restatement_prior(&self, ord: u64, p: &QueryParams, intents: Intents) -> f32 {
+        let changelog = match !intents.changes && self.is_changelog(ord) {
+            true => p.changelog_prior,
+            false => 1.0,
+        };
+        match self.is_template(ord) {
+            true => changelog * p.template_prior,
+            false => changelog,
+        }
     }
 
     /// `parts` with the query-shape prior, the page-role priors and the audience fit
@@ -1328,13 +1338,7 @@ impl LexicalIndex {
             parts.prior *= p.route_prior;
         }
         // a change log restates what reference pages define
-        if !intents.changes && self.is_changelog(acc.ord) {
-            parts.prior *= p.changelog_prior;
-        }
-        // a block stamped on many pages restates itself on each
-        if self.is_template(acc.ord) {
-            parts.prior *= p.template_prior;
-        }
+        parts.prior *= self.restatement_prior(acc.ord, p, intents);
         if p.agent && self.for_agents(acc.ord) {
             parts.audience = p.audience_fit;
         }
